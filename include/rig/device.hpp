@@ -1,0 +1,167 @@
+// The device interface: where a model runs. Modelled on how accelerator
+// runtimes are driven (HailoRT InferModel, TensorRT, OpenCV DNN).
+//
+// Lifecycle: open_device(spec) -> load(model) -> describe (model_info) ->
+// bind caller-owned buffers -> run / submit+wait_next / run_for_duration.
+//
+// Contracts shared by every implementation:
+//  * Expected failures are values (Result); no exception leaves a method.
+//  * A Device is driven by one thread at a time (the engine's). Implementations
+//    may use worker threads internally.
+//  * Buffers passed to bind() are owned by the caller and must stay valid and
+//    unmodified (inputs) / untouched (outputs) until the binding is released
+//    or the device is destroyed; a binding may have at most one request in
+//    flight at a time.
+//  * Times reported by the device (Completion::completed_at, timings) are on
+//    the device's clock(); the engine reads time only through that clock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rig/clock.hpp"
+#include "rig/error.hpp"
+
+namespace rig {
+
+enum class ElementType { f32, f16, f64, u8, i8, u16, i16, i32, i64, boolean };
+
+std::string_view to_string(ElementType t);
+size_t element_size(ElementType t);
+
+struct TensorInfo {
+  std::string name;
+  ElementType type = ElementType::f32;
+  std::vector<int64_t> shape;  // fully static; dynamic dimensions are fixed to 1
+  size_t bytes = 0;            // exact frame size in bytes: product(shape) * element_size
+};
+
+struct ModelInfo {
+  std::string name;  // file stem or the name given when loading from bytes
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+
+  size_t input_bytes() const;
+  size_t output_bytes() const;
+};
+
+// Where a model comes from: a path on the host, or bytes already in memory.
+struct ModelSource {
+  std::string path;                // used when bytes is empty
+  std::vector<std::byte> bytes;    // the serialized model (ONNX)
+  std::string name;                // display name; defaults to the path's stem
+};
+
+// Breakdown of load(). Phases a device cannot separate are reported as 0 with
+// the whole cost in `compile`.
+struct LoadTimings {
+  Nanos read{0};     // reading the model bytes (disk or upload)
+  Nanos parse{0};    // parsing the serialized graph
+  Nanos compile{0};  // compile/configure/allocate on the device
+};
+
+// Per-inference device-side timings; absent when the device cannot tell.
+struct InferenceTimings {
+  std::optional<Nanos> transfer_in;   // host -> device (or copy into the runtime)
+  std::optional<Nanos> queue_wait;    // waiting on the device before compute
+  std::optional<Nanos> compute;       // the model itself
+  std::optional<Nanos> transfer_out;  // device -> host
+};
+
+using BindingId = uint32_t;
+
+struct Bindings {
+  std::vector<std::span<const std::byte>> inputs;  // one per ModelInfo::inputs, exact sizes
+  std::vector<std::span<std::byte>> outputs;       // one per ModelInfo::outputs, exact sizes
+};
+
+struct Completion {
+  uint64_t tag = 0;   // the tag given to submit()
+  BindingId binding = 0;
+  std::optional<Error> error;  // set when this inference failed
+  InferenceTimings timings;
+  Nanos completed_at{0};  // device clock
+};
+
+// Result of the on-device loop (run_for_duration).
+struct DurationRun {
+  uint64_t frames_completed = 0;  // frames that finished successfully
+  uint64_t frames_aborted = 0;    // frames cut off at the end; never counted as completed
+  Nanos elapsed{0};               // measured by the device
+  double frames_per_second = 0;   // frames_completed / elapsed, a real number
+};
+
+// Cumulative bytes since open. payload_* count tensor bytes; link_* count
+// everything that crossed the link (headers, bodies, buffers) and stay 0 for
+// in-process devices.
+struct ByteCounters {
+  uint64_t payload_in = 0;
+  uint64_t payload_out = 0;
+  uint64_t link_in = 0;   // host -> device
+  uint64_t link_out = 0;  // device -> host
+};
+
+struct DeviceInfo {
+  std::string spec;         // the effective spec, all parameters spelled out
+  std::string kind;         // "cpu", "sim", "remote"
+  std::string description;  // human readable
+  uint32_t queue_depth = 1; // max requests in flight
+  bool in_process = true;   // false when a link is crossed
+  std::map<std::string, std::string> properties;  // device-specific facts
+  std::vector<std::string> warnings;              // e.g. reduced-performance power mode
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual DeviceInfo info() const = 0;
+  virtual Clock& clock() = 0;
+
+  // Loads (reads, parses, compiles) a model, replacing any loaded one and
+  // releasing its bindings. The caller times the call; timings break it down.
+  virtual Result<LoadTimings> load(const ModelSource& source) = 0;
+  // Valid after a successful load().
+  virtual const ModelInfo& model_info() const = 0;
+
+  // Registers caller-owned buffers; sizes must equal model_info() exactly.
+  virtual Result<BindingId> bind(const Bindings& buffers) = 0;
+
+  // Runs one inference synchronously on a binding.
+  virtual Result<InferenceTimings> run(BindingId binding) = 0;
+
+  // Queues one inference; fails with queue_full when queue_depth requests are
+  // already in flight. `tag` is returned in the Completion.
+  virtual Result<void> submit(BindingId binding, uint64_t tag) = 0;
+  // Blocks until the next completion (any order) or `timeout` passes on the
+  // device clock (timeout error). Fails with invalid_argument when nothing is
+  // in flight.
+  virtual Result<Completion> wait_next(Nanos timeout) = 0;
+  virtual uint32_t in_flight() const = 0;
+
+  // Loops the model on the device on one binding's inputs for `duration`,
+  // sleeping `sleep_between_frames` between frames, with no per-frame
+  // transfers. The outputs of the last completed frame land in the binding.
+  virtual Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
+                                               Nanos sleep_between_frames) = 0;
+
+  virtual ByteCounters bytes() const = 0;
+
+  // Named sensor readings (temperature_c, power_w, ...); empty when none.
+  virtual std::map<std::string, double> read_sensors() { return {}; }
+};
+
+// Opens a device from a spec string:
+//   cpu[:threads=N,workers=N,depth=N]
+//   sim:compute=2.27ms,bw=290MB/s,lat=0.45ms,depth=32,...
+//   tcp://host:port, unix:/path (when the remote device is built in)
+Result<std::unique_ptr<Device>> open_device(std::string_view spec);
+
+}  // namespace rig

@@ -1,0 +1,127 @@
+// The measurement engine: how to measure. It drives a Device through the
+// phases of a benchmark and returns figures; it never formats text.
+//
+// Phases (each a function, so other scenarios such as a depth sweep or a frame
+// ladder compose them):
+//   cold_start      load -> allocate/bind -> first inference (TTFO)
+//   measure_latency lone frames at depth 1 (overall and device-side latency)
+//   measure_steady  pipelined at depth N: warm-up until the rate settles, then
+//                   windows until duration, count and stability are met
+//
+// Time: only through Device::clock(), so the sim device's virtual clock makes
+// every phase deterministic. The timed region of each inference holds the
+// device call and clock reads only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rig/clock.hpp"
+#include "rig/device.hpp"
+#include "rig/stats.hpp"
+
+namespace rig {
+
+// Caller-side buffers for `slots` bindings (one binding per request in flight).
+// Inputs hold deterministic pseudo-random data derived from the seed.
+struct Workspace {
+  std::vector<std::vector<std::byte>> buffers;  // inputs then outputs, per slot
+  std::vector<BindingId> bindings;              // one per slot
+};
+
+struct TtfoResult {
+  Nanos load{0};             // Device::load: read + parse + compile
+  LoadTimings load_breakdown;
+  Nanos allocate{0};         // allocate caller buffers + bind
+  Nanos first_inference{0};  // the first run: first transfer in + compute + out
+  InferenceTimings first_timings;
+  Nanos total{0};            // load + allocate + first_inference
+};
+
+struct ColdStart {
+  TtfoResult ttfo;
+  Workspace workspace;
+};
+
+// Loads the model and binds `slots` buffer sets; the first inference runs on
+// slot 0. Fails if the device cannot load or bind.
+Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
+                             uint64_t seed);
+
+// Allocates and binds `slots` more buffer sets (for a deeper queue than the
+// cold start prepared).
+Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots, uint64_t seed);
+
+struct LatencySettings {
+  uint64_t samples = 200;         // lone frames to time
+  Nanos max_duration{std::chrono::seconds(5)};  // stop earlier when this passes
+  Nanos request_timeout{std::chrono::seconds(30)};
+};
+
+struct LatencyResult {
+  uint64_t samples = 0;
+  uint64_t errors = 0;
+  std::optional<Error> first_error;
+  Summary overall_ms;   // client-observed, run() call to return
+  Summary hardware_ms;  // device-reported compute time (empty when unknown)
+  Summary transfer_in_ms, transfer_out_ms, queue_wait_ms;
+  // (overall - hardware) / overall at the medians; nullopt when the device
+  // reports no compute time.
+  std::optional<double> bus_share;
+};
+
+LatencyResult measure_latency(Device& device, const Workspace& workspace,
+                              const LatencySettings& settings);
+
+struct SteadySettings {
+  uint32_t depth = 1;                             // requests kept in flight
+  Nanos min_duration{std::chrono::seconds(10)};   // measured time per repeat, at least
+  uint64_t min_inferences = 100;                  // completions per repeat, at least
+  uint32_t windows = 10;                          // window length = min_duration / windows
+  double stability_tolerance = 0.05;              // last 3 windows: (max-min)/median
+  double max_duration_factor = 2.0;               // keep going while unstable, up to this x
+  Nanos warmup_window{std::chrono::milliseconds(500)};
+  Nanos warmup_max{std::chrono::seconds(5)};
+  Nanos request_timeout{std::chrono::seconds(30)};
+  size_t reservoir_capacity = 10000;
+  uint64_t seed = 1;
+};
+
+struct WindowFigure {
+  double start_s = 0;      // since the start of the measured part
+  double duration_s = 0;
+  uint64_t inferences = 0;
+  double rate = 0;         // inferences per second
+};
+
+struct SteadyRepeat {
+  uint32_t depth = 0;
+  uint64_t inferences = 0;  // counted in the measured part
+  Nanos elapsed{0};         // measured part
+  double rate = 0;          // inferences / elapsed, per second
+  std::vector<WindowFigure> windows;
+  bool stable = false;
+  std::optional<double> last_windows_spread;  // of the last 3 windows
+  Nanos warmup{0};
+  uint64_t warmup_inferences = 0;
+  bool warmup_settled = false;
+  Summary latency_ms;       // per-request latency while pipelined (includes queueing)
+  uint64_t errors = 0;
+  std::optional<Error> first_error;
+  bool aborted = false;     // stopped early by errors or a timeout
+  // bytes moved during the whole repeat divided by every completed inference
+  double payload_in_per_inference = 0, payload_out_per_inference = 0;
+  double link_in_per_inference = 0, link_out_per_inference = 0;
+  // host-side cost of rig itself (real clocks only)
+  double bookkeeping_ns_per_inference = 0;  // between a completion and the next submit
+  double wait_fraction = 0;  // share of the measured time the engine spent waiting on the device
+};
+
+// Runs one pipelined repeat. The workspace needs at least settings.depth slots.
+SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
+                            const SteadySettings& settings);
+
+}  // namespace rig

@@ -1,0 +1,280 @@
+#include "rig/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace rig {
+namespace {
+
+double ns_to_ms(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
+double ns_to_s(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
+
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Deterministic input data: floats in [0, 1) for floating types, random bytes
+// otherwise.
+void fill_input(std::vector<std::byte>& buffer, ElementType type, uint64_t seed) {
+  uint64_t state = seed;
+  if (type == ElementType::f32) {
+    const size_t n = buffer.size() / sizeof(float);
+    for (size_t i = 0; i < n; ++i) {
+      const float v = static_cast<float>(splitmix(state) >> 40) / static_cast<float>(1 << 24);
+      std::memcpy(buffer.data() + i * sizeof(float), &v, sizeof v);
+    }
+    return;
+  }
+  for (size_t i = 0; i < buffer.size(); i += 8) {
+    const uint64_t r = splitmix(state);
+    std::memcpy(buffer.data() + i, &r, std::min<size_t>(8, buffer.size() - i));
+  }
+}
+
+Summary summarize_ms(const std::vector<double>& v) { return summarize(v); }
+
+}  // namespace
+
+Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots, uint64_t seed) {
+  const ModelInfo& model = device.model_info();
+  while (workspace.bindings.size() < slots) {
+    const size_t slot = workspace.bindings.size();
+    Bindings bindings;
+    const size_t first = workspace.buffers.size();
+    for (size_t i = 0; i < model.inputs.size(); ++i) {
+      workspace.buffers.emplace_back(model.inputs[i].bytes);
+      fill_input(workspace.buffers.back(), model.inputs[i].type,
+                 seed * 1000003 + slot * 131 + i);
+    }
+    for (const auto& out : model.outputs) workspace.buffers.emplace_back(out.bytes);
+    for (size_t i = 0; i < model.inputs.size(); ++i) {
+      const auto& b = workspace.buffers[first + i];
+      bindings.inputs.emplace_back(b.data(), b.size());
+    }
+    for (size_t i = 0; i < model.outputs.size(); ++i) {
+      auto& b = workspace.buffers[first + model.inputs.size() + i];
+      bindings.outputs.emplace_back(b.data(), b.size());
+    }
+    auto id = device.bind(bindings);
+    if (!id) return tl::unexpected(id.error());
+    workspace.bindings.push_back(*id);
+  }
+  return {};
+}
+
+Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
+                             uint64_t seed) {
+  Clock& clock = device.clock();
+  ColdStart cs;
+  const Nanos t0 = clock.now();
+  auto load = device.load(model);
+  const Nanos t1 = clock.now();
+  if (!load) return tl::unexpected(load.error());
+  cs.ttfo.load = t1 - t0;
+  cs.ttfo.load_breakdown = *load;
+  auto grown = grow_workspace(device, cs.workspace, std::max<uint32_t>(slots, 1), seed);
+  const Nanos t2 = clock.now();
+  if (!grown) return tl::unexpected(grown.error());
+  cs.ttfo.allocate = t2 - t1;
+  auto first = device.run(cs.workspace.bindings[0]);
+  const Nanos t3 = clock.now();
+  if (!first) return tl::unexpected(first.error());
+  cs.ttfo.first_inference = t3 - t2;
+  cs.ttfo.first_timings = *first;
+  cs.ttfo.total = t3 - t0;
+  return cs;
+}
+
+LatencyResult measure_latency(Device& device, const Workspace& workspace,
+                              const LatencySettings& settings) {
+  Clock& clock = device.clock();
+  LatencyResult r;
+  std::vector<double> overall, hw, tin, tout, qwait;
+  overall.reserve(settings.samples);
+  const BindingId binding = workspace.bindings.at(0);
+  const Nanos start = clock.now();
+  for (uint64_t i = 0; i < settings.samples; ++i) {
+    const Nanos t0 = clock.now();
+    auto t = device.run(binding);
+    const Nanos t1 = clock.now();
+    if (!t) {
+      ++r.errors;
+      if (!r.first_error) r.first_error = t.error();
+      if (r.errors >= 3) break;
+      continue;
+    }
+    overall.push_back(ns_to_ms(t1 - t0));
+    if (t->compute) hw.push_back(ns_to_ms(*t->compute));
+    if (t->transfer_in) tin.push_back(ns_to_ms(*t->transfer_in));
+    if (t->transfer_out) tout.push_back(ns_to_ms(*t->transfer_out));
+    if (t->queue_wait) qwait.push_back(ns_to_ms(*t->queue_wait));
+    if (t1 - start >= settings.max_duration) break;
+  }
+  r.samples = overall.size();
+  r.overall_ms = summarize_ms(overall);
+  r.hardware_ms = summarize_ms(hw);
+  r.transfer_in_ms = summarize_ms(tin);
+  r.transfer_out_ms = summarize_ms(tout);
+  r.queue_wait_ms = summarize_ms(qwait);
+  if (r.overall_ms.median && r.hardware_ms.median && *r.overall_ms.median > 0)
+    r.bus_share = std::max(0.0, (*r.overall_ms.median - *r.hardware_ms.median) /
+                                    *r.overall_ms.median);
+  return r;
+}
+
+SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
+                            const SteadySettings& s) {
+  Clock& clock = device.clock();
+  const bool real_time = !clock.is_virtual();
+  SteadyRepeat r;
+  const uint32_t depth = std::max<uint32_t>(
+      1, std::min<uint32_t>({s.depth, static_cast<uint32_t>(workspace.bindings.size())}));
+  r.depth = depth;
+  Reservoir latencies(s.reservoir_capacity, s.seed);
+  std::vector<Nanos> submitted_at(depth);
+  const ByteCounters bytes0 = device.bytes();
+  uint64_t all_completed = 0;
+
+  auto record_error = [&](const Error& e) {
+    ++r.errors;
+    if (!r.first_error) r.first_error = e;
+  };
+
+  // Fill the pipeline.
+  uint32_t in_flight = 0;
+  for (uint32_t slot = 0; slot < depth; ++slot) {
+    submitted_at[slot] = clock.now();
+    if (auto ok = device.submit(workspace.bindings[slot], slot); !ok) {
+      record_error(ok.error());
+      r.aborted = true;
+      break;
+    }
+    ++in_flight;
+  }
+
+  enum class Phase { warmup, measure, drain } phase = Phase::warmup;
+  const Nanos t_begin = clock.now();
+  Nanos warm_window_start = t_begin;
+  uint64_t warm_window_count = 0;
+  std::optional<double> last_warm_rate;
+  const uint64_t warm_min = depth;  // at least one full pipeline turnover
+
+  const Nanos window_len = std::max<Nanos>(Nanos(1), s.min_duration / std::max<uint32_t>(1, s.windows));
+  const Nanos max_duration =
+      Nanos(static_cast<int64_t>(static_cast<double>(s.min_duration.count()) *
+                                 std::max(1.0, s.max_duration_factor)));
+  Nanos t_start{0}, window_start{0}, t_last{0};
+  uint64_t window_count = 0;
+  Nanos waited{0}, bookkeeping{0};
+
+  auto last3_spread = [&]() -> std::optional<double> {
+    if (r.windows.size() < 3) return std::nullopt;
+    double rates[3];
+    for (int i = 0; i < 3; ++i) rates[i] = r.windows[r.windows.size() - 3 + i].rate;
+    return relative_spread(rates);
+  };
+
+  while (in_flight > 0) {
+    const Nanos tw = clock.now();
+    auto c = device.wait_next(s.request_timeout);
+    const Nanos t_done = clock.now();
+    if (!c) {
+      record_error(c.error());
+      r.aborted = true;
+      break;
+    }
+    --in_flight;
+    ++all_completed;
+    const auto slot = static_cast<uint32_t>(c->tag);
+    if (phase == Phase::measure) waited += t_done - tw;
+    if (c->error) {
+      record_error(*c->error);
+      if (r.errors >= 3) {
+        r.aborted = true;
+        phase = Phase::drain;
+      }
+    } else if (phase == Phase::warmup) {
+      ++warm_window_count;
+      if (t_done - warm_window_start >= s.warmup_window && warm_window_count >= warm_min) {
+        const double rate =
+            static_cast<double>(warm_window_count) / ns_to_s(t_done - warm_window_start);
+        const bool settled =
+            last_warm_rate && std::abs(rate - *last_warm_rate) <=
+                                  s.stability_tolerance * std::max(rate, *last_warm_rate);
+        r.warmup_inferences += warm_window_count;
+        warm_window_start = t_done;
+        warm_window_count = 0;
+        last_warm_rate = rate;
+        if (settled || t_done - t_begin >= s.warmup_max) {
+          r.warmup_settled = settled;
+          r.warmup = t_done - t_begin;
+          phase = Phase::measure;
+          t_start = window_start = t_last = t_done;
+        }
+      }
+    } else if (phase == Phase::measure) {
+      ++r.inferences;
+      ++window_count;
+      t_last = t_done;
+      latencies.add(ns_to_ms(t_done - submitted_at[slot]));
+      if (t_done - window_start >= window_len) {
+        WindowFigure w;
+        w.start_s = ns_to_s(window_start - t_start);
+        w.duration_s = ns_to_s(t_done - window_start);
+        w.inferences = window_count;
+        w.rate = static_cast<double>(window_count) / w.duration_s;
+        r.windows.push_back(w);
+        window_start = t_done;
+        window_count = 0;
+        const Nanos elapsed = t_done - t_start;
+        r.last_windows_spread = last3_spread();
+        const bool stable =
+            r.last_windows_spread && *r.last_windows_spread <= s.stability_tolerance;
+        if (elapsed >= s.min_duration && r.inferences >= s.min_inferences &&
+            (stable || elapsed >= max_duration)) {
+          r.stable = stable;
+          phase = Phase::drain;
+        }
+      }
+    }
+    if (phase == Phase::drain) continue;
+    const Nanos t_sub = clock.now();
+    bookkeeping += t_sub - t_done;
+    submitted_at[slot] = t_sub;
+    if (auto ok = device.submit(workspace.bindings[slot], slot); !ok) {
+      record_error(ok.error());
+      r.aborted = true;
+      phase = Phase::drain;
+      continue;
+    }
+    ++in_flight;
+  }
+  // A partial last window still counts toward the rate but is not a window.
+  r.elapsed = t_last - t_start;
+  if (r.elapsed > Nanos(0)) r.rate = static_cast<double>(r.inferences) / ns_to_s(r.elapsed);
+  if (phase == Phase::warmup) r.warmup = clock.now() - t_begin;
+  std::vector<double> lat = latencies.samples();
+  r.latency_ms = summarize(lat);
+  const ByteCounters bytes1 = device.bytes();
+  if (all_completed > 0) {
+    const auto per = [&](uint64_t a, uint64_t b) {
+      return static_cast<double>(b - a) / static_cast<double>(all_completed);
+    };
+    r.payload_in_per_inference = per(bytes0.payload_in, bytes1.payload_in);
+    r.payload_out_per_inference = per(bytes0.payload_out, bytes1.payload_out);
+    r.link_in_per_inference = per(bytes0.link_in, bytes1.link_in);
+    r.link_out_per_inference = per(bytes0.link_out, bytes1.link_out);
+  }
+  if (real_time && r.inferences > 0) {
+    r.bookkeeping_ns_per_inference =
+        static_cast<double>(bookkeeping.count()) / static_cast<double>(all_completed);
+    if (r.elapsed > Nanos(0))
+      r.wait_fraction = std::min(1.0, ns_to_s(waited) / ns_to_s(r.elapsed));
+  }
+  return r;
+}
+
+}  // namespace rig
