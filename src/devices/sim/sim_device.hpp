@@ -1,0 +1,28 @@
+// The sim device: a discrete-event model of an accelerator behind a link, on a
+// virtual clock. See open_sim_device for the parameters.
+#pragma once
+
+#include <memory>
+
+#include "rig/device.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+
+// sim:compute=2.27ms,bw=290MB/s,lat=0.45ms,depth=32,...
+// Parameters (all optional):
+//   compute=DUR        device compute time per frame (default 1ms)
+//   bw=BW              link bandwidth, each direction (default 1GB/s)
+//   bw_in=BW, bw_out=BW  per-direction override
+//   lat=DUR            fixed latency per transfer; overlaps with other transfers (default 0)
+//   depth=N            device queue depth (default 8)
+//   load=DUR           model load time (default 100ms)
+//   first=DUR          extra cost of the first inference after a load (default 0)
+//   duplex=half|full   half: one channel carries both directions (default)
+//   drift=F            compute time grows by a factor (1 + F * t_seconds)
+//   slow_at=DUR, slow_factor=F  compute time x F from virtual time slow_at on
+//   jitter=F           compute time x (1 + uniform(-F, F)), seeded by seed=N
+//   realtime=0|1       pace the virtual clock against the wall clock (demos)
+Result<std::unique_ptr<Device>> open_sim_device(const Spec& spec);
+
+}  // namespace rig
