@@ -1,0 +1,93 @@
+// `rig bench`: the three quantities apart — time to first output (cold),
+// steady-state rate (pipelined, warm) and bytes per inference — plus lone-frame
+// latency, the rig's own overhead, and a VALID/INVALID verdict with reasons.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rig/device.hpp"
+#include "rig/engine.hpp"
+#include "rig/environment.hpp"
+
+namespace rig {
+
+// What the user asked for. Defaults keep the demo near a minute on 2 cores.
+struct BenchSettings {
+  std::string model;                  // path to an ONNX model ("" = built-in demo)
+  std::string device = "cpu";         // device spec
+  uint32_t depth = 0;                 // requests in flight; 0 = the device's queue depth
+  Nanos duration{std::chrono::seconds(10)};  // measured time per repeat, at least
+  uint64_t min_inferences = 100;      // per repeat, at least
+  uint32_t repeats = 3;
+  uint32_t windows = 10;              // per repeat
+  double stability_tolerance = 0.05;  // windows (last 3) must agree within this
+  double repeat_tolerance = 0.10;     // repeats must agree within this (spread)
+  Nanos warmup_max{std::chrono::seconds(5)};
+  uint64_t latency_samples = 200;
+  Nanos latency_max{std::chrono::seconds(5)};
+  Nanos request_timeout{std::chrono::seconds(30)};
+  size_t reservoir_capacity = 10000;
+  uint64_t seed = 1;
+  double overhead_limit = 0.05;       // flag the rig when its bookkeeping exceeds this share
+};
+
+// Checks ranges (depth >= 1 once resolved, positive durations, ...); the
+// message names the setting. Independent of NDEBUG.
+Result<void> validate(const BenchSettings& settings);
+
+struct SteadyResult {
+  uint32_t depth = 0;
+  std::vector<SteadyRepeat> repeats;
+  Summary rate;  // across repeats, inferences per second
+  std::optional<double> time_per_frame_ms;  // 1000 / median rate
+  bool stable = false;                      // every repeat stable and repeats agree
+};
+
+struct BytesResult {
+  double payload_in = 0, payload_out = 0;  // per inference
+  double link_in = 0, link_out = 0;        // per inference, 0 for in-process devices
+  size_t model_in = 0, model_out = 0;      // the model's frame sizes
+  std::optional<double> payload_mb_per_s;  // (in + out) x median rate / 1e6
+  std::optional<double> link_mb_per_s;
+};
+
+struct OverheadResult {
+  bool measured = false;  // false on virtual clocks
+  double bookkeeping_ns_per_inference = 0;
+  double bookkeeping_share = 0;  // of the time per frame
+  double wait_fraction = 0;      // share of measured time spent waiting on the device
+  bool limiting = false;
+  std::string note;
+};
+
+struct Verdict {
+  bool valid = true;
+  std::vector<std::string> reasons;   // why INVALID, each with what to change
+  std::vector<std::string> warnings;  // confounds that do not invalidate
+};
+
+struct BenchResult {
+  BenchSettings requested;
+  BenchSettings effective;  // depth resolved, clamped to the device
+  Environment environment;
+  DeviceInfo device;
+  ModelInfo model;
+  TtfoResult ttfo;
+  LatencyResult latency;
+  SteadyResult steady;
+  BytesResult bytes;
+  OverheadResult overhead;
+  Verdict verdict;
+  bool virtual_clock = false;
+};
+
+// Runs the whole benchmark on an opened device. Fails only when nothing can be
+// measured (the model does not load or bind); later failures make the result
+// INVALID with reasons and keep what was seen.
+Result<BenchResult> run_bench(Device& device, const ModelSource& model,
+                              const BenchSettings& settings);
+
+}  // namespace rig

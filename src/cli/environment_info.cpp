@@ -1,0 +1,18 @@
+#include "cli/environment_info.hpp"
+
+#include <google/protobuf/stubs/common.h>
+#include <opencv2/core/version.hpp>
+
+#include <string>
+
+namespace rig::cli {
+
+void add_library_versions(Environment& env) {
+  env.facts["rig_version"] = "0.1.0";
+  env.facts["opencv_version"] = CV_VERSION;
+  env.facts["protobuf_version"] =
+      google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION);
+  env.facts["onnx_version"] = RIG_ONNX_VERSION;
+}
+
+}  // namespace rig::cli

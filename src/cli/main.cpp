@@ -1,0 +1,41 @@
+// The rig executable: parses the command line and dispatches to a subcommand.
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "cli/command.hpp"
+
+namespace rig::cli {
+
+int report_error(const Error& error) {
+  std::fprintf(stderr, "rig: error: %s\n", error.to_string().c_str());
+  return exit_code_for(error.code);
+}
+
+}  // namespace rig::cli
+
+int main(int argc, char** argv) {
+  using namespace rig::cli;
+  CLI::App app{"rig: a measurement rig for inference accelerators"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "rig 0.1.0");
+  std::vector<Command> commands = {
+      add_bench_command(app), add_model_command(app),  add_serve_command(app),
+      add_loop_command(app),  add_ladder_command(app), add_sweep_command(app),
+      add_ab_command(app),    add_predict_command(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int status = app.exit(e);
+    return status == 0 ? 0 : 2;
+  }
+  try {
+    for (const auto& c : commands)
+      if (c.app && c.app->parsed() && c.run) return c.run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rig: internal error: %s\n", e.what());
+    return 4;
+  }
+  return 2;
+}

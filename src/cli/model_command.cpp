@@ -1,0 +1,119 @@
+// rig model transport|cnn|inspect: build the rig's own ONNX models, or show a
+// model's inputs and outputs.
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "cli/options.hpp"
+#include "rig/model.hpp"
+#include "rig/units.hpp"
+
+namespace rig::cli {
+namespace {
+
+struct ModelOptions {
+  std::string output;
+  std::string frame = "512p";
+  std::string input_type = "u8";
+  double output_fraction = 0.25;
+  int64_t channels = 4;
+  // cnn
+  std::string cnn_frame = "224x224";
+  int64_t layers = 4, width = 16, classes = 10;
+  uint64_t seed = 1;
+  std::string inspect_path;
+};
+
+int write_model(const std::string& path, const Result<std::vector<std::byte>>& bytes) {
+  if (!bytes) return report_error(bytes.error());
+  if (auto ok = write_file_atomic(path, *bytes); !ok) return report_error(ok.error());
+  auto info = inspect_onnx(*bytes, path);
+  if (!info) return report_error(info.error());
+  std::printf("wrote %s (%s): in %s, out %s\n", path.c_str(),
+              format_bytes(static_cast<double>(bytes->size())).c_str(),
+              format_bytes(static_cast<double>(info->input_bytes())).c_str(),
+              format_bytes(static_cast<double>(info->output_bytes())).c_str());
+  return 0;
+}
+
+int run_transport(const ModelOptions& o) {
+  if (auto ok = check_writable("-o", o.output); !ok) return report_error(ok.error());
+  auto frame = parse_frame_size(o.frame);
+  if (!frame) return report_error(frame.error());
+  TransportSpec spec;
+  spec.frame = *frame;
+  spec.channels = o.channels;
+  if (o.input_type == "u8" || o.input_type == "uint8") spec.input_type = ElementType::u8;
+  else if (o.input_type == "f32" || o.input_type == "float") spec.input_type = ElementType::f32;
+  else
+    return report_error({ErrorCode::invalid_argument,
+                         "--input must be u8 or f32, got '" + o.input_type + "'"});
+  spec.output_fraction = o.output_fraction;
+  return write_model(o.output, build_transport_model(spec));
+}
+
+int run_cnn(const ModelOptions& o) {
+  if (auto ok = check_writable("-o", o.output); !ok) return report_error(ok.error());
+  auto frame = parse_frame_size(o.cnn_frame);
+  if (!frame) return report_error(frame.error());
+  CnnSpec spec;
+  spec.frame = *frame;
+  spec.layers = o.layers;
+  spec.channels = o.width;
+  spec.classes = o.classes;
+  spec.seed = o.seed;
+  return write_model(o.output, build_cnn_model(spec));
+}
+
+int run_inspect(const ModelOptions& o) {
+  auto bytes = read_file(o.inspect_path);
+  if (!bytes) return report_error(bytes.error());
+  auto info = inspect_onnx(*bytes, o.inspect_path);
+  if (!info) return report_error(info.error());
+  auto print = [](const char* dir, const TensorInfo& t) {
+    std::string shape;
+    for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(t.shape[i]);
+    std::printf("  %-6s %-20s %-8s %-20s %zu bytes\n", dir, t.name.c_str(),
+                std::string(to_string(t.type)).c_str(), shape.c_str(), t.bytes);
+  };
+  std::printf("%s\n", o.inspect_path.c_str());
+  for (const auto& t : info->inputs) print("input", t);
+  for (const auto& t : info->outputs) print("output", t);
+  return 0;
+}
+
+}  // namespace
+
+Command add_model_command(CLI::App& app) {
+  auto o = std::make_shared<ModelOptions>();
+  CLI::App* sub = app.add_subcommand("model", "Build the rig's own ONNX models, or inspect one");
+  sub->require_subcommand(1);
+  CLI::App* transport = sub->add_subcommand(
+      "transport", "1x1 convolution with negligible compute: a model that measures the link");
+  transport->add_option("-o,--output", o->output, "output .onnx file")->required();
+  transport->add_option("--frame", o->frame, "512p, 720p, 1080p, 4k or WxH")->capture_default_str();
+  transport->add_option("--input", o->input_type, "input element type: u8 or f32")->capture_default_str();
+  transport->add_option("--channels", o->channels, "input channels")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  transport->add_option("--out-fraction", o->output_fraction, "output bytes / input bytes")
+      ->capture_default_str();
+  CLI::App* cnn = sub->add_subcommand("cnn", "N x (conv3x3 + ReLU), global average pool, Gemm");
+  cnn->add_option("-o,--output", o->output, "output .onnx file")->required();
+  cnn->add_option("--frame", o->cnn_frame, "input frame, WxH or a name")->capture_default_str();
+  cnn->add_option("--layers", o->layers, "conv layers")->capture_default_str()->check(CLI::Range(1, 256));
+  cnn->add_option("--width", o->width, "channels per conv layer")->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cnn->add_option("--classes", o->classes, "outputs of the final Gemm")->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cnn->add_option("--seed", o->seed, "seed of the random weights")->capture_default_str();
+  CLI::App* inspect = sub->add_subcommand("inspect", "Show a model's inputs and outputs with byte sizes");
+  inspect->add_option("model", o->inspect_path, "ONNX file")->required();
+  return {sub, [o, transport, cnn, inspect] {
+            if (transport->parsed()) return run_transport(*o);
+            if (cnn->parsed()) return run_cnn(*o);
+            if (inspect->parsed()) return run_inspect(*o);
+            return 2;
+          }};
+}
+
+}  // namespace rig::cli

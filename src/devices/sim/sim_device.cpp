@@ -1,0 +1,512 @@
+// Discrete-event simulation of an accelerator behind a link.
+//
+// A request moves through four stages, each a FIFO resource served in the
+// order requests became ready for it:
+//   in channel   occupied for bytes_in / bw_in       (then lat until it lands)
+//   compute      occupied for the compute time
+//   out channel  occupied for bytes_out / bw_out     (then lat until it lands)
+// With duplex=half one channel serves both directions. The fixed latency is a
+// delay, not occupancy, so transfers in flight overlap it: pipelining hides it.
+// Events live on a heap ordered by (time, sequence); virtual time advances
+// only while the caller waits (run, wait_next, run_for_duration, load).
+#include "devices/sim/sim_device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <thread>
+#include <unordered_map>
+
+#include "rig/model.hpp"
+
+namespace rig {
+namespace {
+
+struct SimParams {
+  Nanos compute{std::chrono::milliseconds(1)};
+  double bw_in = 1e9, bw_out = 1e9;  // bytes per second
+  Nanos latency{0};
+  uint32_t depth = 8;
+  Nanos load{std::chrono::milliseconds(100)};
+  Nanos first{0};
+  bool full_duplex = false;
+  double drift = 0;
+  Nanos slow_at{-1};
+  double slow_factor = 1;
+  double jitter = 0;
+  uint64_t seed = 1;
+  bool realtime = false;
+};
+
+Result<SimParams> parse_params(const Spec& spec) {
+  SimParams p;
+  for (const auto& [key, value] : spec.params) {
+    auto bad = [&](const Error& e) {
+      return fail(ErrorCode::invalid_argument, "sim parameter " + key + ": " + e.message);
+    };
+    auto dur = [&](Nanos& out, bool positive) -> Result<void> {
+      auto d = parse_duration(value);
+      if (!d) return bad(d.error());
+      if (*d < Nanos(0) || (positive && *d == Nanos(0)))
+        return fail(ErrorCode::invalid_argument,
+                    "sim parameter " + key + " must be " + (positive ? "> 0" : ">= 0"));
+      out = *d;
+      return {};
+    };
+    auto bw = [&](double& out) -> Result<void> {
+      auto b = parse_bandwidth(value);
+      if (!b) return bad(b.error());
+      if (*b <= 0) return fail(ErrorCode::invalid_argument, "sim parameter " + key + " must be > 0");
+      out = *b;
+      return {};
+    };
+    auto num = [&](double& out, double lo) -> Result<void> {
+      auto n = parse_number(value);
+      if (!n) return bad(n.error());
+      if (*n < lo)
+        return fail(ErrorCode::invalid_argument,
+                    "sim parameter " + key + " must be >= " + format_fixed(lo, 0));
+      out = *n;
+      return {};
+    };
+    Result<void> r;
+    if (key == "compute") r = dur(p.compute, true);
+    else if (key == "bw") {
+      r = bw(p.bw_in);
+      p.bw_out = p.bw_in;
+    } else if (key == "bw_in") r = bw(p.bw_in);
+    else if (key == "bw_out") r = bw(p.bw_out);
+    else if (key == "lat") r = dur(p.latency, false);
+    else if (key == "load") r = dur(p.load, false);
+    else if (key == "first") r = dur(p.first, false);
+    else if (key == "slow_at") r = dur(p.slow_at, false);
+    else if (key == "slow_factor") r = num(p.slow_factor, 0);
+    else if (key == "drift") r = num(p.drift, 0);
+    else if (key == "jitter") {
+      r = num(p.jitter, 0);
+      if (r && p.jitter >= 1)
+        return fail(ErrorCode::invalid_argument, "sim parameter jitter must be < 1");
+    } else if (key == "depth") {
+      auto n = parse_count(value);
+      if (!n) return bad(n.error());
+      if (*n == 0 || *n > 1u << 16)
+        return fail(ErrorCode::invalid_argument, "sim parameter depth must be in 1..65536");
+      p.depth = static_cast<uint32_t>(*n);
+    } else if (key == "seed") {
+      auto n = parse_count(value);
+      if (!n) return bad(n.error());
+      p.seed = *n;
+    } else if (key == "duplex") {
+      if (value == "half") p.full_duplex = false;
+      else if (value == "full") p.full_duplex = true;
+      else return fail(ErrorCode::invalid_argument, "sim parameter duplex must be half or full");
+    } else if (key == "realtime") {
+      if (value != "0" && value != "1")
+        return fail(ErrorCode::invalid_argument, "sim parameter realtime must be 0 or 1");
+      p.realtime = value == "1";
+    } else {
+      return fail(ErrorCode::invalid_argument,
+                  "unknown sim parameter '" + key +
+                      "' (known: compute, bw, bw_in, bw_out, lat, depth, load, first, duplex, "
+                      "drift, slow_at, slow_factor, jitter, seed, realtime)");
+    }
+    if (!r) return tl::unexpected(r.error());
+  }
+  return p;
+}
+
+std::string effective_spec(const SimParams& p) {
+  auto ms = [](Nanos d) { return format_fixed(static_cast<double>(d.count()) / 1e6, 6) + "ms"; };
+  auto mbs = [](double b) { return format_fixed(b / 1e6, 6) + "MB/s"; };
+  std::string s = "sim:compute=" + ms(p.compute) + ",bw_in=" + mbs(p.bw_in) +
+                  ",bw_out=" + mbs(p.bw_out) + ",lat=" + ms(p.latency) +
+                  ",depth=" + std::to_string(p.depth) + ",load=" + ms(p.load) +
+                  ",first=" + ms(p.first) + ",duplex=" + (p.full_duplex ? "full" : "half");
+  if (p.drift != 0) s += ",drift=" + format_fixed(p.drift, 6);
+  if (p.slow_at >= Nanos(0))
+    s += ",slow_at=" + ms(p.slow_at) + ",slow_factor=" + format_fixed(p.slow_factor, 6);
+  if (p.jitter != 0) s += ",jitter=" + format_fixed(p.jitter, 6) + ",seed=" + std::to_string(p.seed);
+  if (p.realtime) s += ",realtime=1";
+  return s;
+}
+
+Nanos transfer_time(size_t bytes, double bw) {
+  return Nanos(static_cast<int64_t>(std::llround(static_cast<double>(bytes) / bw * 1e9)));
+}
+
+class SimDevice final : public Device {
+ public:
+  explicit SimDevice(SimParams p) : p_(p), rng_(p.seed | 1) {}
+
+  DeviceInfo info() const override {
+    DeviceInfo i;
+    i.spec = effective_spec(p_);
+    i.kind = "sim";
+    i.description = "simulated accelerator behind a " +
+                    std::string(p_.full_duplex ? "full" : "half") + "-duplex link (virtual clock)";
+    i.queue_depth = p_.depth;
+    i.in_process = false;
+    i.properties["compute_ms"] = format_fixed(static_cast<double>(p_.compute.count()) / 1e6, 6);
+    i.properties["bw_in_bytes_per_s"] = format_fixed(p_.bw_in, 0);
+    i.properties["bw_out_bytes_per_s"] = format_fixed(p_.bw_out, 0);
+    i.properties["latency_ms"] = format_fixed(static_cast<double>(p_.latency.count()) / 1e6, 6);
+    i.properties["duplex"] = p_.full_duplex ? "full" : "half";
+    i.properties["clock"] = p_.realtime ? "virtual, paced to real time" : "virtual";
+    return i;
+  }
+
+  Clock& clock() override { return clock_; }
+
+  Result<LoadTimings> load(const ModelSource& source) override {
+    reset_model();
+    std::vector<std::byte> owned;
+    std::span<const std::byte> bytes = source.bytes;
+    if (bytes.empty()) {
+      auto read = read_file(source.path);
+      if (!read) return tl::unexpected(read.error());
+      owned = std::move(*read);
+      bytes = owned;
+    }
+    std::string name = source.name;
+    if (name.empty()) {
+      name = source.path.substr(source.path.find_last_of('/') + 1);
+      if (auto dot = name.rfind(".onnx"); dot != std::string::npos) name.resize(dot);
+    }
+    auto info = inspect_onnx(bytes, name);
+    if (!info) return tl::unexpected(info.error());
+    model_ = std::move(*info);
+    loaded_ = true;
+    first_pending_ = true;
+    advance_to(clock_.now() + p_.load);
+    LoadTimings t;
+    t.compile = p_.load;
+    return t;
+  }
+
+  const ModelInfo& model_info() const override { return model_; }
+
+  Result<BindingId> bind(const Bindings& b) override {
+    if (!loaded_) return fail(ErrorCode::invalid_argument, "bind: no model loaded");
+    if (b.inputs.size() != model_.inputs.size() || b.outputs.size() != model_.outputs.size())
+      return fail(ErrorCode::invalid_argument,
+                  "bind: model has " + std::to_string(model_.inputs.size()) + " inputs and " +
+                      std::to_string(model_.outputs.size()) + " outputs, got " +
+                      std::to_string(b.inputs.size()) + " and " + std::to_string(b.outputs.size()));
+    for (size_t i = 0; i < b.inputs.size(); ++i)
+      if (b.inputs[i].size() != model_.inputs[i].bytes)
+        return fail(ErrorCode::invalid_argument,
+                    "bind: input '" + model_.inputs[i].name + "' expects " +
+                        std::to_string(model_.inputs[i].bytes) + " bytes, got " +
+                        std::to_string(b.inputs[i].size()));
+    for (size_t i = 0; i < b.outputs.size(); ++i)
+      if (b.outputs[i].size() != model_.outputs[i].bytes)
+        return fail(ErrorCode::invalid_argument,
+                    "bind: output '" + model_.outputs[i].name + "' expects " +
+                        std::to_string(model_.outputs[i].bytes) + " bytes, got " +
+                        std::to_string(b.outputs[i].size()));
+    bindings_.push_back(b);
+    return static_cast<BindingId>(bindings_.size() - 1);
+  }
+
+  Result<InferenceTimings> run(BindingId binding) override {
+    const uint64_t tag = kSyncTag;
+    if (auto ok = start(binding, tag); !ok) return tl::unexpected(ok.error());
+    for (;;) {
+      auto c = next_completion(Nanos::max());
+      if (!c) return tl::unexpected(c.error());
+      if (c->tag == kSyncTag && c->binding == binding) return c->timings;
+      ready_.push_back(*c);  // someone else's; keep it for wait_next
+    }
+  }
+
+  Result<void> submit(BindingId binding, uint64_t tag) override { return start(binding, tag); }
+
+  Result<Completion> wait_next(Nanos timeout) override {
+    if (!ready_.empty()) {
+      Completion c = ready_.front();
+      ready_.pop_front();
+      return c;
+    }
+    if (in_flight_ == 0) return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
+    return next_completion(timeout);
+  }
+
+  uint32_t in_flight() const override { return in_flight_; }
+
+  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
+                                       Nanos sleep_between) override {
+    if (binding >= bindings_.size())
+      return fail(ErrorCode::invalid_argument, "run_for_duration: unknown binding");
+    if (in_flight_ > 0)
+      return fail(ErrorCode::invalid_argument, "run_for_duration: requests still in flight");
+    if (duration <= Nanos(0))
+      return fail(ErrorCode::invalid_argument, "run_for_duration: duration must be > 0");
+    // The input crosses once, the device loops on it, the output crosses once.
+    const size_t in = model_.input_bytes(), out = model_.output_bytes();
+    advance_to(clock_.now() + transfer_time(in, p_.bw_in) + p_.latency);
+    payload_in_ += in;
+    const Nanos start = clock_.now();
+    const Nanos end = start + duration;
+    DurationRun r;
+    if (!varies() && !first_pending_) {
+      // Constant period: exact arithmetic, so huge counts stay instant.
+      const Nanos period = p_.compute + sleep_between;
+      const auto full = static_cast<uint64_t>(duration.count() / period.count());
+      r.frames_completed = full;
+      // A frame still computing at the deadline is aborted.
+      const Nanos last_start = start + period * static_cast<int64_t>(full);
+      r.frames_aborted = last_start < end ? 1 : 0;
+    } else {
+      Nanos t = start;
+      while (true) {
+        const Nanos c = compute_time(t);
+        if (t + c > end) {
+          if (t < end) r.frames_aborted = 1;
+          break;
+        }
+        t += c;
+        ++r.frames_completed;
+        t += sleep_between;
+        if (t >= end) break;
+      }
+    }
+    advance_to(end);
+    r.elapsed = duration;
+    r.frames_per_second =
+        static_cast<double>(r.frames_completed) / (static_cast<double>(duration.count()) / 1e9);
+    advance_to(clock_.now() + transfer_time(out, p_.bw_out) + p_.latency);
+    payload_out_ += out;
+    fill_outputs(binding);
+    return r;
+  }
+
+  ByteCounters bytes() const override {
+    ByteCounters b;
+    b.payload_in = payload_in_;
+    b.payload_out = payload_out_;
+    b.link_in = payload_in_;  // the simulated link carries the payload only
+    b.link_out = payload_out_;
+    return b;
+  }
+
+  std::map<std::string, double> read_sensors() override { return {}; }
+
+ private:
+  static constexpr uint64_t kSyncTag = ~uint64_t{0};
+
+  enum class Stage { want_in, in_done, arrived, compute_done, want_out, out_done, landed };
+  struct Request {
+    uint64_t tag;
+    BindingId binding;
+    Nanos submitted, in_start, arrived, compute_start, compute_end, out_start, out_end;
+    Nanos compute_cost;
+  };
+  struct Event {
+    Nanos time;
+    uint64_t seq;
+    Stage stage;
+    uint64_t request;
+    bool operator>(const Event& o) const {
+      return time != o.time ? time > o.time : seq > o.seq;
+    }
+  };
+  // A FIFO resource: busy until free_at, with requests waiting in order.
+  struct Resource {
+    bool busy = false;
+    std::deque<std::pair<uint64_t, bool>> waiting;  // (request, is_output_transfer)
+  };
+
+  bool varies() const { return p_.drift != 0 || p_.slow_at >= Nanos(0) || p_.jitter != 0; }
+
+  Nanos compute_time(Nanos at) {
+    double c = static_cast<double>(p_.compute.count());
+    const double t_s = static_cast<double>(at.count()) / 1e9;
+    if (p_.drift != 0) c *= 1 + p_.drift * t_s;
+    if (p_.slow_at >= Nanos(0) && at >= p_.slow_at) c *= p_.slow_factor;
+    if (p_.jitter != 0) {
+      rng_ ^= rng_ >> 12;
+      rng_ ^= rng_ << 25;
+      rng_ ^= rng_ >> 27;
+      const double u = static_cast<double>((rng_ * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+      c *= 1 + p_.jitter * (2 * u - 1);
+    }
+    Nanos cost(static_cast<int64_t>(std::llround(c)));
+    if (first_pending_) {
+      cost += p_.first;
+      first_pending_ = false;
+    }
+    return cost;
+  }
+
+  void reset_model() {
+    bindings_.clear();
+    requests_.clear();
+    ready_.clear();
+    events_ = {};
+    in_ch_ = out_ch_ = compute_ = Resource{};
+    in_flight_ = 0;
+    loaded_ = false;
+  }
+
+  void advance_to(Nanos t) {
+    if (p_.realtime) {
+      if (!origin_) origin_ = std::chrono::steady_clock::now() - clock_.now();
+      std::this_thread::sleep_until(*origin_ + t);
+    }
+    clock_.advance_to(t);
+  }
+
+  void push(Nanos t, Stage s, uint64_t id) { events_.push(Event{t, seq_++, s, id}); }
+
+  Result<void> start(BindingId binding, uint64_t tag) {
+    if (!loaded_) return fail(ErrorCode::invalid_argument, "no model loaded");
+    if (binding >= bindings_.size())
+      return fail(ErrorCode::invalid_argument, "unknown binding " + std::to_string(binding));
+    if (in_flight_ >= p_.depth)
+      return fail(ErrorCode::queue_full,
+                  "sim queue depth " + std::to_string(p_.depth) + " already in flight");
+    const uint64_t id = next_id_++;
+    Request r{};
+    r.tag = tag;
+    r.binding = binding;
+    r.submitted = clock_.now();
+    requests_.emplace(id, r);
+    ++in_flight_;
+    payload_in_ += model_.input_bytes();
+    push(clock_.now(), Stage::want_in, id);
+    return {};
+  }
+
+  Resource& in_channel() { return in_ch_; }
+  Resource& out_channel() { return p_.full_duplex ? out_ch_ : in_ch_; }
+
+  // Starts a transfer on `ch` now if it is idle, else queues it.
+  void request_channel(Resource& ch, uint64_t id, bool output) {
+    if (!ch.busy) begin_transfer(ch, id, output);
+    else ch.waiting.emplace_back(id, output);
+  }
+  void begin_transfer(Resource& ch, uint64_t id, bool output) {
+    ch.busy = true;
+    Request& r = requests_.at(id);
+    const Nanos now = clock_.now();
+    if (output) {
+      r.out_start = now;
+      push(now + transfer_time(model_.output_bytes(), p_.bw_out), Stage::out_done, id);
+    } else {
+      r.in_start = now;
+      push(now + transfer_time(model_.input_bytes(), p_.bw_in), Stage::in_done, id);
+    }
+  }
+  void release_channel(Resource& ch) {
+    ch.busy = false;
+    if (!ch.waiting.empty()) {
+      auto [id, output] = ch.waiting.front();
+      ch.waiting.pop_front();
+      begin_transfer(ch, id, output);
+    }
+  }
+  void begin_compute(uint64_t id) {
+    compute_.busy = true;
+    Request& r = requests_.at(id);
+    r.compute_start = clock_.now();
+    r.compute_cost = compute_time(clock_.now());
+    push(clock_.now() + r.compute_cost, Stage::compute_done, id);
+  }
+
+  void fill_outputs(BindingId binding) {
+    // Deterministic outputs derived from the inputs (a checksum), so
+    // determinism checks have something to compare.
+    uint64_t h = 1469598103934665603ull;
+    for (const auto& in : bindings_[binding].inputs)
+      for (size_t i = 0; i < in.size(); i += 64) h = (h ^ static_cast<uint64_t>(in[i])) * 1099511628211ull;
+    for (const auto& out : bindings_[binding].outputs)
+      for (size_t i = 0; i < out.size(); i += 64) out[i] = static_cast<std::byte>((h >> (i % 56)) & 0xff);
+  }
+
+  // Processes events until a request lands; the clock follows the events.
+  Result<Completion> next_completion(Nanos timeout) {
+    const Nanos deadline =
+        timeout == Nanos::max() ? Nanos::max() : clock_.now() + timeout;
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      if (e.time > deadline) {
+        advance_to(deadline);
+        return fail(ErrorCode::timeout, "sim: no completion within " + format_duration(timeout));
+      }
+      events_.pop();
+      advance_to(e.time);
+      Request& r = requests_.at(e.request);
+      switch (e.stage) {
+        case Stage::want_in: request_channel(in_channel(), e.request, false); break;
+        case Stage::in_done:
+          release_channel(in_channel());
+          push(clock_.now() + p_.latency, Stage::arrived, e.request);
+          break;
+        case Stage::arrived:
+          r.arrived = clock_.now();
+          if (!compute_.busy) begin_compute(e.request);
+          else compute_.waiting.emplace_back(e.request, false);
+          break;
+        case Stage::compute_done:
+          r.compute_end = clock_.now();
+          compute_.busy = false;
+          if (!compute_.waiting.empty()) {
+            const uint64_t next = compute_.waiting.front().first;
+            compute_.waiting.pop_front();
+            begin_compute(next);
+          }
+          request_channel(out_channel(), e.request, true);
+          break;
+        case Stage::out_done:
+          release_channel(out_channel());
+          push(clock_.now() + p_.latency, Stage::landed, e.request);
+          break;
+        case Stage::landed: {
+          r.out_end = clock_.now();
+          Completion c;
+          c.tag = r.tag;
+          c.binding = r.binding;
+          c.completed_at = clock_.now();
+          c.timings.transfer_in = r.arrived - r.in_start;
+          c.timings.queue_wait = r.compute_start - r.arrived;
+          c.timings.compute = r.compute_end - r.compute_start;
+          c.timings.transfer_out = r.out_end - r.out_start;
+          payload_out_ += model_.output_bytes();
+          fill_outputs(r.binding);
+          requests_.erase(e.request);
+          --in_flight_;
+          return c;
+        }
+        default: break;
+      }
+    }
+    return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
+  }
+
+  SimParams p_;
+  VirtualClock clock_;
+  std::optional<std::chrono::steady_clock::time_point> origin_;
+  uint64_t rng_;
+  ModelInfo model_;
+  bool loaded_ = false;
+  bool first_pending_ = false;
+  std::vector<Bindings> bindings_;
+  std::unordered_map<uint64_t, Request> requests_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::deque<Completion> ready_;
+  Resource in_ch_, out_ch_, compute_;
+  uint64_t next_id_ = 0, seq_ = 0;
+  uint32_t in_flight_ = 0;
+  uint64_t payload_in_ = 0, payload_out_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Device>> open_sim_device(const Spec& spec) {
+  auto p = parse_params(spec);
+  if (!p) return tl::unexpected(p.error());
+  return std::unique_ptr<Device>(std::make_unique<SimDevice>(*p));
+}
+
+}  // namespace rig

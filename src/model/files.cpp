@@ -1,0 +1,138 @@
+// Files: whole-file reads, atomic writes, and the demo model cache.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+#include "rig/model.hpp"
+
+namespace rig {
+namespace {
+
+std::string errno_text(int err) { return std::generic_category().message(err); }
+
+// Closes a file descriptor on scope exit.
+struct FdGuard {
+  int fd = -1;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+Result<void> write_all(int fd, const std::byte* data, size_t size, const std::string& path) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return {};
+}
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::string(value) : std::string();
+}
+
+}  // namespace
+
+Result<std::vector<std::byte>> read_file(const std::string& path) {
+  FdGuard file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) {
+    int err = errno;
+    if (err == ENOENT) return fail(ErrorCode::not_found, "file not found: " + path);
+    return fail(ErrorCode::io, "cannot open " + path + ": " + errno_text(err));
+  }
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0)
+    return fail(ErrorCode::io, "cannot stat " + path + ": " + errno_text(errno));
+  if (S_ISDIR(st.st_mode)) return fail(ErrorCode::io, "cannot read " + path + ": is a directory");
+
+  std::vector<std::byte> bytes;
+  bytes.reserve(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0);
+  std::byte chunk[65536];
+  while (true) {
+    ssize_t n = ::read(file.fd, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrorCode::io, "cannot read " + path + ": " + errno_text(errno));
+    }
+    if (n == 0) break;
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  return bytes;
+}
+
+Result<void> write_file_atomic(const std::string& path, std::span<const std::byte> bytes) {
+  namespace fs = std::filesystem;
+  static std::atomic<uint64_t> counter{0};
+  const fs::path target(path);
+  if (target.filename().empty())
+    return fail(ErrorCode::invalid_argument, "cannot write " + path + ": not a file name");
+  // Unique per process and call, so concurrent writers never share a temp file.
+  const fs::path temp = target.parent_path() / ("." + target.filename().string() + ".tmp." +
+                                                std::to_string(::getpid()) + "." +
+                                                std::to_string(counter.fetch_add(1)));
+
+  FdGuard file{::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+  if (file.fd < 0)
+    return fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
+  auto result = write_all(file.fd, bytes.data(), bytes.size(), path);
+  if (result && ::fsync(file.fd) != 0)
+    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
+  if (result && ::close(std::exchange(file.fd, -1)) != 0)
+    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
+  if (result && ::rename(temp.c_str(), target.c_str()) != 0)
+    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
+  if (!result) ::unlink(temp.c_str());
+  return result;
+}
+
+Result<void> write_file_atomic(const std::string& path, std::string_view text) {
+  return write_file_atomic(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+std::string default_cache_dir() {
+  if (auto dir = env_or_empty("RIG_CACHE_DIR"); !dir.empty()) return dir;
+  if (auto dir = env_or_empty("XDG_CACHE_HOME"); !dir.empty()) return dir + "/rig";
+  if (auto home = env_or_empty("HOME"); !home.empty()) return home + "/.cache/rig";
+  std::error_code ec;
+  auto tmp = std::filesystem::temp_directory_path(ec);
+  return (ec ? std::filesystem::path("/tmp") : tmp).string() + "/rig-cache";
+}
+
+Result<std::string> ensure_demo_model(const std::string& dir) {
+  const CnnSpec spec;
+  auto model = build_cnn_model(spec);
+  if (!model) return tl::unexpected(model.error());
+
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fail(ErrorCode::io, "cannot create cache directory " + dir + ": " + ec.message());
+
+  // The name spells out the spec, so changed defaults never reuse a stale file.
+  const std::string path = dir + "/demo-cnn-" + std::to_string(spec.frame.width) + "x" +
+                           std::to_string(spec.frame.height) + "-in" +
+                           std::to_string(spec.input_channels) + "-c" +
+                           std::to_string(spec.channels) + "-l" + std::to_string(spec.layers) +
+                           "-k" + std::to_string(spec.classes) + "-s" +
+                           std::to_string(spec.seed) + ".onnx";
+  // Building is deterministic and cheap, so compare rather than trust the file:
+  // a truncated or foreign file is replaced.
+  if (auto existing = read_file(path); existing && *existing == *model) return path;
+  if (auto written = write_file_atomic(path, *model); !written)
+    return tl::unexpected(written.error());
+  return path;
+}
+
+}  // namespace rig

@@ -1,0 +1,165 @@
+// inspect_onnx and the ONNX helpers shared with the builders.
+#include <climits>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include <onnx/shape_inference/implementation.h>
+
+#include "model/onnx_util.hpp"
+#include "rig/model.hpp"
+
+namespace rig {
+namespace onnx_util {
+
+int32_t to_onnx(ElementType t) {
+  switch (t) {
+    case ElementType::f32: return onnx::TensorProto::FLOAT;
+    case ElementType::f16: return onnx::TensorProto::FLOAT16;
+    case ElementType::f64: return onnx::TensorProto::DOUBLE;
+    case ElementType::u8: return onnx::TensorProto::UINT8;
+    case ElementType::i8: return onnx::TensorProto::INT8;
+    case ElementType::u16: return onnx::TensorProto::UINT16;
+    case ElementType::i16: return onnx::TensorProto::INT16;
+    case ElementType::i32: return onnx::TensorProto::INT32;
+    case ElementType::i64: return onnx::TensorProto::INT64;
+    case ElementType::boolean: return onnx::TensorProto::BOOL;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+std::optional<ElementType> from_onnx(int32_t data_type) {
+  switch (data_type) {
+    case onnx::TensorProto::FLOAT: return ElementType::f32;
+    case onnx::TensorProto::FLOAT16: return ElementType::f16;
+    case onnx::TensorProto::DOUBLE: return ElementType::f64;
+    case onnx::TensorProto::UINT8: return ElementType::u8;
+    case onnx::TensorProto::INT8: return ElementType::i8;
+    case onnx::TensorProto::UINT16: return ElementType::u16;
+    case onnx::TensorProto::INT16: return ElementType::i16;
+    case onnx::TensorProto::INT32: return ElementType::i32;
+    case onnx::TensorProto::INT64: return ElementType::i64;
+    case onnx::TensorProto::BOOL: return ElementType::boolean;
+    default: return std::nullopt;
+  }
+}
+
+Result<onnx::ModelProto> parse_model(std::span<const std::byte> bytes) {
+  if (bytes.empty()) return fail(ErrorCode::invalid_argument, "the model is empty (0 bytes)");
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return fail(ErrorCode::unsupported, "models over 2 GiB are not supported");
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return fail(ErrorCode::invalid_argument,
+                "not an ONNX model: " + std::to_string(bytes.size()) +
+                    " bytes that do not parse as onnx.ModelProto");
+  // Protobuf accepts many byte strings (unknown fields are skipped); a model
+  // worth measuring has a graph with at least one node and one output.
+  if (!model.has_graph() || model.graph().node_size() == 0 || model.graph().output_size() == 0)
+    return fail(ErrorCode::invalid_argument,
+                "not an ONNX model: " + std::to_string(bytes.size()) +
+                    " bytes parse, but hold no graph with nodes and outputs");
+  return model;
+}
+
+std::vector<std::byte> serialize(const onnx::ModelProto& model) {
+  std::string text = model.SerializeAsString();
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  return bytes;
+}
+
+}  // namespace onnx_util
+
+namespace {
+
+bool fully_static(const onnx::TypeProto& type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return false;
+  for (const auto& dim : type.tensor_type().shape().dim())
+    if (!dim.has_dim_value() || dim.dim_value() < 1) return false;
+  return true;
+}
+
+// Dynamic dimensions (symbolic, missing or non-positive) are fixed to 1.
+void fix_dynamic_dims(onnx::TypeProto* type) {
+  if (!type->has_tensor_type() || !type->tensor_type().has_shape()) return;
+  for (auto& dim : *type->mutable_tensor_type()->mutable_shape()->mutable_dim())
+    if (!dim.has_dim_value() || dim.dim_value() < 1) dim.set_dim_value(1);
+}
+
+Result<TensorInfo> tensor_info(const onnx::ValueInfoProto& value, std::string_view role) {
+  const std::string what = std::string(role) + " '" + value.name() + "'";
+  if (!value.type().has_tensor_type())
+    return fail(ErrorCode::unsupported, what + " is not a tensor (sequences and maps are not supported)");
+  const auto& tensor = value.type().tensor_type();
+  auto type = onnx_util::from_onnx(tensor.elem_type());
+  if (!type)
+    return fail(ErrorCode::unsupported,
+                what + " has element type " +
+                    onnx::TensorProto::DataType_Name(
+                        static_cast<onnx::TensorProto::DataType>(tensor.elem_type())) +
+                    ", which rig cannot size");
+  if (!tensor.has_shape())
+    return fail(ErrorCode::unsupported, what + " has no shape, even after shape inference");
+  TensorInfo info;
+  info.name = value.name();
+  info.type = *type;
+  size_t elements = 1;
+  for (const auto& dim : tensor.shape().dim()) {
+    int64_t d = dim.has_dim_value() && dim.dim_value() >= 1 ? dim.dim_value() : 1;
+    info.shape.push_back(d);
+    elements *= static_cast<size_t>(d);
+  }
+  info.bytes = elements * element_size(*type);
+  return info;
+}
+
+}  // namespace
+
+Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string name) {
+  auto parsed = onnx_util::parse_model(bytes);
+  if (!parsed) return tl::unexpected(parsed.error());
+  onnx::ModelProto& model = *parsed;
+  auto* graph = model.mutable_graph();
+
+  std::set<std::string> initializers;
+  for (const auto& init : graph->initializer()) initializers.insert(init.name());
+
+  bool outputs_static = true;
+  for (auto& input : *graph->mutable_input()) fix_dynamic_dims(input.mutable_type());
+  for (const auto& output : graph->output()) outputs_static = outputs_static && fully_static(output.type());
+
+  if (!outputs_static) {
+    // Drop the declared shapes that are not fully static and let shape
+    // inference recompute them from the (now static) inputs.
+    for (auto& output : *graph->mutable_output())
+      if (!fully_static(output.type()) && output.type().has_tensor_type())
+        output.mutable_type()->mutable_tensor_type()->clear_shape();
+    try {
+      onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception& e) {
+      return fail(ErrorCode::unsupported,
+                  "model '" + name + "': output shapes are not declared and shape inference "
+                  "failed: " + e.what());
+    }
+  }
+
+  ModelInfo info;
+  info.name = std::move(name);
+  for (const auto& input : graph->input()) {
+    if (initializers.count(input.name())) continue;
+    auto tensor = tensor_info(input, "input");
+    if (!tensor) return tl::unexpected(tensor.error());
+    info.inputs.push_back(std::move(*tensor));
+  }
+  for (const auto& output : graph->output()) {
+    auto tensor = tensor_info(output, "output");
+    if (!tensor) return tl::unexpected(tensor.error());
+    info.outputs.push_back(std::move(*tensor));
+  }
+  if (info.inputs.empty())
+    return fail(ErrorCode::unsupported, "model '" + info.name + "' has no inputs");
+  return info;
+}
+
+}  // namespace rig

@@ -1,0 +1,29 @@
+// Helpers shared by the model builders and the inspector: ONNX element type
+// mapping and protobuf (de)serialization. Internal to rig_model.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "rig/device.hpp"
+#include "rig/error.hpp"
+
+namespace rig::onnx_util {
+
+// TensorProto::DataType for a rig element type.
+int32_t to_onnx(ElementType t);
+// The rig element type for a TensorProto::DataType; nullopt for types rig
+// cannot size (string, complex, bfloat16, ...).
+std::optional<ElementType> from_onnx(int32_t data_type);
+
+// Parses serialized ONNX; invalid_argument when the bytes are not a model.
+Result<onnx::ModelProto> parse_model(std::span<const std::byte> bytes);
+
+std::vector<std::byte> serialize(const onnx::ModelProto& model);
+
+}  // namespace rig::onnx_util
