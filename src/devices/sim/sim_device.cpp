@@ -251,12 +251,15 @@ class SimDevice final : public Device {
     DurationRun r;
     if (!varies() && !first_pending_) {
       // Constant period: exact arithmetic, so huge counts stay instant.
+      // Frame k runs over [k * period, k * period + compute).
       const Nanos period = p_.compute + sleep_between;
-      const auto full = static_cast<uint64_t>(duration.count() / period.count());
-      r.frames_completed = full;
-      // A frame still computing at the deadline is aborted.
-      const Nanos last_start = start + period * static_cast<int64_t>(full);
-      r.frames_aborted = last_start < end ? 1 : 0;
+      r.frames_completed =
+          duration < p_.compute
+              ? 0
+              : static_cast<uint64_t>((duration - p_.compute).count() / period.count()) + 1;
+      // The next frame, if it started before the deadline, is cut off: aborted.
+      const Nanos next_start = period * static_cast<int64_t>(r.frames_completed);
+      r.frames_aborted = next_start < duration ? 1 : 0;
     } else {
       Nanos t = start;
       while (true) {

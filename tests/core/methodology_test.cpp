@@ -1,0 +1,258 @@
+// The measurement methodology against ground truth: the sim device's virtual
+// clock makes every expected figure computable by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "rig/bench.hpp"
+#include "rig/engine.hpp"
+#include "rig/model.hpp"
+#include "rig/report.hpp"
+
+namespace rig {
+namespace {
+
+using namespace std::chrono_literals;
+
+// 512p uint8 transport: 1,048,576 bytes in, 262,144 bytes out.
+constexpr double kIn = 1048576, kOut = 262144;
+
+ModelSource transport_512p() {
+  TransportSpec spec;
+  spec.frame = {512, 512};
+  auto bytes = build_transport_model(spec);
+  EXPECT_TRUE(bytes.has_value());
+  ModelSource m;
+  m.bytes = *bytes;
+  m.name = "transport-512p";
+  return m;
+}
+
+std::unique_ptr<Device> sim(const std::string& params) {
+  auto d = open_device("sim:" + params);
+  EXPECT_TRUE(d.has_value()) << (d ? "" : d.error().to_string());
+  return std::move(*d);
+}
+
+BenchSettings quick(uint32_t depth) {
+  BenchSettings s;
+  s.depth = depth;
+  s.duration = 5s;
+  s.repeats = 3;
+  s.latency_samples = 50;
+  return s;
+}
+
+double ms(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
+
+TEST(Methodology, TtfoBreakdownEqualsConfiguredCosts) {
+  // bw 100 MB/s: in 10.48576 ms, out 2.62144 ms; lat 0.5 ms each way.
+  auto dev = sim("compute=2ms,bw=100MB/s,lat=0.5ms,depth=8,load=250ms,first=40ms");
+  auto r = run_bench(*dev, transport_512p(), quick(8));
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  const double serial = kIn / 100e6 * 1e3 + 0.5 + 2 + kOut / 100e6 * 1e3 + 0.5;
+  EXPECT_NEAR(ms(r->ttfo.load), 250, 1e-6);
+  EXPECT_NEAR(ms(r->ttfo.allocate), 0, 1e-6);
+  EXPECT_NEAR(ms(r->ttfo.first_inference), serial + 40, 1e-5);
+  EXPECT_NEAR(ms(r->ttfo.total), 250 + serial + 40, 1e-5);
+  EXPECT_NEAR(ms(*r->ttfo.first_timings.compute), 42, 1e-6);
+}
+
+TEST(Methodology, DeepQueueRateIsTheSlowestStage) {
+  // Half duplex, link-bound: one channel carries in + out = 13.1072 ms/frame.
+  {
+    auto dev = sim("compute=2ms,bw=100MB/s,lat=0.5ms,depth=16");
+    auto r = run_bench(*dev, transport_512p(), quick(16));
+    ASSERT_TRUE(r.has_value());
+    const double expected = 1.0 / ((kIn + kOut) / 100e6);
+    EXPECT_NEAR(*r->steady.rate.median / expected, 1.0, 0.002);
+    EXPECT_TRUE(r->verdict.valid) << r->verdict.reasons.front();
+  }
+  // Full duplex: the input direction alone (10.49 ms) is the slowest stage.
+  {
+    auto dev = sim("compute=2ms,bw=100MB/s,lat=0.5ms,depth=16,duplex=full");
+    auto r = run_bench(*dev, transport_512p(), quick(16));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_NEAR(*r->steady.rate.median / (100e6 / kIn), 1.0, 0.002);
+  }
+  // Compute-bound: 1 GB/s makes the link 1.31 ms, compute 2.27 ms is slowest.
+  {
+    auto dev = sim("compute=2.27ms,bw=1GB/s,lat=0.45ms,depth=32");
+    auto r = run_bench(*dev, transport_512p(), quick(32));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_NEAR(*r->steady.rate.median / (1000.0 / 2.27), 1.0, 0.002);
+  }
+}
+
+TEST(Methodology, DepthOneRateIsTheSerialSum) {
+  auto dev = sim("compute=2ms,bw=100MB/s,lat=0.5ms,depth=16");
+  auto r = run_bench(*dev, transport_512p(), quick(1));
+  ASSERT_TRUE(r.has_value());
+  const double serial_ms = kIn / 1e5 + 0.5 + 2 + kOut / 1e5 + 0.5;
+  EXPECT_NEAR(*r->steady.rate.median / (1000.0 / serial_ms), 1.0, 0.002);
+  // Lone-frame latency is the same serial sum; hardware latency is compute.
+  EXPECT_NEAR(*r->latency.overall_ms.median, serial_ms, 1e-5);
+  EXPECT_NEAR(*r->latency.hardware_ms.median, 2.0, 1e-6);
+  EXPECT_NEAR(*r->latency.bus_share, (serial_ms - 2.0) / serial_ms, 1e-6);
+}
+
+TEST(Methodology, BytesPerInferenceEqualTheModelFrames) {
+  auto dev = sim("compute=1ms,bw=1GB/s,depth=4");
+  auto r = run_bench(*dev, transport_512p(), quick(4));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->bytes.model_in, 1048576u);
+  EXPECT_EQ(r->bytes.model_out, 262144u);
+  EXPECT_DOUBLE_EQ(r->bytes.payload_in, kIn);
+  EXPECT_DOUBLE_EQ(r->bytes.payload_out, kOut);
+  EXPECT_NEAR(*r->bytes.payload_mb_per_s, (kIn + kOut) * *r->steady.rate.median / 1e6, 1e-9);
+}
+
+TEST(Methodology, LatencyOverlapsWhenPipelined) {
+  // A large fixed latency with tiny frames: depth 1 pays it twice per frame,
+  // a deep queue hides it entirely (the seed note's 724 -> 2094 climb).
+  auto dev = sim("compute=0.3ms,bw=1GB/s,lat=0.45ms,depth=32");
+  auto shallow = run_bench(*dev, transport_512p(), quick(1));
+  auto dev2 = sim("compute=0.3ms,bw=1GB/s,lat=0.45ms,depth=32");
+  auto deep = run_bench(*dev2, transport_512p(), quick(32));
+  ASSERT_TRUE(shallow && deep);
+  const double link_ms = (kIn + kOut) / 1e6;  // 1.31072 ms on the shared channel
+  EXPECT_NEAR(*deep->steady.rate.median / (1000.0 / link_ms), 1.0, 0.002);
+  EXPECT_NEAR(*shallow->steady.rate.median / (1000.0 / (link_ms + 0.3 + 0.9)), 1.0, 0.002);
+}
+
+TEST(Methodology, DriftingDeviceIsUnstableAndInvalid) {
+  auto dev = sim("compute=2ms,bw=1GB/s,depth=8,drift=0.5");
+  auto r = run_bench(*dev, transport_512p(), quick(8));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->verdict.valid);
+  EXPECT_FALSE(r->steady.stable);
+  bool named = false;
+  for (const auto& reason : r->verdict.reasons) named |= reason.find("not stable") != std::string::npos;
+  EXPECT_TRUE(named);
+  // An INVALID run still shows what it saw.
+  EXPECT_TRUE(r->steady.rate.median.has_value());
+  EXPECT_GT(r->steady.repeats.front().windows.size(), 3u);
+}
+
+TEST(Methodology, StepSlowdownMakesRepeatsDisagree) {
+  // Compute triples 12 s into the run: the repeats see different rates.
+  auto dev = sim("compute=2ms,bw=1GB/s,depth=8,slow_at=12s,slow_factor=3");
+  auto r = run_bench(*dev, transport_512p(), quick(8));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->verdict.valid);
+  EXPECT_GT(*r->steady.rate.spread, 0.5);
+}
+
+TEST(Methodology, SteadyDeviceIsValidWithEveryWindowRecorded) {
+  auto dev = sim("compute=2ms,bw=1GB/s,depth=8,jitter=0.02,seed=3");
+  auto r = run_bench(*dev, transport_512p(), quick(8));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->verdict.valid) << (r->verdict.reasons.empty() ? "" : r->verdict.reasons.front());
+  for (const auto& rep : r->steady.repeats) {
+    EXPECT_TRUE(rep.stable);
+    EXPECT_GE(rep.elapsed, 5s);
+    EXPECT_GE(rep.windows.size(), 9u);
+    EXPECT_EQ(rep.errors, 0u);
+    uint64_t in_windows = 0;
+    for (const auto& w : rep.windows) in_windows += w.inferences;
+    EXPECT_LE(in_windows, rep.inferences);
+  }
+}
+
+TEST(Methodology, TooFewSamplesIsInvalid) {
+  // 1 s per frame: a 5 s repeat cannot reach 100 inferences in 2x its duration.
+  auto dev = sim("compute=1s,bw=1GB/s,depth=1");
+  BenchSettings s = quick(1);
+  s.latency_samples = 3;
+  s.latency_max = 10s;
+  auto r = run_bench(*dev, transport_512p(), s);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->verdict.valid);
+  bool named = false;
+  for (const auto& reason : r->verdict.reasons) named |= reason.find("too few samples") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+TEST(Methodology, TenMinuteRunIsInstantAndBounded) {
+  // 10 minutes at 10k inferences/s on the virtual clock: 6M completions,
+  // memory bounded by the reservoir.
+  auto dev = sim("compute=100us,bw=1000GB/s,depth=8");
+  TransportSpec spec;
+  spec.frame = {16, 16};
+  auto bytes = build_transport_model(spec);
+  ASSERT_TRUE(bytes.has_value());
+  ModelSource m;
+  m.bytes = *bytes;
+  auto cold = cold_start(*dev, m, 8, 1);
+  ASSERT_TRUE(cold.has_value());
+  SteadySettings ss;
+  ss.depth = 8;
+  ss.min_duration = 10min;
+  ss.windows = 10;
+  ss.reservoir_capacity = 1000;
+  auto rep = measure_steady(*dev, cold->workspace, ss);
+  EXPECT_NEAR(rep.rate, 10000, 0.1);
+  EXPECT_GE(rep.inferences, 6000000u);
+  EXPECT_EQ(rep.latency_ms.count, 1000u);
+  EXPECT_EQ(rep.windows.size(), 10u);
+}
+
+TEST(Methodology, JsonHasEverySectionAndNoNan) {
+  auto dev = sim("compute=2ms,bw=1GB/s,depth=4");
+  auto r = run_bench(*dev, transport_512p(), quick(4));
+  ASSERT_TRUE(r.has_value());
+  const auto doc = bench_to_json(*r);
+  for (const char* key : {"schema_version", "settings", "environment", "ttfo", "steady", "latency",
+                          "bytes", "verdict"})
+    EXPECT_TRUE(doc.contains(key)) << key;
+  EXPECT_EQ(doc["verdict"]["status"], "VALID");
+  EXPECT_EQ(doc["settings"]["effective"]["depth"], 4);
+  const std::string text = doc.dump();
+  EXPECT_EQ(text.find("NaN"), std::string::npos);
+  EXPECT_EQ(text.find("Infinity"), std::string::npos);
+  EXPECT_FALSE(doc["steady"]["repeats"][0]["windows"].empty());
+  // Figures that do not exist are null, not NaN (the sim reports no overhead).
+  EXPECT_TRUE(doc["steady"]["rate_per_s"]["median"].is_number());
+}
+
+TEST(Methodology, DepthBeyondTheDeviceIsClampedWithAWarning) {
+  auto dev = sim("compute=2ms,bw=1GB/s,depth=4");
+  auto r = run_bench(*dev, transport_512p(), quick(64));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->effective.depth, 4u);
+  EXPECT_EQ(r->requested.depth, 64u);
+  EXPECT_FALSE(r->verdict.warnings.empty());
+}
+
+TEST(Methodology, RunForDurationCountsExactly) {
+  auto dev = sim("compute=3ms,bw=1GB/s,depth=4");
+  auto cold = cold_start(*dev, transport_512p(), 1, 1);
+  ASSERT_TRUE(cold.has_value());
+  auto r = dev->run_for_duration(cold->workspace.bindings[0], 1s, Nanos(0));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->frames_completed, 333u);
+  EXPECT_EQ(r->frames_aborted, 1u);
+  EXPECT_DOUBLE_EQ(r->frames_per_second, 333.0);
+  // A rate below one frame per second stays a real number.
+  auto slow = dev->run_for_duration(cold->workspace.bindings[0], 3s, 5s - 3ms);
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_EQ(slow->frames_completed, 1u);
+  EXPECT_NEAR(slow->frames_per_second, 1.0 / 3.0, 1e-12);
+}
+
+TEST(Methodology, BadSimSpecsAreNamed) {
+  for (const char* spec : {"sim:depth=0", "sim:compute=-1ms", "sim:bw=fast", "sim:warp=9",
+                           "sim:duplex=triple", "sim:jitter=2"}) {
+    auto d = open_device(spec);
+    ASSERT_FALSE(d.has_value()) << spec;
+    EXPECT_EQ(d.error().code, ErrorCode::invalid_argument) << spec;
+  }
+  auto d = open_device("sim:warp=9");
+  EXPECT_NE(d.error().message.find("warp"), std::string::npos);
+  auto u = open_device("tpu");
+  ASSERT_FALSE(u.has_value());
+  EXPECT_NE(u.error().message.find("unknown device 'tpu'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rig

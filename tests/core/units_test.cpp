@@ -1,0 +1,60 @@
+#include "rig/units.hpp"
+
+#include <gtest/gtest.h>
+
+namespace rig {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Units, Durations) {
+  EXPECT_EQ(*parse_duration("2.27ms"), Nanos(2270000));
+  EXPECT_EQ(*parse_duration("3s"), Nanos(3000000000));
+  EXPECT_EQ(*parse_duration("500us"), Nanos(500000));
+  EXPECT_EQ(*parse_duration("10m"), Nanos(600000000000));
+  EXPECT_EQ(*parse_duration("1e-3s"), Nanos(1000000));
+  EXPECT_EQ(parse_duration("10").error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(parse_duration("10").error().message.find("needs a unit"), std::string::npos);
+  EXPECT_FALSE(parse_duration("fast").has_value());
+  EXPECT_FALSE(parse_duration("3 parsecs").has_value());
+}
+
+TEST(Units, SizesUseSiAndBinaryPrefixes) {
+  EXPECT_DOUBLE_EQ(*parse_bytes("1MB"), 1e6);
+  EXPECT_DOUBLE_EQ(*parse_bytes("1MiB"), 1048576);
+  EXPECT_DOUBLE_EQ(*parse_bytes("150528"), 150528);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("290MB/s"), 290e6);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("1.2GB/s"), 1.2e9);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("100MiB/s"), 100 * 1048576.0);
+  EXPECT_FALSE(parse_bandwidth("290MB").has_value());
+  EXPECT_FALSE(parse_bytes("3 furlongs").has_value());
+}
+
+TEST(Units, Specs) {
+  auto s = parse_spec("sim:compute=2.27ms,bw=290MB/s,lat=0.45ms,depth=32");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->kind, "sim");
+  EXPECT_EQ(s->params.at("bw"), "290MB/s");
+  EXPECT_EQ(s->params.size(), 4u);
+  EXPECT_EQ(parse_spec("cpu")->kind, "cpu");
+  EXPECT_FALSE(parse_spec("sim:compute").has_value());
+  EXPECT_FALSE(parse_spec("sim:depth=1,depth=2").has_value());
+  EXPECT_FALSE(parse_spec("").has_value());
+}
+
+TEST(Units, Counts) {
+  EXPECT_EQ(*parse_count("32"), 32u);
+  EXPECT_FALSE(parse_count("-1").has_value());
+  EXPECT_FALSE(parse_count("1.5").has_value());
+}
+
+TEST(Units, Formatting) {
+  EXPECT_EQ(format_ms(2.27), "2.270 ms");
+  EXPECT_EQ(format_ms(0.5), "500.0 us");
+  EXPECT_EQ(format_ms(1500), "1.500 s");
+  EXPECT_EQ(format_bytes(150528), "150.5 kB");
+  EXPECT_EQ(format_rate(290e6), "290.0 MB/s");
+}
+
+}  // namespace
+}  // namespace rig
