@@ -45,7 +45,11 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   r.effective.depth = depth;
 
   auto cold = cold_start(device, model, depth, settings.seed);
-  if (!cold) return tl::unexpected(cold.error());
+  if (!cold) {
+    Error e = cold.error();
+    e.message = "model '" + (model.path.empty() ? model.name : model.path) + "': " + e.message;
+    return tl::unexpected(e);
+  }
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   const Workspace& ws = cold->workspace;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <queue>
 #include <thread>
@@ -117,16 +118,20 @@ Result<SimParams> parse_params(const Spec& spec) {
 }
 
 std::string effective_spec(const SimParams& p) {
-  auto ms = [](Nanos d) { return format_fixed(static_cast<double>(d.count()) / 1e6, 6) + "ms"; };
-  auto mbs = [](double b) { return format_fixed(b / 1e6, 6) + "MB/s"; };
+  auto compact = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return std::string(buf);
+  };
+  auto ms = [&](Nanos d) { return compact(static_cast<double>(d.count()) / 1e6) + "ms"; };
+  auto mbs = [&](double b) { return compact(b / 1e6) + "MB/s"; };
   std::string s = "sim:compute=" + ms(p.compute) + ",bw_in=" + mbs(p.bw_in) +
                   ",bw_out=" + mbs(p.bw_out) + ",lat=" + ms(p.latency) +
                   ",depth=" + std::to_string(p.depth) + ",load=" + ms(p.load) +
                   ",first=" + ms(p.first) + ",duplex=" + (p.full_duplex ? "full" : "half");
-  if (p.drift != 0) s += ",drift=" + format_fixed(p.drift, 6);
-  if (p.slow_at >= Nanos(0))
-    s += ",slow_at=" + ms(p.slow_at) + ",slow_factor=" + format_fixed(p.slow_factor, 6);
-  if (p.jitter != 0) s += ",jitter=" + format_fixed(p.jitter, 6) + ",seed=" + std::to_string(p.seed);
+  if (p.drift != 0) s += ",drift=" + compact(p.drift);
+  if (p.slow_at >= Nanos(0)) s += ",slow_at=" + ms(p.slow_at) + ",slow_factor=" + compact(p.slow_factor);
+  if (p.jitter != 0) s += ",jitter=" + compact(p.jitter) + ",seed=" + std::to_string(p.seed);
   if (p.realtime) s += ",realtime=1";
   return s;
 }
