@@ -1,0 +1,118 @@
+// rig's overhead on the cpu device: the steady rate rig measures against a
+// bare loop that calls OpenCV's forward() on the same model, in the same run.
+//
+// Both sides run one inference at a time on one cv::dnn::Net with the same
+// thread count: the bare loop calls setInput + forward + copies the output;
+// rig drives its cpu device (1 worker) at depth 1 through measure_steady.
+// Pairs are interleaved A B A B so drift on a noisy host hits both; the
+// figure is the median of the per-pair ratios. Target: rig / bare >= 0.98.
+//
+// usage: overhead_bench [MODEL] [--pairs N] [--seconds S]
+#include <opencv2/core.hpp>
+#include <opencv2/dnn.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "rig/engine.hpp"
+#include "rig/model.hpp"
+#include "rig/stats.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double bare_rate(cv::dnn::Net& net, const cv::Mat& input, std::vector<float>& out, double seconds) {
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration<double>(seconds);
+  uint64_t n = 0;
+  auto now = start;
+  while (now < end) {
+    net.setInput(input);
+    cv::Mat y = net.forward();
+    std::memcpy(out.data(), y.ptr<float>(), std::min(out.size() * sizeof(float), y.total() * y.elemSize()));
+    ++n;
+    now = Clock::now();
+  }
+  return static_cast<double>(n) / std::chrono::duration<double>(now - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_path;
+  int pairs = 5;
+  double seconds = 4;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--pairs" && i + 1 < argc) pairs = std::atoi(argv[++i]);
+    else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
+    else model_path = a;
+  }
+  if (model_path.empty()) {
+    auto demo = rig::ensure_demo_model(rig::default_cache_dir());
+    if (!demo) {
+      std::fprintf(stderr, "%s\n", demo.error().to_string().c_str());
+      return 1;
+    }
+    model_path = *demo;
+  }
+  auto bytes = rig::read_file(model_path);
+  auto info = bytes ? rig::inspect_onnx(*bytes, model_path) : tl::unexpected(bytes.error());
+  if (!info) {
+    std::fprintf(stderr, "%s\n", info.error().to_string().c_str());
+    return 1;
+  }
+  const auto& in = info->inputs.at(0);
+  std::vector<int> shape(in.shape.begin(), in.shape.end());
+
+  // Reference: a bare OpenCV net.
+  cv::dnn::Net net = cv::dnn::readNetFromONNX(model_path);
+  cv::Mat input(static_cast<int>(shape.size()), shape.data(), CV_32F);
+  cv::randu(input, 0.0, 1.0);
+  std::vector<float> out(info->output_bytes() / sizeof(float));
+  net.setInput(input);
+  net.forward();  // warm
+
+  // Subject: rig's cpu device through the engine.
+  auto device = rig::open_device("cpu:workers=1,depth=1");
+  if (!device) {
+    std::fprintf(stderr, "%s\n", device.error().to_string().c_str());
+    return 1;
+  }
+  rig::ModelSource source;
+  source.path = model_path;
+  auto cold = rig::cold_start(**device, source, 1, 1);
+  if (!cold) {
+    std::fprintf(stderr, "%s\n", cold.error().to_string().c_str());
+    return 1;
+  }
+  rig::SteadySettings s;
+  s.depth = 1;
+  s.min_duration = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  s.min_inferences = 10;
+  s.max_duration_factor = 1.0;
+  s.warmup_max = std::chrono::milliseconds(500);
+  s.warmup_window = std::chrono::milliseconds(250);
+
+  std::printf("model %s, %d interleaved pairs of %.1f s, OpenCV threads %d\n", model_path.c_str(),
+              pairs, seconds, cv::getNumThreads());
+  std::vector<double> ratios, bare_rates, rig_rates;
+  for (int p = 0; p < pairs; ++p) {
+    const double bare = bare_rate(net, input, out, seconds);
+    const auto r = rig::measure_steady(**device, cold->workspace, s);
+    ratios.push_back(r.rate / bare);
+    bare_rates.push_back(bare);
+    rig_rates.push_back(r.rate);
+    std::printf("  pair %d: bare %.2f /s, rig %.2f /s, ratio %.4f\n", p + 1, bare, r.rate, r.rate / bare);
+  }
+  const auto ratio = rig::summarize(ratios);
+  std::printf("median bare %.2f /s, median rig %.2f /s\n", *rig::summarize(bare_rates).median,
+              *rig::summarize(rig_rates).median);
+  std::printf("rig / bare forward(): median %.4f (min %.4f, max %.4f); target >= 0.98: %s\n",
+              *ratio.median, *ratio.min, *ratio.max, *ratio.median >= 0.98 ? "met" : "NOT met");
+  return 0;
+}
