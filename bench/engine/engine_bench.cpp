@@ -107,13 +107,15 @@ int main(int argc, char** argv) {
     if (name.rfind("BM_BareSimLoop", 0) == 0) bare = ns;
     if (name.rfind("BM_EngineOnSim", 0) == 0) engine = ns;
   }
-  std::printf("\nper completed inference: bare sim loop %.1f ns, engine on sim %.1f ns\n", bare, engine);
+  std::printf("\nper completed inference: bare sim loop %.1f ns, engine on sim %.1f ns\n", bare,
+              engine);
   std::printf("engine bookkeeping: %.1f ns per inference (target <= 100 ns): %s\n", engine - bare,
               engine - bare <= 100 ? "met" : "NOT met");
   const long one = rss_growth_kib(1);
   const long ten = rss_growth_kib(10);
-  std::printf("peak RSS growth: 1-minute virtual run %ld KiB, 10-minute run %ld KiB (60M inferences)\n",
-              one, ten);
+  std::printf(
+      "peak RSS growth: 1-minute virtual run %ld KiB, 10-minute run %ld KiB (60M inferences)\n",
+      one, ten);
   std::printf("memory bounded (10-minute growth <= 1-minute growth + 1 MiB): %s\n",
               ten <= one + 1024 ? "yes" : "NO");
   return 0;

@@ -33,7 +33,8 @@ double bare_rate(cv::dnn::Net& net, const cv::Mat& input, std::vector<float>& ou
   while (now < end) {
     net.setInput(input);
     cv::Mat y = net.forward();
-    std::memcpy(out.data(), y.ptr<float>(), std::min(out.size() * sizeof(float), y.total() * y.elemSize()));
+    std::memcpy(out.data(), y.ptr<float>(),
+                std::min(out.size() * sizeof(float), y.total() * y.elemSize()));
     ++n;
     now = Clock::now();
   }
@@ -48,9 +49,12 @@ int main(int argc, char** argv) {
   double seconds = 4;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--pairs" && i + 1 < argc) pairs = std::atoi(argv[++i]);
-    else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
-    else model_path = a;
+    if (a == "--pairs" && i + 1 < argc)
+      pairs = std::atoi(argv[++i]);
+    else if (a == "--seconds" && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
+    else
+      model_path = a;
   }
   if (model_path.empty()) {
     auto demo = rig::ensure_demo_model(rig::default_cache_dir());
@@ -107,7 +111,8 @@ int main(int argc, char** argv) {
     ratios.push_back(r.rate / bare);
     bare_rates.push_back(bare);
     rig_rates.push_back(r.rate);
-    std::printf("  pair %d: bare %.2f /s, rig %.2f /s, ratio %.4f\n", p + 1, bare, r.rate, r.rate / bare);
+    std::printf("  pair %d: bare %.2f /s, rig %.2f /s, ratio %.4f\n", p + 1, bare, r.rate,
+                r.rate / bare);
   }
   const auto ratio = rig::summarize(ratios);
   std::printf("median bare %.2f /s, median rig %.2f /s\n", *rig::summarize(bare_rates).median,

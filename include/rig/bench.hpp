@@ -16,11 +16,11 @@ namespace rig {
 
 // What the user asked for. Defaults keep the demo near a minute on 2 cores.
 struct BenchSettings {
-  std::string model;                  // path to an ONNX model ("" = built-in demo)
-  std::string device = "cpu";         // device spec
-  uint32_t depth = 0;                 // requests in flight; 0 = the device's queue depth
+  std::string model;                         // path to an ONNX model ("" = built-in demo)
+  std::string device = "cpu";                // device spec
+  uint32_t depth = 0;                        // requests in flight; 0 = the device's queue depth
   Nanos duration{std::chrono::seconds(10)};  // measured time per repeat, at least
-  uint64_t min_inferences = 100;      // per repeat, at least
+  uint64_t min_inferences = 100;             // per repeat, at least
   uint32_t repeats = 3;
   uint32_t windows = 10;              // per repeat
   double stability_tolerance = 0.05;  // windows (last 3) must agree within this
@@ -31,7 +31,7 @@ struct BenchSettings {
   Nanos request_timeout{std::chrono::seconds(30)};
   size_t reservoir_capacity = 10000;
   uint64_t seed = 1;
-  double overhead_limit = 0.05;       // flag the rig when its bookkeeping exceeds this share
+  double overhead_limit = 0.05;  // flag the rig when its bookkeeping exceeds this share
 };
 
 // Checks ranges (depth >= 1 once resolved, positive durations, ...); the
@@ -41,7 +41,7 @@ Result<void> validate(const BenchSettings& settings);
 struct SteadyResult {
   uint32_t depth = 0;
   std::vector<SteadyRepeat> repeats;
-  Summary rate;  // across repeats, inferences per second
+  Summary rate;                             // across repeats, inferences per second
   std::optional<double> time_per_frame_ms;  // 1000 / median rate
   bool stable = false;                      // every repeat stable and repeats agree
 };

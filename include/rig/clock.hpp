@@ -22,8 +22,7 @@ class Clock {
 class SteadyClock final : public Clock {
  public:
   Nanos now() const override {
-    return std::chrono::duration_cast<Nanos>(
-        std::chrono::steady_clock::now().time_since_epoch());
+    return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now().time_since_epoch());
   }
   bool is_virtual() const override { return false; }
 };

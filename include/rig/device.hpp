@@ -54,9 +54,9 @@ struct ModelInfo {
 
 // Where a model comes from: a path on the host, or bytes already in memory.
 struct ModelSource {
-  std::string path;                // used when bytes is empty
-  std::vector<std::byte> bytes;    // the serialized model (ONNX)
-  std::string name;                // display name; defaults to the path's stem
+  std::string path;              // used when bytes is empty
+  std::vector<std::byte> bytes;  // the serialized model (ONNX)
+  std::string name;              // display name; defaults to the path's stem
 };
 
 // Breakdown of load(). Phases a device cannot separate are reported as 0 with
@@ -83,7 +83,7 @@ struct Bindings {
 };
 
 struct Completion {
-  uint64_t tag = 0;   // the tag given to submit()
+  uint64_t tag = 0;  // the tag given to submit()
   BindingId binding = 0;
   std::optional<Error> error;  // set when this inference failed
   InferenceTimings timings;
@@ -109,11 +109,11 @@ struct ByteCounters {
 };
 
 struct DeviceInfo {
-  std::string spec;         // the effective spec, all parameters spelled out
-  std::string kind;         // "cpu", "sim", "remote"
-  std::string description;  // human readable
-  uint32_t queue_depth = 1; // max requests in flight
-  bool in_process = true;   // false when a link is crossed
+  std::string spec;                               // the effective spec, all parameters spelled out
+  std::string kind;                               // "cpu", "sim", "remote"
+  std::string description;                        // human readable
+  uint32_t queue_depth = 1;                       // max requests in flight
+  bool in_process = true;                         // false when a link is crossed
   std::map<std::string, std::string> properties;  // device-specific facts
   std::vector<std::string> warnings;              // e.g. reduced-performance power mode
 };

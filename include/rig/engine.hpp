@@ -33,12 +33,12 @@ struct Workspace {
 };
 
 struct TtfoResult {
-  Nanos load{0};             // Device::load: read + parse + compile
+  Nanos load{0};  // Device::load: read + parse + compile
   LoadTimings load_breakdown;
   Nanos allocate{0};         // allocate caller buffers + bind
   Nanos first_inference{0};  // the first run: first transfer in + compute + out
   InferenceTimings first_timings;
-  Nanos total{0};            // load + allocate + first_inference
+  Nanos total{0};  // load + allocate + first_inference
 };
 
 struct ColdStart {
@@ -56,7 +56,7 @@ Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t 
 Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots, uint64_t seed);
 
 struct LatencySettings {
-  uint64_t samples = 200;         // lone frames to time
+  uint64_t samples = 200;                       // lone frames to time
   Nanos max_duration{std::chrono::seconds(5)};  // stop earlier when this passes
   Nanos request_timeout{std::chrono::seconds(30)};
 };
@@ -77,12 +77,12 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
                               const LatencySettings& settings);
 
 struct SteadySettings {
-  uint32_t depth = 1;                             // requests kept in flight
-  Nanos min_duration{std::chrono::seconds(10)};   // measured time per repeat, at least
-  uint64_t min_inferences = 100;                  // completions per repeat, at least
-  uint32_t windows = 10;                          // window length = min_duration / windows
-  double stability_tolerance = 0.05;              // last 3 windows: (max-min)/median
-  double max_duration_factor = 2.0;               // keep going while unstable, up to this x
+  uint32_t depth = 1;                            // requests kept in flight
+  Nanos min_duration{std::chrono::seconds(10)};  // measured time per repeat, at least
+  uint64_t min_inferences = 100;                 // completions per repeat, at least
+  uint32_t windows = 10;                         // window length = min_duration / windows
+  double stability_tolerance = 0.05;             // last 3 windows: (max-min)/median
+  double max_duration_factor = 2.0;              // keep going while unstable, up to this x
   Nanos warmup_window{std::chrono::milliseconds(500)};
   Nanos warmup_max{std::chrono::seconds(5)};
   Nanos request_timeout{std::chrono::seconds(30)};
@@ -91,10 +91,10 @@ struct SteadySettings {
 };
 
 struct WindowFigure {
-  double start_s = 0;      // since the start of the measured part
+  double start_s = 0;  // since the start of the measured part
   double duration_s = 0;
   uint64_t inferences = 0;
-  double rate = 0;         // inferences per second
+  double rate = 0;  // inferences per second
 };
 
 struct SteadyRepeat {
@@ -108,10 +108,10 @@ struct SteadyRepeat {
   Nanos warmup{0};
   uint64_t warmup_inferences = 0;
   bool warmup_settled = false;
-  Summary latency_ms;       // per-request latency while pipelined (includes queueing)
+  Summary latency_ms;  // per-request latency while pipelined (includes queueing)
   uint64_t errors = 0;
   std::optional<Error> first_error;
-  bool aborted = false;     // stopped early by errors or a timeout
+  bool aborted = false;  // stopped early by errors or a timeout
   // bytes moved during the whole repeat divided by every completed inference
   double payload_in_per_inference = 0, payload_out_per_inference = 0;
   double link_in_per_inference = 0, link_out_per_inference = 0;

@@ -15,10 +15,10 @@
 namespace rig {
 
 Result<Nanos> parse_duration(std::string_view text);
-Result<double> parse_bytes(std::string_view text);            // returns bytes
-Result<double> parse_bandwidth(std::string_view text);        // returns bytes per second
-Result<double> parse_number(std::string_view text);           // plain finite number
-Result<uint64_t> parse_count(std::string_view text);          // non-negative integer
+Result<double> parse_bytes(std::string_view text);      // returns bytes
+Result<double> parse_bandwidth(std::string_view text);  // returns bytes per second
+Result<double> parse_number(std::string_view text);     // plain finite number
+Result<uint64_t> parse_count(std::string_view text);    // non-negative integer
 
 // A device spec "kind:key=value,key=value" split into kind and parameters.
 // Keys are unique; an empty value or a duplicate key is an error.

@@ -37,14 +37,16 @@ int run_bench_command(const BenchOptions& o) {
   s.model = o.model;
   s.device = o.device;
   if (o.depth) {
-    if (*o.depth == 0) return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
+    if (*o.depth == 0)
+      return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
     s.depth = *o.depth;
   }
   auto duration = positive_duration("--duration", o.duration);
   if (!duration) return report_error(duration.error());
   s.duration = *duration;
   auto warm = parse_duration(o.warmup_max);
-  if (!warm) return report_error({ErrorCode::invalid_argument, "--warmup-max: " + warm.error().message});
+  if (!warm)
+    return report_error({ErrorCode::invalid_argument, "--warmup-max: " + warm.error().message});
   s.warmup_max = *warm;
   auto lat = positive_duration("--latency-duration", o.latency_max);
   if (!lat) return report_error(lat.error());
@@ -70,13 +72,15 @@ int run_bench_command(const BenchOptions& o) {
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: measuring %s on %s (about %s per repeat, %u repeats)...\n",
-                 model->path.c_str(), s.device.c_str(), format_duration(s.duration).c_str(), s.repeats);
+                 model->path.c_str(), s.device.c_str(), format_duration(s.duration).c_str(),
+                 s.repeats);
   auto result = run_bench(**device, *model, s);
   if (!result) return report_error(result.error());
   add_library_versions(result->environment);
   std::fputs(format_bench_text(*result).c_str(), stdout);
   if (!o.json.empty()) {
-    if (auto ok = write_json_file(o.json, bench_to_json(*result)); !ok) return report_error(ok.error());
+    if (auto ok = write_json_file(o.json, bench_to_json(*result)); !ok)
+      return report_error(ok.error());
     if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json.c_str());
   }
   return (o.strict && !result->verdict.valid) ? 1 : 0;
@@ -89,23 +93,32 @@ Command add_bench_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "bench", "Measure time to first output, steady-state rate and bytes per inference");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
-  sub->add_option("-d,--device", o->device, "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
+  sub->add_option("-d,--device", o->device,
+                  "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
-  sub->add_option("--duration", o->duration, "measured time per repeat, e.g. 10s")->capture_default_str();
+  sub->add_option("--duration", o->duration, "measured time per repeat, e.g. 10s")
+      ->capture_default_str();
   sub->add_option("--repeats", o->repeats, "repeats of the steady-state measurement")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--windows", o->windows, "windows per repeat (stability compares the last 3)")
-      ->capture_default_str()->check(CLI::Range(3u, 100000u));
+      ->capture_default_str()
+      ->check(CLI::Range(3u, 100000u));
   sub->add_option("--min-inferences", o->min_inferences, "inferences per repeat, at least")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--tolerance", o->tolerance, "stability tolerance of the last 3 windows")
-      ->capture_default_str()->check(CLI::Range(1e-6, 10.0));
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 10.0));
   sub->add_option("--repeat-tolerance", o->repeat_tolerance, "allowed spread across repeats")
-      ->capture_default_str()->check(CLI::Range(1e-6, 10.0));
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 10.0));
   sub->add_option("--warmup-max", o->warmup_max, "cap on the warm-up")->capture_default_str();
-  sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")->capture_default_str();
-  sub->add_option("--latency-duration", o->latency_max, "cap on the lone-frame phase")->capture_default_str();
+  sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
+      ->capture_default_str();
+  sub->add_option("--latency-duration", o->latency_max, "cap on the lone-frame phase")
+      ->capture_default_str();
   sub->add_option("--timeout", o->timeout, "per-request timeout")->capture_default_str();
   sub->add_option("--seed", o->seed, "seed of the input data")->capture_default_str();
   sub->add_option("--json", o->json, "also write the result as JSON to this file");

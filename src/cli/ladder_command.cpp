@@ -3,6 +3,8 @@
 
 namespace rig::cli {
 
-Command add_ladder_command(CLI::App& /*app*/) { return {}; }
+Command add_ladder_command(CLI::App& /*app*/) {
+  return {};
+}
 
 }  // namespace rig::cli

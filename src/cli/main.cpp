@@ -20,8 +20,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "rig 0.1.0");
   std::vector<Command> commands = {
-      add_bench_command(app), add_model_command(app),  add_serve_command(app),
-      add_loop_command(app),  add_ladder_command(app), add_sweep_command(app),
+      add_bench_command(app), add_model_command(app),   add_serve_command(app),
+      add_loop_command(app),  add_ladder_command(app),  add_sweep_command(app),
       add_ab_command(app),    add_predict_command(app),
   };
   try {

@@ -43,11 +43,13 @@ int run_transport(const ModelOptions& o) {
   TransportSpec spec;
   spec.frame = *frame;
   spec.channels = o.channels;
-  if (o.input_type == "u8" || o.input_type == "uint8") spec.input_type = ElementType::u8;
-  else if (o.input_type == "f32" || o.input_type == "float") spec.input_type = ElementType::f32;
+  if (o.input_type == "u8" || o.input_type == "uint8")
+    spec.input_type = ElementType::u8;
+  else if (o.input_type == "f32" || o.input_type == "float")
+    spec.input_type = ElementType::f32;
   else
-    return report_error({ErrorCode::invalid_argument,
-                         "--input must be u8 or f32, got '" + o.input_type + "'"});
+    return report_error(
+        {ErrorCode::invalid_argument, "--input must be u8 or f32, got '" + o.input_type + "'"});
   spec.output_fraction = o.output_fraction;
   return write_model(o.output, build_transport_model(spec));
 }
@@ -72,7 +74,8 @@ int run_inspect(const ModelOptions& o) {
   if (!info) return report_error(info.error());
   auto print = [](const char* dir, const TensorInfo& t) {
     std::string shape;
-    for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? "x" : "") + std::to_string(t.shape[i]);
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      shape += (i ? "x" : "") + std::to_string(t.shape[i]);
     std::printf("  %-6s %-20s %-8s %-20s %zu bytes\n", dir, t.name.c_str(),
                 std::string(to_string(t.type)).c_str(), shape.c_str(), t.bytes);
   };
@@ -92,21 +95,28 @@ Command add_model_command(CLI::App& app) {
       "transport", "1x1 convolution with negligible compute: a model that measures the link");
   transport->add_option("-o,--output", o->output, "output .onnx file")->required();
   transport->add_option("--frame", o->frame, "512p, 720p, 1080p, 4k or WxH")->capture_default_str();
-  transport->add_option("--input", o->input_type, "input element type: u8 or f32")->capture_default_str();
-  transport->add_option("--channels", o->channels, "input channels")->capture_default_str()
+  transport->add_option("--input", o->input_type, "input element type: u8 or f32")
+      ->capture_default_str();
+  transport->add_option("--channels", o->channels, "input channels")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   transport->add_option("--out-fraction", o->output_fraction, "output bytes / input bytes")
       ->capture_default_str();
   CLI::App* cnn = sub->add_subcommand("cnn", "N x (conv3x3 + ReLU), global average pool, Gemm");
   cnn->add_option("-o,--output", o->output, "output .onnx file")->required();
   cnn->add_option("--frame", o->cnn_frame, "input frame, WxH or a name")->capture_default_str();
-  cnn->add_option("--layers", o->layers, "conv layers")->capture_default_str()->check(CLI::Range(1, 256));
-  cnn->add_option("--width", o->width, "channels per conv layer")->capture_default_str()
+  cnn->add_option("--layers", o->layers, "conv layers")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  cnn->add_option("--width", o->width, "channels per conv layer")
+      ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  cnn->add_option("--classes", o->classes, "outputs of the final Gemm")->capture_default_str()
+  cnn->add_option("--classes", o->classes, "outputs of the final Gemm")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   cnn->add_option("--seed", o->seed, "seed of the random weights")->capture_default_str();
-  CLI::App* inspect = sub->add_subcommand("inspect", "Show a model's inputs and outputs with byte sizes");
+  CLI::App* inspect =
+      sub->add_subcommand("inspect", "Show a model's inputs and outputs with byte sizes");
   inspect->add_option("model", o->inspect_path, "ONNX file")->required();
   return {sub, [o, transport, cnn, inspect] {
             if (transport->parsed()) return run_transport(*o);

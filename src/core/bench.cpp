@@ -37,9 +37,9 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   const uint32_t device_depth = std::max<uint32_t>(1, r.device.queue_depth);
   uint32_t depth = settings.depth == 0 ? device_depth : settings.depth;
   if (depth > device_depth) {
-    r.verdict.warnings.push_back("depth " + std::to_string(depth) + " exceeds the device's queue depth " +
-                                 std::to_string(device_depth) + "; clamped to " +
-                                 std::to_string(device_depth));
+    r.verdict.warnings.push_back(
+        "depth " + std::to_string(depth) + " exceeds the device's queue depth " +
+        std::to_string(device_depth) + "; clamped to " + std::to_string(device_depth));
     depth = device_depth;
   }
   r.effective.depth = depth;
@@ -67,8 +67,9 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   ss.windows = settings.windows;
   ss.stability_tolerance = settings.stability_tolerance;
   ss.warmup_max = settings.warmup_max;
-  ss.warmup_window = std::max<Nanos>(Nanos(1), std::min<Nanos>(std::chrono::milliseconds(500),
-                                                                settings.duration / settings.windows));
+  ss.warmup_window = std::max<Nanos>(
+      Nanos(1),
+      std::min<Nanos>(std::chrono::milliseconds(500), settings.duration / settings.windows));
   ss.request_timeout = settings.request_timeout;
   ss.reservoir_capacity = settings.reservoir_capacity;
   r.steady.depth = depth;
@@ -102,7 +103,8 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
     r.bytes.link_out /= n;
   }
   if (r.steady.rate.median) {
-    r.bytes.payload_mb_per_s = (r.bytes.payload_in + r.bytes.payload_out) * *r.steady.rate.median / 1e6;
+    r.bytes.payload_mb_per_s =
+        (r.bytes.payload_in + r.bytes.payload_out) * *r.steady.rate.median / 1e6;
     if (r.bytes.link_in + r.bytes.link_out > 0)
       r.bytes.link_mb_per_s = (r.bytes.link_in + r.bytes.link_out) * *r.steady.rate.median / 1e6;
   }
@@ -144,8 +146,8 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
     if (!first_error && rep.first_error) first_error = rep.first_error;
   }
   if (errors > 0)
-    v.reasons.push_back(std::to_string(errors) + " inference(s) failed; first: " +
-                        first_error->to_string());
+    v.reasons.push_back(std::to_string(errors) +
+                        " inference(s) failed; first: " + first_error->to_string());
   if (r.steady.repeats.size() < settings.repeats)
     v.reasons.push_back("only " + std::to_string(r.steady.repeats.size()) + " of " +
                         std::to_string(settings.repeats) + " repeats ran");
@@ -159,12 +161,12 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
                           "); raise --duration or check the device");
     if (!rep.stable) {
       all_stable = false;
-      v.reasons.push_back(
-          which + ": not stable (last 3 windows differ by " +
-          (rep.last_windows_spread ? format_fixed(*rep.last_windows_spread * 100, 1) + "%"
-                                   : std::string("n/a: fewer than 3 windows")) +
-          " > " + format_fixed(settings.stability_tolerance * 100, 1) +
-          "%); check for throttling or contention, or raise --duration");
+      v.reasons.push_back(which + ": not stable (last 3 windows differ by " +
+                          (rep.last_windows_spread
+                               ? format_fixed(*rep.last_windows_spread * 100, 1) + "%"
+                               : std::string("n/a: fewer than 3 windows")) +
+                          " > " + format_fixed(settings.stability_tolerance * 100, 1) +
+                          "%); check for throttling or contention, or raise --duration");
     }
     if (!rep.warmup_settled && !rep.aborted)
       v.warnings.push_back(which + ": warm-up hit its cap of " +
@@ -178,12 +180,13 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   }
   r.steady.stable = all_stable && !r.steady.repeats.empty();
   if (r.latency.samples < 10)
-    v.reasons.push_back("lone-frame latency: too few samples (" + std::to_string(r.latency.samples) +
-                        " < 10)");
+    v.reasons.push_back("lone-frame latency: too few samples (" +
+                        std::to_string(r.latency.samples) + " < 10)");
   for (const auto& w : r.environment.warnings) v.warnings.push_back(w);
   for (const auto& w : r.device.warnings) v.warnings.push_back("device: " + w);
   if (r.virtual_clock)
-    v.warnings.push_back("virtual clock: figures are the sim device's model, not a measurement of hardware");
+    v.warnings.push_back(
+        "virtual clock: figures are the sim device's model, not a measurement of hardware");
   v.valid = v.reasons.empty();
   return r;
 }

@@ -6,8 +6,12 @@
 namespace rig {
 namespace {
 
-double ns_to_ms(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
-double ns_to_s(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
+double ns_to_ms(Nanos d) {
+  return static_cast<double>(d.count()) / 1e6;
+}
+double ns_to_s(Nanos d) {
+  return static_cast<double>(d.count()) / 1e9;
+}
 
 uint64_t splitmix(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -34,7 +38,9 @@ void fill_input(std::vector<std::byte>& buffer, ElementType type, uint64_t seed)
   }
 }
 
-Summary summarize_ms(const std::vector<double>& v) { return summarize(v); }
+Summary summarize_ms(const std::vector<double>& v) {
+  return summarize(v);
+}
 
 }  // namespace
 
@@ -46,8 +52,7 @@ Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots
     const size_t first = workspace.buffers.size();
     for (size_t i = 0; i < model.inputs.size(); ++i) {
       workspace.buffers.emplace_back(model.inputs[i].bytes);
-      fill_input(workspace.buffers.back(), model.inputs[i].type,
-                 seed * 1000003 + slot * 131 + i);
+      fill_input(workspace.buffers.back(), model.inputs[i].type, seed * 1000003 + slot * 131 + i);
     }
     for (const auto& out : model.outputs) workspace.buffers.emplace_back(out.bytes);
     for (size_t i = 0; i < model.inputs.size(); ++i) {
@@ -120,13 +125,12 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   r.transfer_out_ms = summarize_ms(tout);
   r.queue_wait_ms = summarize_ms(qwait);
   if (r.overall_ms.median && r.hardware_ms.median && *r.overall_ms.median > 0)
-    r.bus_share = std::max(0.0, (*r.overall_ms.median - *r.hardware_ms.median) /
-                                    *r.overall_ms.median);
+    r.bus_share =
+        std::max(0.0, (*r.overall_ms.median - *r.hardware_ms.median) / *r.overall_ms.median);
   return r;
 }
 
-SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
-                            const SteadySettings& s) {
+SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const SteadySettings& s) {
   Clock& clock = device.clock();
   const bool real_time = !clock.is_virtual();
   SteadyRepeat r;
@@ -162,10 +166,10 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
   std::optional<double> last_warm_rate;
   const uint64_t warm_min = depth;  // at least one full pipeline turnover
 
-  const Nanos window_len = std::max<Nanos>(Nanos(1), s.min_duration / std::max<uint32_t>(1, s.windows));
-  const Nanos max_duration =
-      Nanos(static_cast<int64_t>(static_cast<double>(s.min_duration.count()) *
-                                 std::max(1.0, s.max_duration_factor)));
+  const Nanos window_len =
+      std::max<Nanos>(Nanos(1), s.min_duration / std::max<uint32_t>(1, s.windows));
+  const Nanos max_duration = Nanos(static_cast<int64_t>(
+      static_cast<double>(s.min_duration.count()) * std::max(1.0, s.max_duration_factor)));
   Nanos t_start{0}, window_start{0}, t_last{0};
   uint64_t window_count = 0;
   Nanos waited{0}, bookkeeping{0};
@@ -271,8 +275,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
   if (real_time && r.inferences > 0) {
     r.bookkeeping_ns_per_inference =
         static_cast<double>(bookkeeping.count()) / static_cast<double>(all_completed);
-    if (r.elapsed > Nanos(0))
-      r.wait_fraction = std::min(1.0, ns_to_s(waited) / ns_to_s(r.elapsed));
+    if (r.elapsed > Nanos(0)) r.wait_fraction = std::min(1.0, ns_to_s(waited) / ns_to_s(r.elapsed));
   }
   return r;
 }

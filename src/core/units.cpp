@@ -21,9 +21,9 @@ Result<std::pair<double, std::string_view>> split_number(std::string_view text,
                                                          std::string_view what) {
   text = trim(text);
   size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
-                             text[i] == 'e' || text[i] == 'E' || text[i] == '+' ||
-                             text[i] == '-')) {
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == 'e' ||
+          text[i] == 'E' || text[i] == '+' || text[i] == '-')) {
     // an 'e' followed by a letter is a unit, not an exponent
     if ((text[i] == 'e' || text[i] == 'E') &&
         (i + 1 >= text.size() || !(std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
@@ -41,10 +41,9 @@ Result<std::pair<double, std::string_view>> split_number(std::string_view text,
 
 Result<double> size_multiplier(std::string_view unit) {
   static const std::pair<std::string_view, double> table[] = {
-      {"B", 1},           {"", 1},           {"kB", 1e3},       {"KB", 1e3},
-      {"MB", 1e6},        {"GB", 1e9},       {"TB", 1e12},      {"KiB", 1024.0},
-      {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"k", 1e3},    {"K", 1e3},
-      {"M", 1e6},         {"G", 1e9},
+      {"B", 1},    {"", 1},      {"kB", 1e3},     {"KB", 1e3},        {"MB", 1e6},
+      {"GB", 1e9}, {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"k", 1e3},  {"K", 1e3},   {"M", 1e6},      {"G", 1e9},
   };
   for (const auto& [name, mult] : table)
     if (unit == name) return mult;
@@ -59,12 +58,18 @@ Result<Nanos> parse_duration(std::string_view text) {
   if (!parts) return tl::unexpected(parts.error());
   auto [value, unit] = *parts;
   double ns_per = 0;
-  if (unit == "ns") ns_per = 1;
-  else if (unit == "us") ns_per = 1e3;
-  else if (unit == "ms") ns_per = 1e6;
-  else if (unit == "s") ns_per = 1e9;
-  else if (unit == "m" || unit == "min") ns_per = 60e9;
-  else if (unit == "h") ns_per = 3600e9;
+  if (unit == "ns")
+    ns_per = 1;
+  else if (unit == "us")
+    ns_per = 1e3;
+  else if (unit == "ms")
+    ns_per = 1e6;
+  else if (unit == "s")
+    ns_per = 1e9;
+  else if (unit == "m" || unit == "min")
+    ns_per = 60e9;
+  else if (unit == "h")
+    ns_per = 3600e9;
   else if (unit.empty())
     return fail(ErrorCode::invalid_argument,
                 "duration '" + std::string(trim(text)) + "' needs a unit (ns, us, ms, s, m, h)");
@@ -73,7 +78,8 @@ Result<Nanos> parse_duration(std::string_view text) {
                                                  "' in '" + std::string(trim(text)) + "'");
   const double ns = value * ns_per;
   if (ns > 1e18 || ns < -1e18)
-    return fail(ErrorCode::invalid_argument, "duration '" + std::string(trim(text)) + "' is too large");
+    return fail(ErrorCode::invalid_argument,
+                "duration '" + std::string(trim(text)) + "' is too large");
   return Nanos(static_cast<int64_t>(std::llround(ns)));
 }
 
@@ -87,11 +93,13 @@ Result<double> parse_bytes(std::string_view text) {
 
 Result<double> parse_bandwidth(std::string_view text) {
   std::string_view t = trim(text);
-  if (t.size() >= 2 && t.substr(t.size() - 2) == "/s") t.remove_suffix(2);
-  else if (t.size() >= 2 && t.substr(t.size() - 2) == "ps") t.remove_suffix(2);
+  if (t.size() >= 2 && t.substr(t.size() - 2) == "/s")
+    t.remove_suffix(2);
+  else if (t.size() >= 2 && t.substr(t.size() - 2) == "ps")
+    t.remove_suffix(2);
   else
-    return fail(ErrorCode::invalid_argument,
-                "bandwidth '" + std::string(trim(text)) + "' needs a unit per second, e.g. 290MB/s");
+    return fail(ErrorCode::invalid_argument, "bandwidth '" + std::string(trim(text)) +
+                                                 "' needs a unit per second, e.g. 290MB/s");
   return parse_bytes(t);
 }
 
@@ -160,7 +168,9 @@ std::string format_ms(double ms) {
   return format_fixed(ms, decimals_for(ms)) + " ms";
 }
 
-std::string format_duration(Nanos d) { return format_ms(static_cast<double>(d.count()) / 1e6); }
+std::string format_duration(Nanos d) {
+  return format_ms(static_cast<double>(d.count()) / 1e6);
+}
 
 std::string format_bytes(double bytes) {
   if (!std::isfinite(bytes)) return "n/a";

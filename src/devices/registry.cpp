@@ -16,9 +16,9 @@ Result<std::unique_ptr<Device>> open_device(std::string_view spec_text) {
   if (!spec) return tl::unexpected(spec.error());
   if (spec->kind == "cpu") return open_cpu_device(*spec);
   if (spec->kind == "sim") return open_sim_device(*spec);
-  return fail(ErrorCode::invalid_argument,
-              "unknown device '" + spec->kind +
-                  "' (known: cpu, sim:..., tcp://HOST:PORT, unix:PATH)");
+  return fail(
+      ErrorCode::invalid_argument,
+      "unknown device '" + spec->kind + "' (known: cpu, sim:..., tcp://HOST:PORT, unix:PATH)");
 }
 
 }  // namespace rig

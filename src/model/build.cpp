@@ -135,8 +135,8 @@ Result<std::vector<std::byte>> build_transport_model(const TransportSpec& spec) 
     return fail(ErrorCode::invalid_argument, "transport output fraction must be > 0");
 
   const int64_t h = spec.frame.height, w = spec.frame.width, c = spec.channels;
-  const double input_bytes = static_cast<double>(c * h * w) *
-                             static_cast<double>(element_size(spec.input_type));
+  const double input_bytes =
+      static_cast<double>(c * h * w) * static_cast<double>(element_size(spec.input_type));
   const double wanted_bytes = spec.output_fraction * input_bytes;
   const double rounded = std::round(wanted_bytes);
   auto cannot = [&](const std::string& why) {
@@ -184,8 +184,7 @@ Result<std::vector<std::byte>> build_transport_model(const TransportSpec& spec) 
   if (spec.input_type != ElementType::f32) {
     // OpenCV feeds a u8 blob as float; the Cast keeps the graph valid ONNX.
     conv_in = "input_f32";
-    add_int(add_node(graph, "Cast", "cast", {"input"}, {conv_in}), "to",
-            onnx::TensorProto::FLOAT);
+    add_int(add_node(graph, "Cast", "cast", {"input"}, {conv_in}), "to", onnx::TensorProto::FLOAT);
   }
   auto* conv = add_node(graph, "Conv", "conv", {conv_in, "weight", "bias"}, {"output"});
   add_ints(conv, "kernel_shape", {1, 1});
@@ -220,8 +219,8 @@ Result<std::vector<std::byte>> build_cnn_model(const CnnSpec& spec) {
                     he_uniform(rng, static_cast<size_t>(spec.channels * fan_in), fan_in));
     add_initializer(graph, "conv" + n + ".bias", {spec.channels},
                     std::vector<float>(static_cast<size_t>(spec.channels), 0.0f));
-    auto* conv = add_node(graph, "Conv", "conv" + n, {x, "conv" + n + ".weight", "conv" + n + ".bias"},
-                          {"conv" + n + ".out"});
+    auto* conv = add_node(graph, "Conv", "conv" + n,
+                          {x, "conv" + n + ".weight", "conv" + n + ".bias"}, {"conv" + n + ".out"});
     add_ints(conv, "kernel_shape", {3, 3});
     add_ints(conv, "strides", {1, 1});
     add_ints(conv, "pads", {1, 1, 1, 1});
@@ -233,8 +232,9 @@ Result<std::vector<std::byte>> build_cnn_model(const CnnSpec& spec) {
   }
   add_node(graph, "GlobalAveragePool", "pool", {x}, {"pool.out"});
   add_int(add_node(graph, "Flatten", "flatten", {"pool.out"}, {"flatten.out"}), "axis", 1);
-  add_initializer(graph, "fc.weight", {spec.classes, spec.channels},
-                  he_uniform(rng, static_cast<size_t>(spec.classes * spec.channels), spec.channels));
+  add_initializer(
+      graph, "fc.weight", {spec.classes, spec.channels},
+      he_uniform(rng, static_cast<size_t>(spec.classes * spec.channels), spec.channels));
   add_initializer(graph, "fc.bias", {spec.classes},
                   std::vector<float>(static_cast<size_t>(spec.classes), 0.0f));
   auto* gemm = add_node(graph, "Gemm", "fc", {"flatten.out", "fc.weight", "fc.bias"}, {"logits"});

@@ -16,7 +16,9 @@
 namespace rig {
 namespace {
 
-std::string errno_text(int err) { return std::generic_category().message(err); }
+std::string errno_text(int err) {
+  return std::generic_category().message(err);
+}
 
 // Closes a file descriptor on scope exit.
 struct FdGuard {
@@ -80,13 +82,12 @@ Result<void> write_file_atomic(const std::string& path, std::span<const std::byt
   if (target.filename().empty())
     return fail(ErrorCode::invalid_argument, "cannot write " + path + ": not a file name");
   // Unique per process and call, so concurrent writers never share a temp file.
-  const fs::path temp = target.parent_path() / ("." + target.filename().string() + ".tmp." +
-                                                std::to_string(::getpid()) + "." +
-                                                std::to_string(counter.fetch_add(1)));
+  const fs::path temp = target.parent_path() /
+                        ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) +
+                         "." + std::to_string(counter.fetch_add(1)));
 
   FdGuard file{::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
-  if (file.fd < 0)
-    return fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
+  if (file.fd < 0) return fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
   auto result = write_all(file.fd, bytes.data(), bytes.size(), path);
   if (result && ::fsync(file.fd) != 0)
     result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
@@ -121,12 +122,11 @@ Result<std::string> ensure_demo_model(const std::string& dir) {
   if (ec) return fail(ErrorCode::io, "cannot create cache directory " + dir + ": " + ec.message());
 
   // The name spells out the spec, so changed defaults never reuse a stale file.
-  const std::string path = dir + "/demo-cnn-" + std::to_string(spec.frame.width) + "x" +
-                           std::to_string(spec.frame.height) + "-in" +
-                           std::to_string(spec.input_channels) + "-c" +
-                           std::to_string(spec.channels) + "-l" + std::to_string(spec.layers) +
-                           "-k" + std::to_string(spec.classes) + "-s" +
-                           std::to_string(spec.seed) + ".onnx";
+  const std::string path =
+      dir + "/demo-cnn-" + std::to_string(spec.frame.width) + "x" +
+      std::to_string(spec.frame.height) + "-in" + std::to_string(spec.input_channels) + "-c" +
+      std::to_string(spec.channels) + "-l" + std::to_string(spec.layers) + "-k" +
+      std::to_string(spec.classes) + "-s" + std::to_string(spec.seed) + ".onnx";
   // Building is deterministic and cheap, so compare rather than trust the file:
   // a truncated or foreign file is replaced.
   if (auto existing = read_file(path); existing && *existing == *model) return path;

@@ -20,11 +20,8 @@ bool parse_side(std::string_view text, int64_t& out) {
 
 Result<FrameSize> parse_frame_size(std::string_view text) {
   static const std::pair<std::string_view, FrameSize> named[] = {
-      {"512p", {512, 512}},
-      {"720p", {1280, 720}},
-      {"1080p", {1920, 1080}},
-      {"4k", {3840, 2160}},
-      {"4K", {3840, 2160}},
+      {"512p", {512, 512}}, {"720p", {1280, 720}}, {"1080p", {1920, 1080}},
+      {"4k", {3840, 2160}}, {"4K", {3840, 2160}},
   };
   for (const auto& [name, size] : named)
     if (text == name) return size;

@@ -14,33 +14,54 @@ namespace onnx_util {
 
 int32_t to_onnx(ElementType t) {
   switch (t) {
-    case ElementType::f32: return onnx::TensorProto::FLOAT;
-    case ElementType::f16: return onnx::TensorProto::FLOAT16;
-    case ElementType::f64: return onnx::TensorProto::DOUBLE;
-    case ElementType::u8: return onnx::TensorProto::UINT8;
-    case ElementType::i8: return onnx::TensorProto::INT8;
-    case ElementType::u16: return onnx::TensorProto::UINT16;
-    case ElementType::i16: return onnx::TensorProto::INT16;
-    case ElementType::i32: return onnx::TensorProto::INT32;
-    case ElementType::i64: return onnx::TensorProto::INT64;
-    case ElementType::boolean: return onnx::TensorProto::BOOL;
+    case ElementType::f32:
+      return onnx::TensorProto::FLOAT;
+    case ElementType::f16:
+      return onnx::TensorProto::FLOAT16;
+    case ElementType::f64:
+      return onnx::TensorProto::DOUBLE;
+    case ElementType::u8:
+      return onnx::TensorProto::UINT8;
+    case ElementType::i8:
+      return onnx::TensorProto::INT8;
+    case ElementType::u16:
+      return onnx::TensorProto::UINT16;
+    case ElementType::i16:
+      return onnx::TensorProto::INT16;
+    case ElementType::i32:
+      return onnx::TensorProto::INT32;
+    case ElementType::i64:
+      return onnx::TensorProto::INT64;
+    case ElementType::boolean:
+      return onnx::TensorProto::BOOL;
   }
   return onnx::TensorProto::UNDEFINED;
 }
 
 std::optional<ElementType> from_onnx(int32_t data_type) {
   switch (data_type) {
-    case onnx::TensorProto::FLOAT: return ElementType::f32;
-    case onnx::TensorProto::FLOAT16: return ElementType::f16;
-    case onnx::TensorProto::DOUBLE: return ElementType::f64;
-    case onnx::TensorProto::UINT8: return ElementType::u8;
-    case onnx::TensorProto::INT8: return ElementType::i8;
-    case onnx::TensorProto::UINT16: return ElementType::u16;
-    case onnx::TensorProto::INT16: return ElementType::i16;
-    case onnx::TensorProto::INT32: return ElementType::i32;
-    case onnx::TensorProto::INT64: return ElementType::i64;
-    case onnx::TensorProto::BOOL: return ElementType::boolean;
-    default: return std::nullopt;
+    case onnx::TensorProto::FLOAT:
+      return ElementType::f32;
+    case onnx::TensorProto::FLOAT16:
+      return ElementType::f16;
+    case onnx::TensorProto::DOUBLE:
+      return ElementType::f64;
+    case onnx::TensorProto::UINT8:
+      return ElementType::u8;
+    case onnx::TensorProto::INT8:
+      return ElementType::i8;
+    case onnx::TensorProto::UINT16:
+      return ElementType::u16;
+    case onnx::TensorProto::INT16:
+      return ElementType::i16;
+    case onnx::TensorProto::INT32:
+      return ElementType::i32;
+    case onnx::TensorProto::INT64:
+      return ElementType::i64;
+    case onnx::TensorProto::BOOL:
+      return ElementType::boolean;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -50,9 +71,8 @@ Result<onnx::ModelProto> parse_model(std::span<const std::byte> bytes) {
     return fail(ErrorCode::unsupported, "models over 2 GiB are not supported");
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return fail(ErrorCode::invalid_argument,
-                "not an ONNX model: " + std::to_string(bytes.size()) +
-                    " bytes that do not parse as onnx.ModelProto");
+    return fail(ErrorCode::invalid_argument, "not an ONNX model: " + std::to_string(bytes.size()) +
+                                                 " bytes that do not parse as onnx.ModelProto");
   // Protobuf accepts many byte strings (unknown fields are skipped); a model
   // worth measuring has a graph with at least one node and one output.
   if (!model.has_graph() || model.graph().node_size() == 0 || model.graph().output_size() == 0)
@@ -90,7 +110,8 @@ void fix_dynamic_dims(onnx::TypeProto* type) {
 Result<TensorInfo> tensor_info(const onnx::ValueInfoProto& value, std::string_view role) {
   const std::string what = std::string(role) + " '" + value.name() + "'";
   if (!value.type().has_tensor_type())
-    return fail(ErrorCode::unsupported, what + " is not a tensor (sequences and maps are not supported)");
+    return fail(ErrorCode::unsupported,
+                what + " is not a tensor (sequences and maps are not supported)");
   const auto& tensor = value.type().tensor_type();
   auto type = onnx_util::from_onnx(tensor.elem_type());
   if (!type)
@@ -127,7 +148,8 @@ Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string nam
 
   bool outputs_static = true;
   for (auto& input : *graph->mutable_input()) fix_dynamic_dims(input.mutable_type());
-  for (const auto& output : graph->output()) outputs_static = outputs_static && fully_static(output.type());
+  for (const auto& output : graph->output())
+    outputs_static = outputs_static && fully_static(output.type());
 
   if (!outputs_static) {
     // Drop the declared shapes that are not fully static and let shape
@@ -139,8 +161,10 @@ Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string nam
       onnx::shape_inference::InferShapes(model);
     } catch (const std::exception& e) {
       return fail(ErrorCode::unsupported,
-                  "model '" + name + "': output shapes are not declared and shape inference "
-                  "failed: " + e.what());
+                  "model '" + name +
+                      "': output shapes are not declared and shape inference "
+                      "failed: " +
+                      e.what());
     }
   }
 

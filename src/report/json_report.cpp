@@ -8,7 +8,9 @@ namespace {
 
 using nlohmann::json;
 
-double ms(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
+double ms(Nanos d) {
+  return static_cast<double>(d.count()) / 1e6;
+}
 
 json optional_ms(const std::optional<Nanos>& d) {
   return d ? json_number(ms(*d)) : json(nullptr);
@@ -34,7 +36,10 @@ json settings_json(const BenchSettings& s) {
 }
 
 json tensor_json(const TensorInfo& t) {
-  return {{"name", t.name}, {"type", std::string(to_string(t.type))}, {"shape", t.shape}, {"bytes", t.bytes}};
+  return {{"name", t.name},
+          {"type", std::string(to_string(t.type))},
+          {"shape", t.shape},
+          {"bytes", t.bytes}};
 }
 
 json timings_json(const InferenceTimings& t) {
@@ -57,11 +62,16 @@ json json_number(std::optional<double> value) {
 }
 
 json json_summary(const Summary& s) {
-  return {{"count", s.count},         {"min", json_number(s.min)},
-          {"median", json_number(s.median)}, {"mean", json_number(s.mean)},
-          {"p90", json_number(s.p90)}, {"p99", json_number(s.p99)},
-          {"max", json_number(s.max)}, {"stddev", json_number(s.stddev)},
-          {"spread", json_number(s.spread)}, {"mdape", json_number(s.mdape)}};
+  return {{"count", s.count},
+          {"min", json_number(s.min)},
+          {"median", json_number(s.median)},
+          {"mean", json_number(s.mean)},
+          {"p90", json_number(s.p90)},
+          {"p99", json_number(s.p99)},
+          {"max", json_number(s.max)},
+          {"stddev", json_number(s.stddev)},
+          {"spread", json_number(s.spread)},
+          {"mdape", json_number(s.mdape)}};
 }
 
 json bench_to_json(const BenchResult& r) {
@@ -144,12 +154,13 @@ json bench_to_json(const BenchResult& r) {
                   {"payload_mb_per_s", json_number(r.bytes.payload_mb_per_s)},
                   {"link_mb_per_s", json_number(r.bytes.link_mb_per_s)}};
 
-  doc["overhead"] = {{"measured", r.overhead.measured},
-                     {"bookkeeping_ns_per_inference", json_number(r.overhead.bookkeeping_ns_per_inference)},
-                     {"bookkeeping_share", json_number(r.overhead.bookkeeping_share)},
-                     {"wait_fraction", json_number(r.overhead.wait_fraction)},
-                     {"limiting", r.overhead.limiting},
-                     {"note", r.overhead.note}};
+  doc["overhead"] = {
+      {"measured", r.overhead.measured},
+      {"bookkeeping_ns_per_inference", json_number(r.overhead.bookkeeping_ns_per_inference)},
+      {"bookkeeping_share", json_number(r.overhead.bookkeeping_share)},
+      {"wait_fraction", json_number(r.overhead.wait_fraction)},
+      {"limiting", r.overhead.limiting},
+      {"note", r.overhead.note}};
 
   doc["verdict"] = {{"status", r.verdict.valid ? "VALID" : "INVALID"},
                     {"valid", r.verdict.valid},
@@ -160,7 +171,8 @@ json bench_to_json(const BenchResult& r) {
 
 Result<void> write_json_file(const std::string& path, const nlohmann::json& document) {
   // error_handler::replace: invalid UTF-8 in device strings never throws.
-  const std::string text = document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string text =
+      document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   return write_file_atomic(path, std::string_view(text));
 }
 

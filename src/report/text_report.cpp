@@ -6,7 +6,9 @@
 namespace rig {
 namespace {
 
-std::string ms_or_na(const std::optional<double>& v) { return v ? format_ms(*v) : "n/a"; }
+std::string ms_or_na(const std::optional<double>& v) {
+  return v ? format_ms(*v) : "n/a";
+}
 
 std::string per_s(const std::optional<double>& v) {
   return v ? format_fixed(*v, *v >= 100 ? 1 : 2) + " /s" : "n/a";
@@ -34,9 +36,11 @@ std::string format_bench_text(const BenchResult& r) {
   out << "  model: ";
   for (size_t i = 0; i < r.model.inputs.size(); ++i)
     out << (i ? ", " : "") << "in " << r.model.inputs[i].name << " "
-        << to_string(r.model.inputs[i].type) << " " << format_bytes(static_cast<double>(r.model.inputs[i].bytes));
+        << to_string(r.model.inputs[i].type) << " "
+        << format_bytes(static_cast<double>(r.model.inputs[i].bytes));
   for (const auto& t : r.model.outputs)
-    out << ", out " << t.name << " " << to_string(t.type) << " " << format_bytes(static_cast<double>(t.bytes));
+    out << ", out " << t.name << " " << to_string(t.type) << " "
+        << format_bytes(static_cast<double>(t.bytes));
   out << "\n\n";
 
   out << "time to first output (cold)\n";
@@ -47,14 +51,16 @@ std::string format_bench_text(const BenchResult& r) {
           format_duration(r.ttfo.load_breakdown.compile));
   row(out, "allocate + bind", format_duration(r.ttfo.allocate));
   row(out, "first inference", format_duration(r.ttfo.first_inference),
-      r.ttfo.first_timings.compute ? "device compute " + format_duration(*r.ttfo.first_timings.compute)
-                                   : "");
+      r.ttfo.first_timings.compute
+          ? "device compute " + format_duration(*r.ttfo.first_timings.compute)
+          : "");
   out << '\n';
 
   out << "steady state (pipelined, warm, depth " << r.steady.depth << ")\n";
   const auto& rate = r.steady.rate;
   row(out, "rate (median of " + std::to_string(rate.count) + ")", per_s(rate.median),
-      r.steady.time_per_frame_ms ? "= " + format_ms(*r.steady.time_per_frame_ms) + " per frame" : "");
+      r.steady.time_per_frame_ms ? "= " + format_ms(*r.steady.time_per_frame_ms) + " per frame"
+                                 : "");
   row(out, "rate min / max", per_s(rate.min) + " / " + per_s(rate.max),
       "spread " + pct(rate.spread));
   for (size_t i = 0; i < r.steady.repeats.size(); ++i) {
@@ -75,7 +81,8 @@ std::string format_bench_text(const BenchResult& r) {
 
   out << "lone-frame latency (depth 1, " << r.latency.samples << " samples)\n";
   const auto& lat = r.latency.overall_ms;
-  row(out, "overall p50 / p90 / p99", ms_or_na(lat.median) + " / " + ms_or_na(lat.p90) + " / " + ms_or_na(lat.p99),
+  row(out, "overall p50 / p90 / p99",
+      ms_or_na(lat.median) + " / " + ms_or_na(lat.p90) + " / " + ms_or_na(lat.p99),
       "max " + ms_or_na(lat.max));
   if (r.latency.hardware_ms.count > 0) {
     row(out, "hardware (device compute) p50", ms_or_na(r.latency.hardware_ms.median));
@@ -91,20 +98,23 @@ std::string format_bench_text(const BenchResult& r) {
       "model declares " + format_bytes(static_cast<double>(r.bytes.model_in)) + " / " +
           format_bytes(static_cast<double>(r.bytes.model_out)));
   if (r.bytes.link_in + r.bytes.link_out > 0)
-    row(out, "on the link in / out", format_bytes(r.bytes.link_in) + " / " + format_bytes(r.bytes.link_out));
+    row(out, "on the link in / out",
+        format_bytes(r.bytes.link_in) + " / " + format_bytes(r.bytes.link_out));
   else
     row(out, "on the link", "0 B", "in-process device: nothing crosses a link");
   row(out, "steady payload traffic",
       r.bytes.payload_mb_per_s ? format_fixed(*r.bytes.payload_mb_per_s, 2) + " MB/s" : "n/a",
       "(in + out) x rate");
-  if (r.bytes.link_mb_per_s) row(out, "steady link traffic", format_fixed(*r.bytes.link_mb_per_s, 2) + " MB/s");
+  if (r.bytes.link_mb_per_s)
+    row(out, "steady link traffic", format_fixed(*r.bytes.link_mb_per_s, 2) + " MB/s");
   out << '\n';
 
   out << "rig overhead\n";
   if (r.overhead.measured)
     row(out, "bookkeeping per inference",
         format_fixed(r.overhead.bookkeeping_ns_per_inference, 0) + " ns",
-        r.overhead.note + "; engine waited " + format_fixed(r.overhead.wait_fraction * 100, 1) + "% of the time");
+        r.overhead.note + "; engine waited " + format_fixed(r.overhead.wait_fraction * 100, 1) +
+            "% of the time");
   else
     row(out, "bookkeeping per inference", "n/a", "not measured on a virtual clock");
   out << '\n';

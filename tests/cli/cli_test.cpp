@@ -61,7 +61,8 @@ constexpr const char* kSim = "-d sim:compute=1ms,bw=1GB/s,depth=4 --duration 2s 
 
 void expect_error(const CliRun& r, int status, const std::string& needle) {
   EXPECT_EQ(r.status, status) << r.output;
-  EXPECT_NE(r.output.find(needle), std::string::npos) << "missing '" << needle << "' in:\n" << r.output;
+  EXPECT_NE(r.output.find(needle), std::string::npos) << "missing '" << needle << "' in:\n"
+                                                      << r.output;
   EXPECT_NE(r.output.find("rig: error:"), std::string::npos) << r.output;
 }
 
@@ -120,7 +121,8 @@ TEST_F(Cli, NonPositiveDuration) {
 TEST_F(Cli, UnwritableOutputPath) {
   expect_error(rig("bench " + model_ + " " + kSim + " --json " + path("missing/dir/out.json")), 2,
                "does not exist");
-  expect_error(rig("bench " + model_ + " " + kSim + " --json " + dir_.string()), 2, "is a directory");
+  expect_error(rig("bench " + model_ + " " + kSim + " --json " + dir_.string()), 2,
+               "is a directory");
 }
 
 TEST_F(Cli, BadFrameSizeForModelBuilder) {
@@ -147,7 +149,8 @@ TEST_F(Cli, SimBenchWritesCompleteJsonAtomically) {
 }
 
 TEST_F(Cli, StrictExitsNonZeroWhenInvalid) {
-  const CliRun r = rig("bench " + model_ + " -d sim:compute=1ms,drift=0.5 --duration 2s -q --strict");
+  const CliRun r =
+      rig("bench " + model_ + " -d sim:compute=1ms,drift=0.5 --duration 2s -q --strict");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("verdict: INVALID"), std::string::npos) << r.output;
 }

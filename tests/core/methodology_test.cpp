@@ -43,7 +43,9 @@ BenchSettings quick(uint32_t depth) {
   return s;
 }
 
-double ms(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
+double ms(Nanos d) {
+  return static_cast<double>(d.count()) / 1e6;
+}
 
 TEST(Methodology, TtfoBreakdownEqualsConfiguredCosts) {
   // bw 100 MB/s: in 10.48576 ms, out 2.62144 ms; lat 0.5 ms each way.
@@ -127,7 +129,8 @@ TEST(Methodology, DriftingDeviceIsUnstableAndInvalid) {
   EXPECT_FALSE(r->verdict.valid);
   EXPECT_FALSE(r->steady.stable);
   bool named = false;
-  for (const auto& reason : r->verdict.reasons) named |= reason.find("not stable") != std::string::npos;
+  for (const auto& reason : r->verdict.reasons)
+    named |= reason.find("not stable") != std::string::npos;
   EXPECT_TRUE(named);
   // An INVALID run still shows what it saw.
   EXPECT_TRUE(r->steady.rate.median.has_value());
@@ -169,7 +172,8 @@ TEST(Methodology, TooFewSamplesIsInvalid) {
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(r->verdict.valid);
   bool named = false;
-  for (const auto& reason : r->verdict.reasons) named |= reason.find("too few samples") != std::string::npos;
+  for (const auto& reason : r->verdict.reasons)
+    named |= reason.find("too few samples") != std::string::npos;
   EXPECT_TRUE(named);
 }
 

@@ -58,7 +58,8 @@ Result<SimParams> parse_params(const Spec& spec) {
     auto bw = [&](double& out) -> Result<void> {
       auto b = parse_bandwidth(value);
       if (!b) return bad(b.error());
-      if (*b <= 0) return fail(ErrorCode::invalid_argument, "sim parameter " + key + " must be > 0");
+      if (*b <= 0)
+        return fail(ErrorCode::invalid_argument, "sim parameter " + key + " must be > 0");
       out = *b;
       return {};
     };
@@ -72,18 +73,27 @@ Result<SimParams> parse_params(const Spec& spec) {
       return {};
     };
     Result<void> r;
-    if (key == "compute") r = dur(p.compute, true);
+    if (key == "compute")
+      r = dur(p.compute, true);
     else if (key == "bw") {
       r = bw(p.bw_in);
       p.bw_out = p.bw_in;
-    } else if (key == "bw_in") r = bw(p.bw_in);
-    else if (key == "bw_out") r = bw(p.bw_out);
-    else if (key == "lat") r = dur(p.latency, false);
-    else if (key == "load") r = dur(p.load, false);
-    else if (key == "first") r = dur(p.first, false);
-    else if (key == "slow_at") r = dur(p.slow_at, false);
-    else if (key == "slow_factor") r = num(p.slow_factor, 0);
-    else if (key == "drift") r = num(p.drift, 0);
+    } else if (key == "bw_in")
+      r = bw(p.bw_in);
+    else if (key == "bw_out")
+      r = bw(p.bw_out);
+    else if (key == "lat")
+      r = dur(p.latency, false);
+    else if (key == "load")
+      r = dur(p.load, false);
+    else if (key == "first")
+      r = dur(p.first, false);
+    else if (key == "slow_at")
+      r = dur(p.slow_at, false);
+    else if (key == "slow_factor")
+      r = num(p.slow_factor, 0);
+    else if (key == "drift")
+      r = num(p.drift, 0);
     else if (key == "jitter") {
       r = num(p.jitter, 0);
       if (r && p.jitter >= 1)
@@ -99,9 +109,12 @@ Result<SimParams> parse_params(const Spec& spec) {
       if (!n) return bad(n.error());
       p.seed = *n;
     } else if (key == "duplex") {
-      if (value == "half") p.full_duplex = false;
-      else if (value == "full") p.full_duplex = true;
-      else return fail(ErrorCode::invalid_argument, "sim parameter duplex must be half or full");
+      if (value == "half")
+        p.full_duplex = false;
+      else if (value == "full")
+        p.full_duplex = true;
+      else
+        return fail(ErrorCode::invalid_argument, "sim parameter duplex must be half or full");
     } else if (key == "realtime") {
       if (value != "0" && value != "1")
         return fail(ErrorCode::invalid_argument, "sim parameter realtime must be 0 or 1");
@@ -130,7 +143,8 @@ std::string effective_spec(const SimParams& p) {
                   ",depth=" + std::to_string(p.depth) + ",load=" + ms(p.load) +
                   ",first=" + ms(p.first) + ",duplex=" + (p.full_duplex ? "full" : "half");
   if (p.drift != 0) s += ",drift=" + compact(p.drift);
-  if (p.slow_at >= Nanos(0)) s += ",slow_at=" + ms(p.slow_at) + ",slow_factor=" + compact(p.slow_factor);
+  if (p.slow_at >= Nanos(0))
+    s += ",slow_at=" + ms(p.slow_at) + ",slow_factor=" + compact(p.slow_factor);
   if (p.jitter != 0) s += ",jitter=" + compact(p.jitter) + ",seed=" + std::to_string(p.seed);
   if (p.realtime) s += ",realtime=1";
   return s;
@@ -315,9 +329,7 @@ class SimDevice final : public Device {
     uint64_t seq;
     Stage stage;
     uint64_t request;
-    bool operator>(const Event& o) const {
-      return time != o.time ? time > o.time : seq > o.seq;
-    }
+    bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
   // A FIFO resource: busy until free_at, with requests waiting in order.
   struct Resource {
@@ -336,7 +348,8 @@ class SimDevice final : public Device {
       rng_ ^= rng_ >> 12;
       rng_ ^= rng_ << 25;
       rng_ ^= rng_ >> 27;
-      const double u = static_cast<double>((rng_ * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+      const double u =
+          static_cast<double>((rng_ * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
       c *= 1 + p_.jitter * (2 * u - 1);
     }
     Nanos cost(static_cast<int64_t>(std::llround(c)));
@@ -391,8 +404,10 @@ class SimDevice final : public Device {
 
   // Starts a transfer on `ch` now if it is idle, else queues it.
   void request_channel(Resource& ch, uint64_t id, bool output) {
-    if (!ch.busy) begin_transfer(ch, id, output);
-    else ch.waiting.emplace_back(id, output);
+    if (!ch.busy)
+      begin_transfer(ch, id, output);
+    else
+      ch.waiting.emplace_back(id, output);
   }
   void begin_transfer(Resource& ch, uint64_t id, bool output) {
     ch.busy = true;
@@ -427,15 +442,16 @@ class SimDevice final : public Device {
     // determinism checks have something to compare.
     uint64_t h = 1469598103934665603ull;
     for (const auto& in : bindings_[binding].inputs)
-      for (size_t i = 0; i < in.size(); i += 64) h = (h ^ static_cast<uint64_t>(in[i])) * 1099511628211ull;
+      for (size_t i = 0; i < in.size(); i += 64)
+        h = (h ^ static_cast<uint64_t>(in[i])) * 1099511628211ull;
     for (const auto& out : bindings_[binding].outputs)
-      for (size_t i = 0; i < out.size(); i += 64) out[i] = static_cast<std::byte>((h >> (i % 56)) & 0xff);
+      for (size_t i = 0; i < out.size(); i += 64)
+        out[i] = static_cast<std::byte>((h >> (i % 56)) & 0xff);
   }
 
   // Processes events until a request lands; the clock follows the events.
   Result<Completion> next_completion(Nanos timeout) {
-    const Nanos deadline =
-        timeout == Nanos::max() ? Nanos::max() : clock_.now() + timeout;
+    const Nanos deadline = timeout == Nanos::max() ? Nanos::max() : clock_.now() + timeout;
     while (!events_.empty()) {
       const Event e = events_.top();
       if (e.time > deadline) {
@@ -446,15 +462,19 @@ class SimDevice final : public Device {
       advance_to(e.time);
       Request& r = requests_.at(e.request);
       switch (e.stage) {
-        case Stage::want_in: request_channel(in_channel(), e.request, false); break;
+        case Stage::want_in:
+          request_channel(in_channel(), e.request, false);
+          break;
         case Stage::in_done:
           release_channel(in_channel());
           push(clock_.now() + p_.latency, Stage::arrived, e.request);
           break;
         case Stage::arrived:
           r.arrived = clock_.now();
-          if (!compute_.busy) begin_compute(e.request);
-          else compute_.waiting.emplace_back(e.request, false);
+          if (!compute_.busy)
+            begin_compute(e.request);
+          else
+            compute_.waiting.emplace_back(e.request, false);
           break;
         case Stage::compute_done:
           r.compute_end = clock_.now();
@@ -486,7 +506,8 @@ class SimDevice final : public Device {
           --in_flight_;
           return c;
         }
-        default: break;
+        default:
+          break;
       }
     }
     return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");

@@ -1,0 +1,327 @@
+// Model building, inspection and files (rig_model).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include "rig/model.hpp"
+
+namespace rig {
+namespace {
+
+namespace fs = std::filesystem;
+
+onnx::ModelProto parse(const std::vector<std::byte>& bytes) {
+  onnx::ModelProto model;
+  EXPECT_TRUE(model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  return model;
+}
+
+// A fresh, empty directory under the test's temp dir, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "rig-model-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path_, fs::perms::owner_all, ec);
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TEST(FrameSize, ParsesNames) {
+  struct Case {
+    const char* text;
+    int64_t width, height;
+  } cases[] = {{"512p", 512, 512}, {"720p", 1280, 720},   {"1080p", 1920, 1080},
+               {"4k", 3840, 2160}, {"640x480", 640, 480}, {"1x1", 1, 1}};
+  for (const auto& c : cases) {
+    auto size = parse_frame_size(c.text);
+    ASSERT_TRUE(size) << c.text << ": " << size.error().to_string();
+    EXPECT_EQ(size->width, c.width) << c.text;
+    EXPECT_EQ(size->height, c.height) << c.text;
+  }
+}
+
+TEST(FrameSize, RejectsBadText) {
+  for (const char* text : {"", "512", "x480", "640x", "0x480", "640x0", "-640x480", "+640x480",
+                           "640x480x3", "640 x 480", "640X480", "8k", "640x48a", "99999x10"}) {
+    auto size = parse_frame_size(text);
+    ASSERT_FALSE(size) << "'" << text << "' parsed";
+    EXPECT_EQ(size.error().code, ErrorCode::invalid_argument);
+    EXPECT_NE(size.error().message.find("'" + std::string(text) + "'"), std::string::npos)
+        << size.error().message;
+  }
+}
+
+struct LadderCase {
+  const char* frame;
+  ElementType type;
+  size_t input_bytes;
+  size_t output_bytes;
+};
+
+class TransportLadder : public testing::TestWithParam<LadderCase> {};
+
+TEST_P(TransportLadder, OutputIsAQuarterOfTheInput) {
+  const auto& c = GetParam();
+  TransportSpec spec;
+  spec.frame = *parse_frame_size(c.frame);
+  spec.input_type = c.type;
+  auto bytes = build_transport_model(spec);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  auto info = inspect_onnx(*bytes, "transport");
+  ASSERT_TRUE(info) << info.error().to_string();
+  ASSERT_EQ(info->inputs.size(), 1u);
+  ASSERT_EQ(info->outputs.size(), 1u);
+  EXPECT_EQ(info->inputs[0].type, c.type);
+  EXPECT_EQ(info->inputs[0].shape,
+            (std::vector<int64_t>{1, 4, spec.frame.height, spec.frame.width}));
+  EXPECT_EQ(info->outputs[0].type, ElementType::f32);
+  EXPECT_EQ(info->input_bytes(), c.input_bytes);
+  EXPECT_EQ(info->output_bytes(), c.output_bytes);
+  EXPECT_EQ(info->name, "transport");
+}
+
+INSTANTIATE_TEST_SUITE_P(Rungs, TransportLadder,
+                         testing::Values(LadderCase{"512p", ElementType::u8, 1048576, 262144},
+                                         LadderCase{"720p", ElementType::u8, 3686400, 921600},
+                                         LadderCase{"1080p", ElementType::u8, 8294400, 2073600},
+                                         LadderCase{"4k", ElementType::u8, 33177600, 8294400},
+                                         LadderCase{"512p", ElementType::f32, 4194304, 1048576},
+                                         LadderCase{"720p", ElementType::f32, 14745600, 3686400},
+                                         LadderCase{"1080p", ElementType::f32, 33177600, 8294400},
+                                         LadderCase{"4k", ElementType::f32, 132710400, 33177600}));
+
+TEST(Transport, PassesCheckerAndCastsU8) {
+  auto bytes = build_transport_model(TransportSpec{});
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  auto model = parse(*bytes);
+  EXPECT_NO_THROW(onnx::checker::check_model(model));
+  ASSERT_GE(model.graph().node_size(), 2);
+  EXPECT_EQ(model.graph().node(0).op_type(), "Cast");
+  EXPECT_EQ(model.graph().node(1).op_type(), "Conv");
+}
+
+TEST(Transport, OtherFractionsWhenExact) {
+  TransportSpec spec;
+  spec.frame = {64, 64};
+  spec.output_fraction = 1.0;  // u8 16384 B in -> 4096 f32
+  auto info = inspect_onnx(*build_transport_model(spec), "t");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->output_bytes(), info->input_bytes());
+
+  spec.input_type = ElementType::f32;
+  spec.output_fraction = 0.0625;  // 65536 B in -> 4096 B out
+  info = inspect_onnx(*build_transport_model(spec), "t");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->output_bytes(), 4096u);
+}
+
+TEST(Transport, RejectsFractionsThatCannotBeMet) {
+  TransportSpec spec;
+  spec.frame = {3, 3};  // u8 36 B in -> 9 B out: not a whole number of f32
+  auto bytes = build_transport_model(spec);
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(bytes.error().message.find("exactly"), std::string::npos) << bytes.error().message;
+
+  spec.frame = {64, 64};
+  for (double fraction : {0.0, -1.0, 1.0 / 3.0}) {
+    spec.output_fraction = fraction;
+    auto result = build_transport_model(spec);
+    ASSERT_FALSE(result) << fraction;
+    EXPECT_EQ(result.error().code, ErrorCode::invalid_argument);
+  }
+  spec.output_fraction = 0.25;
+  spec.input_type = ElementType::i32;
+  EXPECT_FALSE(build_transport_model(spec));
+}
+
+TEST(Cnn, PassesCheckerWithDeclaredShapes) {
+  CnnSpec spec;
+  spec.frame = {32, 32};
+  spec.layers = 3;
+  auto bytes = build_cnn_model(spec);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  auto model = parse(*bytes);
+  EXPECT_NO_THROW(onnx::checker::check_model(model));
+  EXPECT_EQ(model.opset_import(0).version(), 13);
+  ASSERT_EQ(model.graph().output_size(), 1);
+  EXPECT_EQ(model.graph().output(0).type().tensor_type().shape().dim_size(), 2);
+  int convs = 0;
+  for (const auto& node : model.graph().node()) {
+    if (node.op_type() != "Conv") continue;
+    ++convs;
+    bool has_kernel_shape = false;
+    for (const auto& attr : node.attribute()) has_kernel_shape |= attr.name() == "kernel_shape";
+    EXPECT_TRUE(has_kernel_shape);
+  }
+  EXPECT_EQ(convs, 3);
+
+  auto info = inspect_onnx(*bytes, "cnn");
+  ASSERT_TRUE(info) << info.error().to_string();
+  ASSERT_EQ(info->inputs.size(), 1u);  // initializers are not inputs
+  EXPECT_EQ(info->input_bytes(), size_t{3 * 32 * 32 * 4});
+  EXPECT_EQ(info->outputs[0].shape, (std::vector<int64_t>{1, 10}));
+  EXPECT_EQ(info->output_bytes(), size_t{10 * 4});
+}
+
+TEST(Cnn, DeterministicPerSeed) {
+  CnnSpec spec;
+  spec.frame = {16, 16};
+  auto a = build_cnn_model(spec), b = build_cnn_model(spec);
+  spec.seed = 2;
+  auto c = build_cnn_model(spec);
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(*a, *b);
+  EXPECT_NE(*a, *c);
+}
+
+TEST(Cnn, RejectsBadSpecs) {
+  CnnSpec spec;
+  spec.layers = 0;
+  EXPECT_FALSE(build_cnn_model(spec));
+  spec = CnnSpec{};
+  spec.frame = {0, 10};
+  EXPECT_FALSE(build_cnn_model(spec));
+}
+
+TEST(Inspect, CorruptBytesFailCleanly) {
+  std::string garbage = "this is not an onnx model at all \xff\xfe\x01";
+  auto info = inspect_onnx(std::as_bytes(std::span(garbage.data(), garbage.size())), "junk");
+  ASSERT_FALSE(info);
+  EXPECT_EQ(info.error().code, ErrorCode::invalid_argument);
+
+  auto bytes = *build_cnn_model(CnnSpec{});
+  for (size_t keep : {size_t{0}, size_t{1}, size_t{17}, bytes.size() / 2, bytes.size() - 1}) {
+    auto truncated = inspect_onnx(std::span(bytes.data(), keep), "truncated");
+    ASSERT_FALSE(truncated) << keep;
+    EXPECT_EQ(truncated.error().code, ErrorCode::invalid_argument) << keep;
+  }
+}
+
+TEST(Inspect, InfersUndeclaredOutputShapesAndFixesDynamicDims) {
+  auto bytes = *build_cnn_model(CnnSpec{{8, 8}, 3, 4, 1, 5, 1});
+  auto model = parse(bytes);
+  auto* graph = model.mutable_graph();
+  graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  graph->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
+  std::string text = model.SerializeAsString();
+  auto info = inspect_onnx(std::as_bytes(std::span(text.data(), text.size())), "dyn");
+  ASSERT_TRUE(info) << info.error().to_string();
+  EXPECT_EQ(info->inputs[0].shape, (std::vector<int64_t>{1, 3, 8, 8}));
+  EXPECT_EQ(info->outputs[0].shape, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(info->outputs[0].bytes, 20u);
+}
+
+TEST(Files, WriteAtomicThenRead) {
+  TempDir dir;
+  const std::string path = (dir.path() / "a.bin").string();
+  ASSERT_TRUE(write_file_atomic(path, std::string_view("hello")));
+  ASSERT_TRUE(write_file_atomic(path, std::string_view("hello, again")));
+  auto bytes = read_file(path);
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+            "hello, again");
+  // Only the target is left: no temporary files.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
+
+TEST(Files, ReadMissingFileIsNotFound) {
+  TempDir dir;
+  const std::string path = (dir.path() / "missing.onnx").string();
+  auto bytes = read_file(path);
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.error().code, ErrorCode::not_found);
+  EXPECT_NE(bytes.error().message.find(path), std::string::npos);
+}
+
+TEST(Files, WriteIntoMissingDirectoryFailsWithIo) {
+  TempDir dir;
+  const std::string path = (dir.path() / "no-such-dir" / "a.bin").string();
+  auto written = write_file_atomic(path, std::string_view("x"));
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().code, ErrorCode::io);
+  EXPECT_NE(written.error().message.find(path), std::string::npos) << written.error().message;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 0);
+}
+
+// Unwritable even for root: the "directory" is a regular file.
+TEST(Files, WriteUnderAFileFailsWithIoAndLeavesNoFile) {
+  TempDir dir;
+  const fs::path blocker = dir.path() / "file";
+  ASSERT_TRUE(write_file_atomic(blocker.string(), std::string_view("x")));
+  const std::string path = (blocker / "a.bin").string();
+  auto written = write_file_atomic(path, std::string_view("x"));
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().code, ErrorCode::io);
+  EXPECT_NE(written.error().message.find(path), std::string::npos) << written.error().message;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
+
+TEST(Files, WriteIntoReadOnlyDirectoryFailsWithIoAndLeavesNoFile) {
+  TempDir dir;
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directory(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  if (::access(locked.c_str(), W_OK) == 0)
+    GTEST_SKIP() << "running with permission overrides (root)";
+  const std::string path = (locked / "a.bin").string();
+  auto written = write_file_atomic(path, std::string_view("x"));
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().code, ErrorCode::io);
+  EXPECT_NE(written.error().message.find(path), std::string::npos) << written.error().message;
+  EXPECT_EQ(std::distance(fs::directory_iterator(locked), fs::directory_iterator()), 0);
+}
+
+TEST(Files, DemoModelIsGeneratedOnceAndReused) {
+  TempDir dir;
+  const std::string cache = (dir.path() / "cache").string();
+  auto first = ensure_demo_model(cache);
+  ASSERT_TRUE(first) << first.error().to_string();
+  auto first_time = fs::last_write_time(*first);
+  auto second = ensure_demo_model(cache);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(*first, *second);
+  EXPECT_EQ(fs::last_write_time(*second), first_time);
+  auto info = inspect_onnx(*read_file(*second), "demo");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->inputs[0].shape, (std::vector<int64_t>{1, 3, 224, 224}));
+
+  // A damaged file is replaced.
+  ASSERT_TRUE(write_file_atomic(*first, std::string_view("damaged")));
+  auto third = ensure_demo_model(cache);
+  ASSERT_TRUE(third);
+  EXPECT_TRUE(inspect_onnx(*read_file(*third), "demo"));
+}
+
+TEST(Files, DefaultCacheDirHonoursRigCacheDir) {
+  const char* saved = std::getenv("RIG_CACHE_DIR");
+  std::string restore = saved ? saved : "";
+  ::setenv("RIG_CACHE_DIR", "/some/where", 1);
+  EXPECT_EQ(default_cache_dir(), "/some/where");
+  ::unsetenv("RIG_CACHE_DIR");
+  EXPECT_FALSE(default_cache_dir().empty());
+  if (saved) ::setenv("RIG_CACHE_DIR", restore.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace rig
