@@ -244,6 +244,18 @@ TEST(Methodology, RunForDurationCountsExactly) {
   EXPECT_NEAR(slow->frames_per_second, 1.0 / 3.0, 1e-12);
 }
 
+TEST(Methodology, RealtimeSimFollowsTheSameTimeline) {
+  // Paced against the wall clock, the figures are still the model's: the
+  // virtual timeline is identical, only the waiting is real.
+  auto paced = sim("compute=1ms,bw=1GB/s,depth=2,load=1ms,realtime=1");
+  auto cold = cold_start(*paced, transport_512p(), 2, 1);
+  ASSERT_TRUE(cold.has_value());
+  auto lat = measure_latency(*paced, cold->workspace, LatencySettings{.samples = 5});
+  EXPECT_EQ(lat.samples, 5u);
+  EXPECT_NEAR(*lat.overall_ms.median, 1.0 + (kIn + kOut) / 1e6, 1e-6);
+  EXPECT_NE(paced->info().spec.find("realtime=1"), std::string::npos);
+}
+
 TEST(Methodology, BadSimSpecsAreNamed) {
   for (const char* spec : {"sim:depth=0", "sim:compute=-1ms", "sim:bw=fast", "sim:warp=9",
                            "sim:duplex=triple", "sim:jitter=2"}) {
