@@ -1,10 +1,91 @@
-// Placeholder: the characterization work (issue 4) implements this subcommand.
+// rig ab [MODEL] [-d DEVICE] --a KNOB=VALUE [--a ...] --b KNOB=VALUE [--b ...] [--pairs N]
+#include <cstdio>
+#include <memory>
+
+#include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
+#include "cli/environment_info.hpp"
+#include "rig/analysis_report.hpp"
+#include "rig/report.hpp"
 
 namespace rig::cli {
+namespace {
 
-Command add_ab_command(CLI::App& /*app*/) {
-  return {};
+struct AbOptions {
+  std::string model;
+  std::string device = "cpu";
+  std::vector<std::string> a, b;
+  std::optional<uint32_t> depth;
+  uint32_t pairs = 5;
+  PointOptions point;
+  std::string json;
+  bool quiet = false;
+};
+
+int run_ab_command(const AbOptions& o) {
+  AbSettings s;
+  s.pairs = o.pairs;
+  auto point = to_point_settings(o.point);
+  if (!point) return report_error(point.error());
+  s.point = *point;
+  if (auto ok = validate(s); !ok) return report_error(ok.error());
+  AbConfig base;
+  base.spec = o.device;
+  if (o.depth) {
+    if (*o.depth == 0)
+      return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
+    base.depth = *o.depth;
+  }
+  auto a = apply_knobs(base, o.a);
+  if (!a) return report_error({a.error().code, "--a: " + a.error().message});
+  auto b = apply_knobs(base, o.b);
+  if (!b) return report_error({b.error().code, "--b: " + b.error().message});
+  if (!o.json.empty())
+    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
+
+  auto model = resolve_model(o.model);
+  if (!model) return report_error(model.error());
+  if (!o.quiet)
+    std::fprintf(stderr, "rig: A/B of %s on %s: %u pairs of %s runs...\n", model->path.c_str(),
+                 o.device.c_str(), s.pairs, format_duration(s.point.duration).c_str());
+  auto result = run_ab(open_with_links, *model, *a, *b, s);
+  if (!result) return report_error(result.error());
+  add_library_versions(result->environment);
+  std::fputs(format_ab_text(*result).c_str(), stdout);
+  if (!o.json.empty()) {
+    auto doc = ab_to_json(*result);
+    doc["model"]["path"] = model->path;
+    if (auto ok = write_json_file(o.json, doc); !ok) return report_error(ok.error());
+    if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_ab_command(CLI::App& app) {
+  auto o = std::make_shared<AbOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "ab", "Compare two configurations in interleaved pairs, with a noise verdict");
+  sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  sub->add_option("-d,--device", o->device, "base device spec: cpu, sim:..., tcp://HOST:PORT")
+      ->capture_default_str();
+  sub->add_option("--a", o->a,
+                  "knob of side A, KNOB=VALUE (repeatable): depth=N, or a device spec parameter "
+                  "such as threads=N (cpu), link=PROFILE or compute=2ms (sim)")
+      ->required()
+      ->allow_extra_args(false);
+  sub->add_option("--b", o->b, "knob of side B, KNOB=VALUE (repeatable)")
+      ->required()
+      ->allow_extra_args(false);
+  sub->add_option("--depth", o->depth, "base depth of both sides (default: the queue depth)");
+  sub->add_option("--pairs", o->pairs, "A B pairs to run")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000u));
+  add_point_options(sub, o->point, false);
+  sub->add_option("--json", o->json, "also write the result as JSON to this file");
+  sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  return {sub, [o] { return run_ab_command(*o); }};
 }
 
 }  // namespace rig::cli

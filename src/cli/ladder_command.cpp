@@ -1,10 +1,93 @@
-// Placeholder: the characterization work (issue 4) implements this subcommand.
+// rig ladder [-d DEVICE] [--sizes 512p,720p,1080p,4k] [--depth 4] [--repeats R] [--json FILE]
+#include <cstdio>
+#include <memory>
+
+#include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
+#include "cli/environment_info.hpp"
+#include "rig/analysis_report.hpp"
+#include "rig/report.hpp"
 
 namespace rig::cli {
+namespace {
 
-Command add_ladder_command(CLI::App& /*app*/) {
-  return {};
+struct LadderOptions {
+  std::string device = "cpu";
+  std::vector<std::string> sizes = {"512p", "720p", "1080p", "4k"};
+  std::optional<uint32_t> depth;
+  uint64_t latency_samples = 20;
+  double plateau_tolerance = 0.10;
+  PointOptions point;
+  std::string json;
+  bool quiet = false;
+};
+
+int run_ladder_command(const LadderOptions& o) {
+  LadderSettings s;
+  s.sizes = o.sizes;
+  if (o.depth) {
+    if (*o.depth == 0)
+      return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
+    s.depth = *o.depth;
+  }
+  auto point = to_point_settings(o.point);
+  if (!point) return report_error(point.error());
+  s.point = *point;
+  s.latency_samples = o.latency_samples;
+  s.plateau_tolerance = o.plateau_tolerance;
+  if (auto ok = validate(s); !ok) {
+    Error e = ok.error();
+    if (e.message.rfind("frame size", 0) == 0 || e.message.rfind("the ladder", 0) == 0)
+      e.message = "--sizes: " + e.message;
+    return report_error(e);
+  }
+  if (!o.json.empty())
+    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
+
+  auto device = open_with_links(o.device);
+  if (!device) return report_error(device.error());
+  if (!o.quiet)
+    std::fprintf(stderr, "rig: ladder on %s: %zu sizes, %u repeats of %s each...\n",
+                 o.device.c_str(), s.sizes.size(), s.point.repeats,
+                 format_duration(s.point.duration).c_str());
+  auto result = run_ladder(**device, s);
+  if (!result) return report_error(result.error());
+  add_library_versions(result->environment);
+  std::fputs(format_ladder_text(*result).c_str(), stdout);
+  if (!o.json.empty()) {
+    if (auto ok = write_json_file(o.json, ladder_to_json(*result)); !ok)
+      return report_error(ok.error());
+    if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_ladder_command(CLI::App& app) {
+  auto o = std::make_shared<LadderOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "ladder",
+      "Characterize the link: transport models at each frame size, fitted bandwidth "
+      "and fixed latency");
+  sub->add_option("-d,--device", o->device,
+                  "device spec: cpu, sim:... (sim:link=usb3-gen2,...), tcp://HOST:PORT")
+      ->capture_default_str();
+  sub->add_option("--sizes", o->sizes, "frame sizes: 512p, 720p, 1080p, 4k or WxH")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--depth", o->depth, "requests in flight when pipelined (default 4)");
+  sub->add_option("--latency-samples", o->latency_samples, "lone frames per size")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}));
+  sub->add_option("--plateau-tolerance", o->plateau_tolerance,
+                  "MB/s of plateau sizes agree within this share")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 10.0));
+  add_point_options(sub, o->point, true);
+  sub->add_option("--json", o->json, "also write the result as JSON to this file");
+  sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  return {sub, [o] { return run_ladder_command(*o); }};
 }
 
 }  // namespace rig::cli

@@ -1,10 +1,89 @@
-// Placeholder: the characterization work (issue 4) implements this subcommand.
+// rig sweep [MODEL] [-d DEVICE] [--depth 1..64] [--repeats R] [--json FILE]
+#include <cstdio>
+#include <memory>
+
+#include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
+#include "cli/environment_info.hpp"
+#include "rig/analysis_report.hpp"
+#include "rig/report.hpp"
 
 namespace rig::cli {
+namespace {
 
-Command add_sweep_command(CLI::App& /*app*/) {
-  return {};
+struct SweepOptions {
+  std::string model;
+  std::string device = "cpu";
+  std::string depth = "1..64";
+  double knee = 0.95;
+  bool no_refine = false;
+  uint64_t latency_samples = 50;
+  PointOptions point;
+  std::string json;
+  bool quiet = false;
+};
+
+int run_sweep_command(const SweepOptions& o) {
+  SweepSettings s;
+  auto range = parse_depth_range(o.depth);
+  if (!range)
+    return report_error({ErrorCode::invalid_argument, "--depth: " + range.error().message});
+  s.min_depth = range->first;
+  s.max_depth = range->second;
+  auto point = to_point_settings(o.point);
+  if (!point) return report_error(point.error());
+  s.point = *point;
+  s.knee_fraction = o.knee;
+  s.refine = !o.no_refine;
+  s.latency_samples = o.latency_samples;
+  if (auto ok = validate(s); !ok) return report_error(ok.error());
+  if (!o.json.empty())
+    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
+
+  auto model = resolve_model(o.model);
+  if (!model) return report_error(model.error());
+  auto device = open_with_links(o.device);
+  if (!device) return report_error(device.error());
+  if (!o.quiet)
+    std::fprintf(stderr, "rig: sweeping depth %u..%u of %s on %s (%u repeats of %s each)...\n",
+                 s.min_depth, s.max_depth, model->path.c_str(), o.device.c_str(), s.point.repeats,
+                 format_duration(s.point.duration).c_str());
+  auto result = run_sweep(**device, *model, s);
+  if (!result) return report_error(result.error());
+  add_library_versions(result->environment);
+  std::fputs(format_sweep_text(*result).c_str(), stdout);
+  if (!o.json.empty()) {
+    auto doc = sweep_to_json(*result);
+    doc["model"]["path"] = model->path;
+    if (auto ok = write_json_file(o.json, doc); !ok) return report_error(ok.error());
+    if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "sweep", "Pipelined rate against queue depth: the knee, and the round trip pipelining hides");
+  sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  sub->add_option("-d,--device", o->device,
+                  "device spec: cpu, sim:... (sim:link=usb3-gen2,...), tcp://HOST:PORT")
+      ->capture_default_str();
+  sub->add_option("--depth", o->depth, "depths to sweep: LO..HI or HI (powers of two between)")
+      ->capture_default_str();
+  sub->add_option("--knee", o->knee, "the knee reaches this share of the best rate")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  sub->add_flag("--no-refine", o->no_refine, "do not bisect between powers of two at the knee");
+  sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}));
+  add_point_options(sub, o->point, true);
+  sub->add_option("--json", o->json, "also write the result as JSON to this file");
+  sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  return {sub, [o] { return run_sweep_command(*o); }};
 }
 
 }  // namespace rig::cli

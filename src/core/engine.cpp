@@ -159,7 +159,11 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     ++in_flight;
   }
 
-  enum class Phase { warmup, measure, drain } phase = Phase::warmup;
+  // finish: the stop condition is met; keep counting until the slot whose
+  // completion opened the measured span completes again, so the span holds
+  // whole pipeline cycles and bursty completions do not bias the rate.
+  enum class Phase { warmup, measure, finish, drain } phase = Phase::warmup;
+  uint32_t start_slot = 0;
   const Nanos t_begin = clock.now();
   Nanos warm_window_start = t_begin;
   uint64_t warm_window_count = 0;
@@ -199,6 +203,8 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
       if (r.errors >= 3) {
         r.aborted = true;
         phase = Phase::drain;
+      } else if (phase == Phase::finish) {
+        phase = Phase::drain;
       }
     } else if (phase == Phase::warmup) {
       ++warm_window_count;
@@ -217,8 +223,14 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
           r.warmup = t_done - t_begin;
           phase = Phase::measure;
           t_start = window_start = t_last = t_done;
+          start_slot = slot;
         }
       }
+    } else if (phase == Phase::finish) {
+      ++r.inferences;
+      t_last = t_done;
+      latencies.add(ns_to_ms(t_done - submitted_at[slot]));
+      if (slot == start_slot) phase = Phase::drain;
     } else if (phase == Phase::measure) {
       ++r.inferences;
       ++window_count;
@@ -240,7 +252,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
         if (elapsed >= s.min_duration && r.inferences >= s.min_inferences &&
             (stable || elapsed >= max_duration)) {
           r.stable = stable;
-          phase = Phase::drain;
+          phase = slot == start_slot ? Phase::drain : Phase::finish;
         }
       }
     }

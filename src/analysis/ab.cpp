@@ -1,0 +1,242 @@
+// rig ab: two configurations measured in interleaved pairs (A B A B ...), so
+// slow changes of the host or device (heat, contention) fall on both sides
+// alike; each pair gives a ratio, and the verdict compares the difference with
+// the runs' own spread.
+#include <algorithm>
+#include <cmath>
+
+#include "rig/analysis.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+bool is_remote(std::string_view spec) {
+  return spec.rfind("tcp://", 0) == 0 || spec.rfind("unix:", 0) == 0;
+}
+
+std::string spec_to_string(const Spec& spec) {
+  std::string out = spec.kind;
+  char sep = ':';
+  for (const auto& [key, value] : spec.params) {
+    out += sep + key + "=" + value;
+    sep = ',';
+  }
+  return out;
+}
+
+std::string side_label(const char* name, const AbConfig& c) {
+  std::string knobs;
+  for (const auto& k : c.knobs) knobs += (knobs.empty() ? "" : ", ") + k;
+  return std::string(name) + (knobs.empty() ? "" : " (" + knobs + ")");
+}
+
+uint32_t resolve_depth(uint32_t wanted, uint32_t queue, const char* side,
+                       std::vector<std::string>& notes) {
+  if (wanted == 0) return queue;
+  if (wanted > queue) {
+    notes.push_back(std::string(side) + ": depth " + std::to_string(wanted) +
+                    " exceeds the device's queue depth " + std::to_string(queue) + "; clamped to " +
+                    std::to_string(queue));
+    return queue;
+  }
+  return wanted;
+}
+
+// One run: a rate, or the error that prevented it.
+Result<double> one_run(Device& device, const Workspace& ws, uint32_t depth,
+                       const PointSettings& point, const std::string& what) {
+  const PointResult p = measure_point(device, ws, depth, point);
+  if (!p.rate.median) {
+    Error e = p.first_error.value_or(Error{ErrorCode::device, "no inference completed"});
+    e.message = what + ": " + e.message;
+    return tl::unexpected(e);
+  }
+  return *p.rate.median;
+}
+
+}  // namespace
+
+std::string_view to_string(AbVerdict v) {
+  switch (v) {
+    case AbVerdict::no_difference:
+      return "no_difference";
+    case AbVerdict::a_faster:
+      return "a_faster";
+    case AbVerdict::b_faster:
+      return "b_faster";
+    case AbVerdict::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+Result<AbConfig> apply_knobs(const AbConfig& base, std::span<const std::string> knobs) {
+  AbConfig c = base;
+  for (const auto& knob : knobs) {
+    const auto eq = knob.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == knob.size())
+      return fail(
+          ErrorCode::invalid_argument,
+          "knob '" + knob + "' is not KNOB=VALUE (e.g. depth=4, threads=2, link=usb3-gen2)");
+    const std::string key = knob.substr(0, eq), value = knob.substr(eq + 1);
+    c.knobs.push_back(knob);
+    if (key == "depth") {
+      auto n = parse_count(value);
+      if (!n || *n == 0 || *n > 65536)
+        return fail(ErrorCode::invalid_argument,
+                    "knob depth=" + value + ": depth must be an integer in 1..65536");
+      c.depth = static_cast<uint32_t>(*n);
+      continue;
+    }
+    if (is_remote(c.spec))
+      return fail(ErrorCode::invalid_argument,
+                  "knob '" + knob + "' sets a device spec parameter, but '" + c.spec +
+                      "' has none; only depth applies to a remote device");
+    if (value.find(',') != std::string::npos)
+      return fail(ErrorCode::invalid_argument,
+                  "knob '" + knob + "': a value must not contain ',' (give one knob per --a/--b)");
+    auto spec = parse_spec(c.spec);
+    if (!spec) return tl::unexpected(spec.error());
+    spec->params[key] = value;  // replaces the base spec's value
+    c.spec = spec_to_string(*spec);
+  }
+  return c;
+}
+
+Result<void> validate(const AbSettings& s) {
+  if (s.pairs == 0) return fail(ErrorCode::invalid_argument, "pairs must be >= 1");
+  PointSettings one = s.point;
+  one.repeats = 1;
+  return validate(one);
+}
+
+Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, const AbConfig& a,
+                        const AbConfig& b, const AbSettings& s) {
+  if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
+  AbResult r;
+  r.a = a;
+  r.b = b;
+  r.settings = s;
+  r.settings.point.repeats = 1;
+  r.environment = collect_environment();
+  const PointSettings& point = r.settings.point;
+
+  auto expanded_a = expand_link_profiles(a.spec);
+  if (!expanded_a) return tl::unexpected(expanded_a.error());
+  auto expanded_b = expand_link_profiles(b.spec);
+  if (!expanded_b) return tl::unexpected(expanded_b.error());
+  r.shared_device = *expanded_a == *expanded_b;
+
+  auto opened = [&](const std::string& spec, const char* side) -> Result<std::unique_ptr<Device>> {
+    auto d = open(spec);
+    if (!d) {
+      Error e = d.error();
+      e.message = std::string(side) + ": " + e.message;
+      return tl::unexpected(e);
+    }
+    return d;
+  };
+  auto loaded = [&](Device& device, uint32_t slots, const char* side) -> Result<ColdStart> {
+    auto cold = cold_start(device, model, slots, point.seed);
+    if (!cold) {
+      Error e = cold.error();
+      e.message = std::string(side) + ": model '" + (model.path.empty() ? model.name : model.path) +
+                  "': " + e.message;
+      return tl::unexpected(e);
+    }
+    return cold;
+  };
+
+  if (r.shared_device) {
+    auto device = opened(*expanded_a, "A");
+    if (!device) return tl::unexpected(device.error());
+    r.device_a = r.device_b = (*device)->info();
+    r.virtual_clock = (*device)->clock().is_virtual();
+    const uint32_t queue = std::max<uint32_t>(1, r.device_a.queue_depth);
+    r.depth_a = resolve_depth(a.depth, queue, "A", r.notes);
+    r.depth_b = resolve_depth(b.depth, queue, "B", r.notes);
+    auto cold = loaded(**device, std::max(r.depth_a, r.depth_b), "A");
+    if (!cold) return tl::unexpected(cold.error());
+    r.model = (*device)->model_info();
+    for (uint32_t i = 0; i < s.pairs; ++i) {
+      PointSettings p = point;
+      p.seed = point.seed + i;
+      const std::string pair = " (pair " + std::to_string(i + 1) + ")";
+      auto ra = one_run(**device, cold->workspace, r.depth_a, p, "A" + pair);
+      if (!ra) return tl::unexpected(ra.error());
+      auto rb = one_run(**device, cold->workspace, r.depth_b, p, "B" + pair);
+      if (!rb) return tl::unexpected(rb.error());
+      r.rates_a.push_back(*ra);
+      r.rates_b.push_back(*rb);
+    }
+    device->reset();  // before the buffers it has bound
+  } else {
+    for (uint32_t i = 0; i < s.pairs; ++i) {
+      for (int side = 0; side < 2; ++side) {
+        const char* name = side == 0 ? "A" : "B";
+        const std::string& spec = side == 0 ? *expanded_a : *expanded_b;
+        auto device = opened(spec, name);
+        if (!device) return tl::unexpected(device.error());
+        const DeviceInfo info = (*device)->info();
+        const uint32_t queue = std::max<uint32_t>(1, info.queue_depth);
+        uint32_t depth = 0;
+        if (i == 0) {
+          (side == 0 ? r.device_a : r.device_b) = info;
+          r.virtual_clock = r.virtual_clock || (*device)->clock().is_virtual();
+          depth = resolve_depth(side == 0 ? a.depth : b.depth, queue, name, r.notes);
+          (side == 0 ? r.depth_a : r.depth_b) = depth;
+        } else {
+          depth = std::min(side == 0 ? r.depth_a : r.depth_b, queue);
+        }
+        auto cold = loaded(**device, depth, name);
+        if (!cold) return tl::unexpected(cold.error());
+        if (i == 0 && side == 0) r.model = (*device)->model_info();
+        PointSettings p = point;
+        p.seed = point.seed + i;
+        auto rate = one_run(**device, cold->workspace, depth, p,
+                            std::string(name) + " (pair " + std::to_string(i + 1) + ")");
+        if (!rate) return tl::unexpected(rate.error());
+        (side == 0 ? r.rates_a : r.rates_b).push_back(*rate);
+        device->reset();  // before the buffers it has bound
+      }
+    }
+  }
+
+  for (size_t i = 0; i < r.rates_a.size(); ++i) r.ratios.push_back(r.rates_b[i] / r.rates_a[i]);
+  r.rate_a = summarize(r.rates_a);
+  r.rate_b = summarize(r.rates_b);
+  r.ratio = summarize(r.ratios);
+  r.difference = *r.ratio.median - 1;
+  r.noise = std::max(
+      {r.rate_a.spread.value_or(0.0), r.rate_b.spread.value_or(0.0), r.ratio.spread.value_or(0.0)});
+
+  const std::string la = side_label("A", a), lb = side_label("B", b);
+  const std::string ratios = "B/A " + format_fixed(*r.ratio.median, 3) + ", pair ratios " +
+                             format_fixed(*r.ratio.min, 3) + "-" + format_fixed(*r.ratio.max, 3);
+  const std::string noise = "the runs' own spread " + format_fixed(*r.noise * 100, 2) + "%";
+  if (std::fabs(*r.difference) <= *r.noise) {
+    r.verdict = AbVerdict::no_difference;
+    r.verdict_text = "no difference (within noise): " + ratios + ", inside " + noise;
+  } else {
+    const bool b_faster = *r.difference > 0;
+    r.verdict = b_faster ? AbVerdict::b_faster : AbVerdict::a_faster;
+    // Faster by the faster side's rate over the slower's.
+    const double by = b_faster ? *r.difference : 1 / *r.ratio.median - 1;
+    r.verdict_text = (b_faster ? lb : la) + " is faster: +" + format_fixed(by * 100, 2) +
+                     "% frames/s +/- " + format_fixed(*r.noise * 100, 2) + "% (" + ratios + "; " +
+                     noise + ")";
+  }
+  if (s.pairs < 3)
+    r.notes.push_back("fewer than 3 pairs: the spread is a weak noise estimate; raise --pairs");
+  if (!r.shared_device)
+    r.notes.push_back(
+        "the sides differ in device spec: each run opened and loaded its device "
+        "afresh (load time is not measured)");
+  if (r.virtual_clock)
+    r.notes.push_back(
+        "virtual clock: figures are the sim device's model, not a measurement of hardware");
+  return r;
+}
+
+}  // namespace rig

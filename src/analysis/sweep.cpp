@@ -1,0 +1,230 @@
+// rig sweep: pipelined rate against depth, the knee, and the round trip that
+// pipelining hides.
+#include <algorithm>
+#include <bit>
+#include <charconv>
+
+#include "rig/analysis.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+constexpr uint32_t kMaxDepth = 65536;
+
+Result<uint32_t> parse_depth(std::string_view text, std::string_view whole) {
+  uint32_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v == 0 ||
+      v > kMaxDepth)
+    return fail(ErrorCode::invalid_argument, "depth range '" + std::string(whole) + "': '" +
+                                                 std::string(text) + "' is not a depth in 1.." +
+                                                 std::to_string(kMaxDepth) +
+                                                 " (use N or LO..HI, e.g. 1..64)");
+  return v;
+}
+
+// The index of the point at `depth`, inserting it (sorted) if absent.
+size_t find_point(const std::vector<SweepPoint>& points, uint32_t depth) {
+  for (size_t i = 0; i < points.size(); ++i)
+    if (points[i].result.depth == depth) return i;
+  return points.size();
+}
+
+double median_rate(const SweepPoint& p) {
+  return p.result.rate.median.value_or(0.0);
+}
+
+// Best rate and the knee over every measured point.
+void locate_knee(SweepResult& r, double fraction) {
+  r.best_rate.reset();
+  r.best_depth.reset();
+  r.knee.reset();
+  for (const auto& p : r.points)
+    if (p.result.rate.median && (!r.best_rate || *p.result.rate.median > *r.best_rate)) {
+      r.best_rate = p.result.rate.median;
+      r.best_depth = p.result.depth;
+    }
+  if (!r.best_rate || *r.best_rate <= 0) return;
+  for (auto& p : r.points) {
+    if (!p.result.rate.median) continue;
+    p.fraction_of_best = *p.result.rate.median / *r.best_rate;
+    if (!r.knee && *p.fraction_of_best >= fraction) r.knee = p.result.depth;
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(KneeVsQueue k) {
+  switch (k) {
+    case KneeVsQueue::below:
+      return "below_queue_depth";
+    case KneeVsQueue::at_queue_depth:
+      return "at_queue_depth";
+    case KneeVsQueue::still_rising:
+      return "still_rising";
+    case KneeVsQueue::unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+Result<std::pair<uint32_t, uint32_t>> parse_depth_range(std::string_view text) {
+  const auto dots = text.find("..");
+  if (dots == std::string_view::npos) {
+    auto hi = parse_depth(text, text);
+    if (!hi) return tl::unexpected(hi.error());
+    return std::pair<uint32_t, uint32_t>{1, *hi};
+  }
+  auto lo = parse_depth(text.substr(0, dots), text);
+  if (!lo) return tl::unexpected(lo.error());
+  auto hi = parse_depth(text.substr(dots + 2), text);
+  if (!hi) return tl::unexpected(hi.error());
+  if (*lo > *hi)
+    return fail(ErrorCode::invalid_argument,
+                "depth range '" + std::string(text) + "' runs backwards (LO must be <= HI)");
+  return std::pair<uint32_t, uint32_t>{*lo, *hi};
+}
+
+Result<void> validate(const SweepSettings& s) {
+  auto bad = [](const std::string& m) { return fail(ErrorCode::invalid_argument, m); };
+  if (auto ok = validate(s.point); !ok) return ok;
+  if (s.min_depth == 0) return bad("the sweep's smallest depth must be >= 1");
+  if (s.min_depth > s.max_depth)
+    return bad("the sweep's depth range runs backwards: " + std::to_string(s.min_depth) + ".." +
+               std::to_string(s.max_depth));
+  if (s.max_depth > kMaxDepth) return bad("the sweep's largest depth must be <= 65536");
+  if (!(s.knee_fraction > 0 && s.knee_fraction <= 1))
+    return bad("knee fraction must be in (0, 1], got " + format_fixed(s.knee_fraction, 3));
+  if (s.latency_samples == 0) return bad("latency samples must be >= 1");
+  return {};
+}
+
+Result<SweepResult> run_sweep(Device& device, const ModelSource& model, const SweepSettings& s) {
+  if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
+  SweepResult r;
+  r.requested = s;
+  r.effective = s;
+  r.device = device.info();
+  r.virtual_clock = device.clock().is_virtual();
+  r.environment = collect_environment();
+  const uint32_t queue = std::max<uint32_t>(1, r.device.queue_depth);
+  if (s.min_depth > queue)
+    return fail(ErrorCode::invalid_argument,
+                "the sweep starts at depth " + std::to_string(s.min_depth) +
+                    ", above the device's queue depth " + std::to_string(queue));
+  const uint32_t hi = std::min(s.max_depth, queue);
+  r.effective.max_depth = hi;
+
+  // lo, the powers of two above it, and hi.
+  std::vector<uint32_t> depths;
+  for (uint64_t d = s.min_depth; d <= hi; d = std::bit_floor(d) * 2)
+    depths.push_back(static_cast<uint32_t>(d));
+  if (depths.back() != hi) depths.push_back(hi);
+  for (uint64_t d = std::bit_floor(static_cast<uint64_t>(hi)) * 2; d <= s.max_depth; d *= 2)
+    r.skipped.push_back(static_cast<uint32_t>(d));
+  if (s.max_depth > hi && (r.skipped.empty() || r.skipped.back() != s.max_depth))
+    r.skipped.push_back(s.max_depth);
+
+  auto cold = cold_start(device, model, hi, s.point.seed);
+  if (!cold) {
+    Error e = cold.error();
+    e.message = "model '" + (model.path.empty() ? model.name : model.path) + "': " + e.message;
+    return tl::unexpected(e);
+  }
+  r.ttfo = cold->ttfo;
+  r.model = device.model_info();
+  const Workspace& ws = cold->workspace;
+
+  LatencySettings ls;
+  ls.samples = s.latency_samples;
+  ls.max_duration = s.point.duration;
+  ls.request_timeout = s.point.request_timeout;
+  r.lone = measure_latency(device, ws, ls);
+
+  auto measure = [&](uint32_t depth, bool refined) -> const SweepPoint& {
+    SweepPoint p;
+    p.result = measure_point(device, ws, depth, s.point);
+    p.result.depth = depth;
+    p.refined = refined;
+    auto at = std::lower_bound(r.points.begin(), r.points.end(), depth,
+                               [](const SweepPoint& q, uint32_t d) { return q.result.depth < d; });
+    return *r.points.insert(at, std::move(p));
+  };
+  for (uint32_t d : depths) {
+    const SweepPoint& p = measure(d, false);
+    if (p.result.aborted && p.result.repeat_rates.empty()) break;  // the device failed
+  }
+  locate_knee(r, s.knee_fraction);
+  if (!r.best_rate) {
+    for (const auto& p : r.points)
+      if (p.result.first_error) return tl::unexpected(*p.result.first_error);
+    return fail(ErrorCode::device, "the sweep completed no inferences at any depth");
+  }
+
+  // Refine: the knee lies between the last depth below it and the knee itself.
+  if (s.refine && r.knee) {
+    const size_t k = find_point(r.points, *r.knee);
+    if (k > 0) {
+      uint32_t below = r.points[k - 1].result.depth, knee = *r.knee;
+      while (knee - below > 1) {
+        const uint32_t mid = below + (knee - below) / 2;
+        const SweepPoint& p = measure(mid, true);
+        if (median_rate(p) >= s.knee_fraction * *r.best_rate)
+          knee = mid;
+        else
+          below = mid;
+      }
+      locate_knee(r, s.knee_fraction);
+    }
+  }
+
+  // The knee against the device's queue depth: "within one step" is above the
+  // last depth of the unrefined sweep below the top.
+  uint32_t last_step = 0;
+  for (const auto& p : r.points)
+    if (!p.refined && p.result.depth < hi) last_step = p.result.depth;
+  if (r.knee && r.points.size() >= 2) {
+    if (*r.knee > last_step && last_step > 0)
+      r.knee_vs_queue = hi == queue ? KneeVsQueue::at_queue_depth : KneeVsQueue::still_rising;
+    else
+      r.knee_vs_queue = KneeVsQueue::below;
+  }
+
+  // The round trip: single shot minus pipelined time per frame.
+  const size_t one = find_point(r.points, 1);
+  if (one < r.points.size() && r.points[one].result.ms_per_frame)
+    r.single_shot_ms = r.points[one].result.ms_per_frame;
+  else
+    r.single_shot_ms = r.lone.overall_ms.median;
+  if (r.best_rate && *r.best_rate > 0) r.pipelined_ms = 1000.0 / *r.best_rate;
+  if (r.single_shot_ms && r.pipelined_ms && *r.single_shot_ms > 0) {
+    r.round_trip_ms = *r.single_shot_ms - *r.pipelined_ms;
+    r.round_trip_share = *r.round_trip_ms / *r.single_shot_ms;
+  }
+
+  if (!r.skipped.empty()) {
+    std::string list;
+    for (uint32_t d : r.skipped) list += (list.empty() ? "" : ", ") + std::to_string(d);
+    r.notes.push_back("not run: depth " + list + " (above the device's queue depth " +
+                      std::to_string(queue) + ")");
+  }
+  for (const auto& p : r.points) {
+    if (p.result.errors > 0 && p.result.first_error)
+      r.notes.push_back("depth " + std::to_string(p.result.depth) + ": " +
+                        std::to_string(p.result.errors) +
+                        " inference(s) failed; first: " + p.result.first_error->to_string());
+    else if (!p.result.stable)
+      r.notes.push_back("depth " + std::to_string(p.result.depth) +
+                        ": a repeat was not stable; raise --duration");
+  }
+  if (r.round_trip_ms && *r.round_trip_ms < 0)
+    r.notes.push_back("pipelining made frames slower than a single shot: contention, not overlap");
+  if (r.virtual_clock)
+    r.notes.push_back(
+        "virtual clock: figures are the sim device's model, not a measurement of hardware");
+  for (const auto& w : r.device.warnings) r.notes.push_back("device: " + w);
+  return r;
+}
+
+}  // namespace rig
