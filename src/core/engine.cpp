@@ -236,7 +236,8 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
       ++window_count;
       t_last = t_done;
       latencies.add(ns_to_ms(t_done - submitted_at[slot]));
-      if (t_done - window_start >= window_len) {
+      // Windows, too, close on the start slot: each holds whole pipeline cycles.
+      if (t_done - window_start >= window_len && slot == start_slot) {
         WindowFigure w;
         w.start_s = ns_to_s(window_start - t_start);
         w.duration_s = ns_to_s(t_done - window_start);
