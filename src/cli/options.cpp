@@ -39,6 +39,11 @@ Result<ModelSource> resolve_model(const std::string& path) {
     source.name = "demo-cnn";
     return source;
   }
+  if (path.rfind("server:", 0) == 0) {  // loaded by name under the server's --model-dir
+    source.path = path;
+    source.name = std::filesystem::path(path.substr(7)).stem().string();
+    return source;
+  }
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return fail(ErrorCode::not_found, "model file '" + path + "' does not exist");

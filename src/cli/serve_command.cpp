@@ -1,10 +1,124 @@
-// Placeholder: the wire-protocol work (issue 3) implements this subcommand.
+// rig serve --device SPEC --listen ADDR [--model-dir DIR] [--token T] [--depth N]
+// Hosts a local device for remote clients (tcp://HOST:PORT, unix:PATH) until
+// SIGINT or SIGTERM.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
 #include "cli/command.hpp"
+#include "proto/wire.hpp"
+#include "rig/device.hpp"
+#include "rig/units.hpp"
+#include "server/server.hpp"
 
 namespace rig::cli {
+namespace {
 
-Command add_serve_command(CLI::App& /*app*/) {
-  return {};
+struct ServeOptions {
+  std::string device = "cpu";
+  std::string listen = "127.0.0.1:" + std::to_string(wire::kDefaultPort);
+  std::string model_dir;
+  std::string token;
+  uint32_t depth = 0;
+  std::string max_buffer = "1GiB";
+  std::string max_model = "2GiB";
+  std::string max_loop = "1h";
+  bool quiet = false;
+};
+
+Result<uint64_t> size_option(const std::string& option, const std::string& text) {
+  auto b = parse_bytes(text);
+  if (!b) return fail(ErrorCode::invalid_argument, option + ": " + b.error().message);
+  if (*b < 1) return fail(ErrorCode::invalid_argument, option + " must be at least 1 byte");
+  return static_cast<uint64_t>(*b);
+}
+
+int run_serve_command(const ServeOptions& o) {
+  server::ServerSettings s;
+  s.listen = o.listen;
+  s.model_dir = o.model_dir;
+  s.token = o.token;
+  if (s.token.empty())
+    if (const char* env = std::getenv("RIG_TOKEN")) s.token = env;
+  s.depth = o.depth;
+  auto max_buffer = size_option("--max-buffer-bytes", o.max_buffer);
+  if (!max_buffer) return report_error(max_buffer.error());
+  auto max_model = size_option("--max-model-bytes", o.max_model);
+  if (!max_model) return report_error(max_model.error());
+  auto max_loop = parse_duration(o.max_loop);
+  if (!max_loop || *max_loop <= Nanos(0))
+    return report_error({ErrorCode::invalid_argument,
+                         "--max-loop-duration must be a positive "
+                         "duration, got '" +
+                             o.max_loop + "'"});
+  s.limits.max_buffer_bytes = *max_buffer;
+  s.limits.max_model_bytes = *max_model;
+  s.limits.max_loop_duration = *max_loop;
+  if (!o.quiet)
+    s.log = [](const std::string& line) { std::fprintf(stderr, "rig serve: %s\n", line.c_str()); };
+
+  auto device = open_device(o.device);
+  if (!device) return report_error(device.error());
+
+  // Block the stop signals before any thread starts, so that every thread
+  // inherits the mask and only sigwait() below sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto server = server::Server::start(std::move(*device), s);
+  if (!server) return report_error(server.error());
+  const DeviceInfo& info = (*server)->device_info();
+  std::printf("rig serve: %s (%s)\n", info.spec.c_str(), info.description.c_str());
+  std::printf("rig serve: listening on %s, protocol %u, %u requests in flight per connection%s\n",
+              (*server)->address().c_str(), wire::kMaxVersion, (*server)->depth(),
+              s.token.empty() ? "" : ", token required");
+  std::printf("rig serve: clients use -d %s; Ctrl-C stops\n", (*server)->address().c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  if (!o.quiet) std::fprintf(stderr, "rig serve: stopping (signal %d)\n", signal_number);
+  (*server)->stop();
+  const auto stats = (*server)->stats();
+  if (!o.quiet)
+    std::fprintf(stderr, "rig serve: served %llu connections, %llu requests, %llu error replies\n",
+                 static_cast<unsigned long long>(stats.connections),
+                 static_cast<unsigned long long>(stats.requests),
+                 static_cast<unsigned long long>(stats.errors_sent));
+  return 0;
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* sub = app.add_subcommand("serve", "Host a local device for remote clients (rig serve)");
+  sub->add_option("-d,--device", o->device, "device to host: cpu[:...], sim:...")
+      ->capture_default_str();
+  sub->add_option("--listen", o->listen,
+                  "HOST:PORT, :PORT or unix:PATH; port 0 picks a free one; a non-loopback "
+                  "address requires --token")
+      ->capture_default_str();
+  sub->add_option("--model-dir", o->model_dir,
+                  "directory clients may load models from by name (-d ... MODEL as server:NAME)");
+  sub->add_option("--token", o->token, "token clients must present (default: $RIG_TOKEN)");
+  sub->add_option("--depth", o->depth,
+                  "requests in flight per connection (default: twice the device's queue depth)");
+  sub->add_option("--max-buffer-bytes", o->max_buffer, "largest tensor buffer accepted")
+      ->capture_default_str();
+  sub->add_option("--max-model-bytes", o->max_model, "largest model accepted")
+      ->capture_default_str();
+  sub->add_option("--max-loop-duration", o->max_loop, "longest run-for-duration accepted")
+      ->capture_default_str();
+  sub->add_flag("-q,--quiet", o->quiet, "no connection log on stderr");
+  return {sub, [o] { return run_serve_command(*o); }};
 }
 
 }  // namespace rig::cli

@@ -10,6 +10,16 @@
 namespace rig {
 namespace {
 
+// 'text' (built by appending: GCC 12 warns falsely on "'" + std::string).
+std::string quoted(std::string_view text) {
+  std::string q;
+  q.reserve(text.size() + 2);
+  q += '\'';
+  q.append(text);
+  q += '\'';
+  return q;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -107,7 +117,7 @@ Result<double> parse_number(std::string_view text) {
   auto parts = split_number(text, "number");
   if (!parts) return tl::unexpected(parts.error());
   if (!parts->second.empty())
-    return fail(ErrorCode::invalid_argument, "'" + std::string(trim(text)) + "' is not a number");
+    return fail(ErrorCode::invalid_argument, quoted(trim(text)) + " is not a number");
   return parts->first;
 }
 
@@ -117,7 +127,7 @@ Result<uint64_t> parse_count(std::string_view text) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
     return fail(ErrorCode::invalid_argument,
-                "'" + std::string(text) + "' is not a non-negative integer");
+                quoted(text) + " is not a non-negative integer");
   return v;
 }
 

@@ -1,11 +1,631 @@
 #include "devices/remote/remote_device.hpp"
 
-namespace rig {
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
-// Placeholder until the wire protocol lands (issue 3).
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <unordered_map>
+
+#include "proto/convert.hpp"
+#include "proto/transport.hpp"
+#include "proto/wire.hpp"
+#include "rig/model.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using wire::Action;
+using wire::Status;
+namespace pb = wire::pb;
+
+Nanos now() {
+  return steady_clock().now();
+}
+
+// Longest a blocking recv() waits before the client looks at its deadlines.
+constexpr std::chrono::microseconds kBlockingSlice{100'000};
+
+Nanos add_saturating(Nanos a, Nanos b) {
+  if (b > Nanos(0) && a > Nanos::max() - b) return Nanos::max();
+  return a + b;
+}
+
+struct RemoteOptions {
+  wire::Endpoint endpoint;
+  std::string token;
+  Nanos timeout{std::chrono::seconds(30)};
+  bool timeout_given = false;
+};
+
+Result<RemoteOptions> parse_remote_spec(std::string_view spec) {
+  RemoteOptions o;
+  const size_t q = spec.find('?');
+  auto endpoint = wire::parse_endpoint(spec.substr(0, q));
+  if (!endpoint) return tl::unexpected(endpoint.error());
+  o.endpoint = *endpoint;
+  if (const char* env = std::getenv("RIG_TOKEN")) o.token = env;
+  if (q == std::string_view::npos) return o;
+  std::string_view query = spec.substr(q + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const size_t eq = item.find('=');
+    const std::string key(item.substr(0, eq));
+    const std::string value(eq == std::string_view::npos ? std::string_view{}
+                                                         : item.substr(eq + 1));
+    if (key == "token") {
+      o.token = value;
+    } else if (key == "timeout") {
+      auto d = parse_duration(value);
+      if (!d)
+        return fail(ErrorCode::invalid_argument, "remote device timeout: " + d.error().message);
+      if (*d <= Nanos(0))
+        return fail(ErrorCode::invalid_argument, "remote device timeout must be > 0");
+      o.timeout = *d;
+      o.timeout_given = true;
+    } else {
+      return fail(ErrorCode::invalid_argument,
+                  "unknown remote device option '" + key + "' (known: token, timeout)");
+    }
+  }
+  return o;
+}
+
+std::string sizes_text(const std::vector<uint64_t>& sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+class RemoteDevice final : public Device {
+ public:
+  explicit RemoteDevice(RemoteOptions options)
+      : options_(std::move(options)),
+        parser_(wire::Limits{},
+                [this](const wire::Header& h, const pb::Body& body) { return place(h, body); }),
+        staging_(64 * 1024) {}
+
+  Result<void> connect() {
+    auto socket = wire::connect_to(options_.endpoint);
+    if (!socket) return tl::unexpected(socket.error());
+    socket_ = std::move(*socket);
+    // The socket stays blocking: writes and most reads pass MSG_DONTWAIT, and
+    // a wait with nothing to write blocks in recv() itself, in slices of
+    // kBlockingSlice so that deadlines are still checked.
+    const timeval slice{0, static_cast<suseconds_t>(kBlockingSlice.count() / 1000)};
+    if (::setsockopt(socket_.fd(), SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice) != 0)
+      return fail(ErrorCode::io, std::string("setsockopt(SO_RCVTIMEO): ") + std::strerror(errno));
+    pb::Body body;
+    auto* h = body.mutable_hello_request();
+    h->set_min_version(wire::kMinVersion);
+    h->set_max_version(wire::kMaxVersion);
+    h->set_token(options_.token);
+    h->set_client("rig 0.1.0 remote device");
+    auto reply = call(Action::hello, body, {}, Nanos(0), std::nullopt, false);
+    if (!reply) return tl::unexpected(reply.error());
+    if (!reply->frame.body.has_hello_reply()) return wrong_reply(reply->frame);
+    const auto& r = reply->frame.body.hello_reply();
+    if (r.version() < wire::kMinVersion || r.version() > wire::kMaxVersion)
+      return fail(ErrorCode::protocol, "server chose protocol version " +
+                                           std::to_string(r.version()) + ", outside 1 to " +
+                                           std::to_string(wire::kMaxVersion));
+    depth_ = std::max<uint32_t>(1, r.queue_depth());
+    if (r.has_limits()) server_limits_ = wire::from_pb(r.limits());
+    info_.spec = options_.endpoint.to_string();
+    if (options_.timeout_given) info_.spec += "?timeout=" + format_duration(options_.timeout);
+    info_.kind = "remote";
+    info_.description = "rig serve at " + options_.endpoint.to_string() + " hosting " +
+                        r.device_kind() + ": " + r.device_description();
+    info_.queue_depth = depth_;
+    info_.in_process = false;
+    info_.properties["server"] = r.server();
+    info_.properties["server.protocol_version"] = std::to_string(r.version());
+    info_.properties["server.device_spec"] = r.device_spec();
+    info_.properties["server.device_kind"] = r.device_kind();
+    info_.properties["server.device_queue_depth"] = std::to_string(r.device_queue_depth());
+    info_.properties["server.memory_bytes"] = std::to_string(r.memory_bytes());
+    info_.properties["server.clock"] = r.virtual_clock() ? "virtual" : "real";
+    std::string sensors;
+    for (const auto& s : r.sensors()) sensors += (sensors.empty() ? "" : ",") + s;
+    info_.properties["server.sensors"] = sensors;
+    for (const auto& p : r.properties()) info_.properties["server." + p.key()] = p.value();
+    for (const auto& w : r.warnings()) info_.warnings.push_back("server: " + w);
+    if (r.virtual_clock())
+      info_.warnings.push_back(
+          "the server's device runs on a virtual clock: its compute times are simulated while "
+          "client-side times are real, so the bus share is not meaningful");
+    return {};
+  }
+
+  DeviceInfo info() const override { return info_; }
+  Clock& clock() override { return steady_clock(); }
+
+  Result<LoadTimings> load(const ModelSource& source) override {
+    if (async_in_flight_ > 0)
+      return fail(ErrorCode::invalid_argument, "load: requests still in flight");
+    if (handle_ != 0) {
+      pb::Body body;
+      body.mutable_release_model_request()->set_handle(handle_);
+      handle_ = 0;
+      model_ = ModelInfo{};
+      bindings_.clear();
+      busy_.clear();
+      auto released = call(Action::release_model, body, {}, Nanos(0), std::nullopt, false);
+      if (!released && released.error().code != ErrorCode::not_found)
+        return tl::unexpected(released.error());
+    }
+    const Nanos t0 = now();
+    pb::Body body;
+    auto* r = body.mutable_load_model_request();
+    std::vector<std::byte> owned;
+    std::span<const std::byte> bytes = source.bytes;
+    std::vector<std::span<const std::byte>> buffers;
+    if (source.bytes.empty() && source.path.rfind("server:", 0) == 0) {
+      r->set_by_name(true);
+      r->set_name(source.path.substr(7));
+    } else {
+      if (bytes.empty()) {
+        auto file = read_file(source.path);
+        if (!file) return tl::unexpected(file.error());
+        owned = std::move(*file);
+        bytes = owned;
+      }
+      std::string name = source.name;
+      if (name.empty()) name = std::filesystem::path(source.path).stem().string();
+      r->set_name(name.empty() ? "model" : name);
+      buffers.push_back(bytes);
+    }
+    auto reply =
+        call(Action::load_model, body, std::move(buffers), options_.timeout, std::nullopt, false);
+    if (!reply) return tl::unexpected(reply.error());
+    if (!reply->frame.body.has_load_model_reply()) return wrong_reply(reply->frame);
+    const auto& m = reply->frame.body.load_model_reply();
+    auto info = wire::from_pb(m.info());
+    if (!info) return tl::unexpected(info.error());
+    handle_ = m.handle();
+    model_ = std::move(*info);
+    LoadTimings t;
+    t.parse = Nanos(m.parse_ns());
+    t.compile = Nanos(m.compile_ns());
+    // Reading here, the upload and the server's own read are all "read".
+    t.read = std::max(Nanos(0), now() - t0 - t.parse - t.compile);
+    return t;
+  }
+
+  const ModelInfo& model_info() const override { return model_; }
+
+  Result<BindingId> bind(const Bindings& b) override {
+    if (handle_ == 0) return fail(ErrorCode::invalid_argument, "bind: no model loaded");
+    if (b.inputs.size() != model_.inputs.size() || b.outputs.size() != model_.outputs.size())
+      return fail(ErrorCode::invalid_argument,
+                  "bind: model has " + std::to_string(model_.inputs.size()) + " inputs and " +
+                      std::to_string(model_.outputs.size()) + " outputs, got " +
+                      std::to_string(b.inputs.size()) + " and " + std::to_string(b.outputs.size()));
+    for (size_t i = 0; i < b.inputs.size(); ++i)
+      if (b.inputs[i].size() != model_.inputs[i].bytes)
+        return fail(ErrorCode::invalid_argument,
+                    "bind: input '" + model_.inputs[i].name + "' expects " +
+                        std::to_string(model_.inputs[i].bytes) + " bytes, got " +
+                        std::to_string(b.inputs[i].size()));
+    for (size_t i = 0; i < b.outputs.size(); ++i)
+      if (b.outputs[i].size() != model_.outputs[i].bytes)
+        return fail(ErrorCode::invalid_argument,
+                    "bind: output '" + model_.outputs[i].name + "' expects " +
+                        std::to_string(model_.outputs[i].bytes) + " bytes, got " +
+                        std::to_string(b.outputs[i].size()));
+    bindings_.push_back(b);
+    busy_.push_back(false);
+    return static_cast<BindingId>(bindings_.size() - 1);
+  }
+
+  Result<InferenceTimings> run(BindingId binding) override {
+    if (auto ok = check_binding(binding); !ok) return tl::unexpected(ok.error());
+    pb::Body body;
+    body.mutable_run_request()->set_handle(handle_);
+    auto reply = call(Action::run, body, inputs_of(binding), Nanos(0), binding, true);
+    if (!reply) return tl::unexpected(reply.error());
+    if (!reply->frame.body.has_run_reply()) return wrong_reply(reply->frame);
+    bytes_.payload_out += model_.output_bytes();
+    return timings_of(*reply);
+  }
+
+  Result<void> submit(BindingId binding, uint64_t tag) override {
+    if (auto ok = check_binding(binding); !ok) return ok;
+    if (async_in_flight_ >= depth_)
+      return fail(ErrorCode::queue_full,
+                  "remote queue depth " + std::to_string(depth_) + " already in flight");
+    pb::Body body;
+    body.mutable_run_request()->set_handle(handle_);
+    Pending p;
+    p.async = true;
+    p.binding = binding;
+    p.has_binding = true;
+    p.tag = tag;
+    auto id = send_request(Action::run, body, inputs_of(binding), std::move(p), Nanos(0), true);
+    if (!id) return tl::unexpected(id.error());
+    // A failure while sending arrives as this request's completion.
+    return {};
+  }
+
+  Result<Completion> wait_next(Nanos timeout) override {
+    if (completions_.empty() && async_in_flight_ == 0)
+      return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
+    auto ok = pump(add_saturating(now(), timeout), [&] { return !completions_.empty(); });
+    if (completions_.empty()) return tl::unexpected(ok.error());
+    Completion c = std::move(completions_.front());
+    completions_.pop_front();
+    return c;
+  }
+
+  uint32_t in_flight() const override { return async_in_flight_; }
+
+  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
+                                       Nanos sleep_between_frames) override {
+    if (auto ok = check_binding(binding); !ok) return tl::unexpected(ok.error());
+    pb::Body body;
+    auto* r = body.mutable_run_for_duration_request();
+    r->set_handle(handle_);
+    r->set_duration_ns(duration.count());
+    r->set_sleep_between_frames_ns(sleep_between_frames.count());
+    auto reply = call(Action::run_for_duration, body, inputs_of(binding),
+                      add_saturating(duration, sleep_between_frames), binding, true);
+    if (!reply) return tl::unexpected(reply.error());
+    if (!reply->frame.body.has_run_for_duration_reply()) return wrong_reply(reply->frame);
+    auto run = wire::from_pb(reply->frame.body.run_for_duration_reply());
+    if (!run) return tl::unexpected(run.error());
+    bytes_.payload_out += model_.output_bytes();
+    return *run;
+  }
+
+  ByteCounters bytes() const override { return bytes_; }
+
+  std::map<std::string, double> read_sensors() override {
+    pb::Body body;
+    body.mutable_read_sensors_request();
+    auto reply = call(Action::read_sensors, body, {}, Nanos(0), std::nullopt, false);
+    if (!reply || !reply->frame.body.has_read_sensors_reply()) return {};
+    std::map<std::string, double> readings;
+    for (const auto& r : reply->frame.body.read_sensors_reply().readings())
+      readings[r.name()] = r.value();
+    return readings;
+  }
+
+ private:
+  struct Pending {
+    Action action = Action::hello;
+    bool async = false;
+    bool has_binding = false;
+    BindingId binding = 0;
+    uint64_t tag = 0;
+    Nanos deadline{0};
+    Nanos reply_started{0};
+  };
+  struct Outgoing {
+    wire::OutFrame frame;
+    uint64_t offset = 0;
+    bool payload = false;  // its buffers are tensors
+  };
+  struct Reply {
+    wire::Frame frame;
+    Nanos started{0};    // the reply's header and body had arrived
+    Nanos completed{0};  // its last buffer byte had arrived
+  };
+
+  Result<void> check_binding(BindingId binding) const {
+    if (dead_) return tl::unexpected(*dead_);
+    if (handle_ == 0) return fail(ErrorCode::invalid_argument, "no model loaded");
+    if (binding >= bindings_.size())
+      return fail(ErrorCode::invalid_argument, "unknown binding " + std::to_string(binding));
+    if (busy_[binding])
+      return fail(ErrorCode::invalid_argument,
+                  "binding " + std::to_string(binding) + " already has a request in flight");
+    return {};
+  }
+
+  std::vector<std::span<const std::byte>> inputs_of(BindingId binding) const {
+    return bindings_[binding].inputs;
+  }
+
+  tl::unexpected<Error> wrong_reply(const wire::Frame& frame) const {
+    return fail(ErrorCode::protocol, "reply to message " + std::to_string(frame.header.message_id) +
+                                         " (" + wire::to_string(frame.header.action) +
+                                         ") does not carry its reply body");
+  }
+
+  static Error server_error(const wire::Frame& frame) {
+    if (!frame.body.has_error_reply())
+      return {ErrorCode::protocol, "error reply " +
+                                       std::to_string(static_cast<uint32_t>(frame.header.status)) +
+                                       " without an ErrorReply body"};
+    return wire::error_for(frame.header.status, "server: " + frame.body.error_reply().message());
+  }
+
+  InferenceTimings timings_of(const Reply& reply) const {
+    const auto& r = reply.frame.body.run_reply();
+    const auto& d = r.device();
+    InferenceTimings t;
+    t.compute = Nanos(r.compute_ns());
+    t.transfer_in = Nanos(r.receive_ns() + (d.has_transfer_in_ns() ? d.transfer_in_ns() : 0));
+    t.queue_wait = Nanos(r.queue_wait_ns() + (d.has_queue_wait_ns() ? d.queue_wait_ns() : 0));
+    t.transfer_out =
+        reply.completed - reply.started + Nanos(d.has_transfer_out_ns() ? d.transfer_out_ns() : 0);
+    return t;
+  }
+
+  // Queues a request and writes as much of it as the socket takes now.
+  Result<uint32_t> send_request(Action action, pb::Body& body,
+                                std::vector<std::span<const std::byte>> buffers, Pending pending,
+                                Nanos extra_timeout, bool payload) {
+    if (dead_) return tl::unexpected(*dead_);
+    const uint32_t id = next_id_++;
+    if (next_id_ == 0) next_id_ = 1;  // 0 is the server's "no message" id
+    auto frame =
+        wire::encode_frame(id, action, Status::ok, body, std::move(buffers), server_limits_);
+    if (!frame) return tl::unexpected(frame.error());
+    pending.action = action;
+    pending.deadline = add_saturating(add_saturating(now(), options_.timeout), extra_timeout);
+    if (pending.async) {
+      busy_[pending.binding] = true;
+      ++async_in_flight_;
+    }
+    pending_.emplace(id, pending);
+    out_.push_back({std::move(*frame), 0, payload});
+    (void)flush();  // a failure kills the connection and fails this request
+    return id;
+  }
+
+  // A request and its reply. The reply's status is checked; its body is the
+  // caller's to check.
+  Result<Reply> call(Action action, pb::Body& body, std::vector<std::span<const std::byte>> buffers,
+                     Nanos extra_timeout, std::optional<BindingId> binding, bool payload) {
+    Pending p;
+    p.has_binding = binding.has_value();
+    p.binding = binding.value_or(0);
+    auto id = send_request(action, body, std::move(buffers), p, extra_timeout, payload);
+    if (!id) return tl::unexpected(id.error());
+    auto ok = pump(Nanos::max(), [&] { return sync_done_.count(*id) > 0; });
+    auto it = sync_done_.find(*id);
+    if (it == sync_done_.end()) return tl::unexpected(ok.error());
+    Result<Reply> reply = std::move(it->second);
+    sync_done_.erase(it);
+    if (reply && reply->frame.header.status != Status::ok)
+      return tl::unexpected(server_error(reply->frame));
+    return reply;
+  }
+
+  // Moves bytes both ways until done() or `deadline`; fails the connection
+  // when a pending request outlives its own deadline.
+  Result<void> pump(Nanos deadline, const std::function<bool()>& done) {
+    for (;;) {
+      if (done()) return {};
+      if (dead_) return tl::unexpected(*dead_);
+      if (auto ok = flush(); !ok) return ok;
+      if (done()) return {};
+      const Nanos t = now();
+      Nanos wake = deadline;
+      const std::pair<const uint32_t, Pending>* oldest = nullptr;
+      for (const auto& entry : pending_)
+        if (entry.second.deadline < wake) {
+          wake = entry.second.deadline;
+          oldest = &entry;
+        }
+      if (t >= wake) {
+        if (!oldest) return fail(ErrorCode::timeout, "no completion within the wait's timeout");
+        return tl::unexpected(
+            kill({ErrorCode::timeout,
+                  "no reply from " + options_.endpoint.to_string() + " to message " +
+                      std::to_string(oldest->first) + " (" +
+                      wire::to_string(oldest->second.action) + ") in time (timeout " +
+                      format_duration(options_.timeout) + "); connection closed"}));
+      }
+      if (out_.empty() && wake - t > kBlockingSlice) {
+        // Nothing to write: one blocking recv() instead of poll() + recv().
+        if (auto ok = read_available(true); !ok) return ok;
+        continue;
+      }
+      const auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(wake - t).count();
+      pollfd p{socket_.fd(), static_cast<short>(POLLIN | (out_.empty() ? 0 : POLLOUT)), 0};
+      const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(wait_ms, INT_MAX)));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return tl::unexpected(kill({ErrorCode::io, std::string("poll: ") + std::strerror(errno)}));
+      }
+      if (p.revents & (POLLIN | POLLHUP | POLLERR))
+        if (auto ok = read_available(false); !ok) return ok;
+    }
+  }
+
+  Result<void> flush() {
+    while (!out_.empty()) {
+      Outgoing& o = out_.front();
+      auto n = wire::write_frame_some(socket_, o.frame, o.offset, true);
+      if (!n)
+        return tl::unexpected(
+            kill({n.error().code, "connection to " + options_.endpoint.to_string() +
+                                      " lost: " + n.error().message}));
+      bytes_.link_in += n->bytes;
+      o.offset += n->bytes;
+      if (n->would_block) return {};
+      if (o.offset < o.frame.size()) continue;
+      if (o.payload) bytes_.payload_in += o.frame.payload();
+      out_.pop_front();
+    }
+    return {};
+  }
+
+  // Reads what has arrived; with `block_first`, the first recv() waits for
+  // data (up to kBlockingSlice).
+  Result<void> read_available(bool block_first) {
+    for (int i = 0; i < 64; ++i) {
+      auto direct = parser_.direct_target();
+      auto n = wire::read_some(socket_, direct.empty() ? std::span(staging_) : direct,
+                               !(block_first && i == 0));
+      if (!n)
+        return tl::unexpected(
+            kill({n.error().code, "connection to " + options_.endpoint.to_string() +
+                                      " lost: " + n.error().message}));
+      if (n->would_block) return {};
+      if (n->eof) {
+        auto end = parser_.finish();
+        return tl::unexpected(kill(
+            end ? Error{ErrorCode::disconnected,
+                        "the server at " + options_.endpoint.to_string() + " closed the connection"}
+                : Error{ErrorCode::disconnected,
+                        "the server at " + options_.endpoint.to_string() +
+                            " closed the connection mid-reply: " + end.error().message}));
+      }
+      bytes_.link_out += n->bytes;
+      auto fed = direct.empty() ? parser_.feed(std::span(staging_).first(n->bytes))
+                                : parser_.commit_direct(n->bytes);
+      while (auto frame = parser_.pop()) on_frame(std::move(*frame));
+      if (!fed)
+        return tl::unexpected(
+            kill({fed.error().code, "reply stream from " + options_.endpoint.to_string() + ": " +
+                                        fed.error().message}));
+      if (dead_) return tl::unexpected(*dead_);
+      // A short read drained the socket: poll() says when there is more,
+      // which saves a recv() that would only fail with EAGAIN.
+      if (n->bytes < (direct.empty() ? staging_.size() : direct.size())) return {};
+    }
+    return {};
+  }
+
+  // Run outputs go straight into the caller's output buffers.
+  wire::BufferPlan place(const wire::Header& h, const pb::Body& body) {
+    wire::BufferPlan plan;
+    auto it = pending_.find(h.message_id);
+    if (it == pending_.end()) {
+      plan.discard = true;
+      return plan;  // on_frame fails the connection
+    }
+    Pending& p = it->second;
+    p.reply_started = now();
+    std::vector<uint64_t> sizes(body.buffer_sizes().begin(), body.buffer_sizes().end());
+    const bool outputs =
+        h.status == Status::ok && (p.action == Action::run || p.action == Action::run_for_duration);
+    std::vector<uint64_t> expected;
+    if (outputs && p.has_binding && p.binding < bindings_.size())
+      for (const auto& out : bindings_[p.binding].outputs) expected.push_back(out.size());
+    if (sizes != expected) {
+      plan.error = Error{ErrorCode::protocol, "reply to message " + std::to_string(h.message_id) +
+                                                  " (" + wire::to_string(p.action) +
+                                                  ") carries buffers of " + sizes_text(sizes) +
+                                                  " bytes, expected " + sizes_text(expected)};
+      return plan;
+    }
+    if (outputs && p.has_binding)
+      for (const auto& out : bindings_[p.binding].outputs) plan.targets.push_back(out);
+    return plan;
+  }
+
+  void on_frame(wire::Frame frame) {
+    const uint32_t id = frame.header.message_id;
+    auto it = pending_.find(id);
+    if (it == pending_.end()) {
+      if (frame.header.status != Status::ok && frame.body.has_error_reply())
+        kill(server_error(frame));  // the server gave up on the connection
+      else
+        kill({ErrorCode::protocol, "reply to message " + std::to_string(id) +
+                                       ", which is not pending; connection closed"});
+      return;
+    }
+    Pending p = it->second;
+    pending_.erase(it);
+    Result<Reply> reply = Reply{std::move(frame), p.reply_started, now()};
+    if (reply->frame.error) {
+      reply = tl::unexpected(*reply->frame.error);
+    } else if (reply->frame.header.action != p.action) {
+      reply = fail(ErrorCode::protocol, "reply to message " + std::to_string(id) + " (" +
+                                            wire::to_string(p.action) + ") came back as " +
+                                            wire::to_string(reply->frame.header.action));
+    }
+    if (!p.async) {
+      sync_done_.emplace(id, std::move(reply));
+      return;
+    }
+    busy_[p.binding] = false;
+    --async_in_flight_;
+    Completion c;
+    c.tag = p.tag;
+    c.binding = p.binding;
+    c.completed_at = now();
+    if (!reply) {
+      c.error = reply.error();
+    } else if (reply->frame.header.status != Status::ok) {
+      c.error = server_error(reply->frame);
+    } else if (!reply->frame.body.has_run_reply()) {
+      c.error = wrong_reply(reply->frame).value();
+    } else {
+      c.timings = timings_of(*reply);
+      bytes_.payload_out += model_.output_bytes();
+    }
+    completions_.push_back(std::move(c));
+  }
+
+  // The connection is unusable: every pending request fails with `error`.
+  Error kill(Error error) {
+    if (dead_) return *dead_;
+    dead_ = error;
+    socket_.shutdown();
+    out_.clear();
+    for (auto& [id, p] : pending_) {
+      if (!p.async) {
+        sync_done_.emplace(id, tl::unexpected(error));
+        continue;
+      }
+      busy_[p.binding] = false;
+      --async_in_flight_;
+      Completion c;
+      c.tag = p.tag;
+      c.binding = p.binding;
+      c.error = error;
+      c.completed_at = now();
+      completions_.push_back(std::move(c));
+    }
+    pending_.clear();
+    return error;
+  }
+
+  RemoteOptions options_;
+  wire::Socket socket_;
+  wire::FrameParser parser_;
+  std::vector<std::byte> staging_;
+  std::deque<Outgoing> out_;
+  uint32_t next_id_ = 1;
+  std::unordered_map<uint32_t, Pending> pending_;
+  std::unordered_map<uint32_t, Result<Reply>> sync_done_;
+  std::deque<Completion> completions_;
+  std::optional<Error> dead_;
+
+  DeviceInfo info_;
+  ModelInfo model_;
+  uint32_t handle_ = 0;
+  std::vector<Bindings> bindings_;
+  std::vector<bool> busy_;
+  ByteCounters bytes_;
+  wire::Limits server_limits_;
+  uint32_t depth_ = 1;
+  uint32_t async_in_flight_ = 0;
+};
+
+}  // namespace
+
 Result<std::unique_ptr<Device>> open_remote_device(std::string_view spec) {
-  return fail(ErrorCode::unsupported,
-              "remote devices are not available in this build: " + std::string(spec));
+  auto options = parse_remote_spec(spec);
+  if (!options) return tl::unexpected(options.error());
+  auto device = std::make_unique<RemoteDevice>(std::move(*options));
+  if (auto ok = device->connect(); !ok) return tl::unexpected(ok.error());
+  return std::unique_ptr<Device>(std::move(device));
 }
 
 }  // namespace rig

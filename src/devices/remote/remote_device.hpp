@@ -1,4 +1,30 @@
-// The remote device: a client of `rig serve` (tcp://host:port or unix:PATH).
+// The remote device: a client of `rig serve`, with the same interface as any
+// local device.
+//
+// Spec: tcp://HOST:PORT[?token=T&timeout=DUR] or unix:PATH[?...]
+//   token    presented in hello; defaults to $RIG_TOKEN
+//   timeout  how long a request may go unanswered before the connection is
+//            declared dead and every pending request fails (default 30s; a
+//            run_for_duration gets its duration and sleep on top)
+//
+// What it measures: the clock is the host's steady clock. Bytes: payload_*
+// count tensor bytes; link_* count every byte that crossed the socket
+// (headers, bodies, buffers, and the hello and model upload). Timings of a
+// run: compute is the server's (the device-reported compute time, else the
+// server's submit -> completion), transfer_in the server's receive time of
+// the request, queue_wait the server's wait before the device took it,
+// transfer_out the client's receive time of the reply; the rest of the
+// client-observed latency is the link and the two network stacks.
+//
+// Concurrency: no threads, so a lone request costs no thread hand-off. Every
+// call moves bytes both ways while it waits (writes without blocking, reads
+// what has arrived, polls for both; with nothing to write it blocks in recv()
+// itself), so requests pipeline up to the queue depth the server advertised,
+// replies are matched by message id, and run outputs are received straight
+// into the caller's bound output buffers. A request may still be partly
+// unwritten when submit() returns; its inputs must stay untouched until its
+// completion (the Device contract). Driven by one thread at a time, like
+// every Device.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,320 @@
+// The wire benchmark of issue 3: rig's protocol against raw sockets moving
+// the same bytes, in the same run, as ratios.
+//
+//  1. 4K frames (3840x2160x4 bytes in, a quarter of that out) pipelined over
+//     loopback TCP and over a unix socket: rig serve + the remote device vs a
+//     raw transfer of the same bytes with the same concurrency (the client
+//     writes and reads on separate threads, the server reads and writes on
+//     separate threads). Target: rig >= 0.90 x raw MB/s.
+//  2. A 64-byte run round trip vs a raw 64-byte ping-pong. Target: <= 1.3 x.
+//
+// The hosted device is the scripted fake (tests/server/fake_device.hpp) that
+// does no work, so what is measured is the protocol and the sockets. Kinds
+// alternate (raw, rig, raw, rig, ...) and medians are compared, so drift in
+// the machine affects both alike.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/transport.hpp"
+#include "rig/device.hpp"
+#include "server/fake_device.hpp"
+#include "server/server.hpp"
+
+namespace {
+
+using namespace rig;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kFrameIn = 3840ull * 2160 * 4;  // 33,177,600 bytes
+constexpr size_t kFrameOut = kFrameIn / 4;       // 8,294,400 bytes
+constexpr uint32_t kDepth = 4;
+constexpr int kFrames = 32;    // per 4K measurement
+constexpr int kPings = 20000;  // per round-trip measurement
+constexpr int kRepeats = 7;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void die(const std::string& what) {
+  std::fprintf(stderr, "wire_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+template <class T>
+T must(Result<T> r, const char* what) {
+  if (!r) die(std::string(what) + ": " + r.error().to_string());
+  return std::move(*r);
+}
+
+void must(Result<void> r, const char* what) {
+  if (!r) die(std::string(what) + ": " + r.error().to_string());
+}
+
+// ---- raw references --------------------------------------------------------
+
+void read_exactly(int fd, std::byte* p, size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::recv(fd, p, n, 0);
+    if (r <= 0) die("raw recv failed");
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+}
+
+void write_exactly(int fd, const std::byte* p, size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (r <= 0) die("raw send failed");
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+}
+
+std::pair<wire::Socket, wire::Socket> raw_pair(const wire::Endpoint& where) {
+  auto listener = must(wire::Listener::listen(where), "raw listen");
+  auto client = must(wire::connect_to(listener.bound()), "raw connect");
+  auto server = must(listener.accept(), "raw accept");
+  return {std::move(client), std::move(server)};
+}
+
+// Frames of kFrameIn bytes one way and kFrameOut bytes back, both directions
+// at once, kDepth frames ahead: MB/s of in + out.
+double raw_4k(const wire::Endpoint& where) {
+  auto [client, server] = raw_pair(where);
+  std::vector<std::byte> in(kFrameIn, std::byte{1}), out(kFrameOut, std::byte{2});
+  std::vector<std::byte> server_in(kFrameIn), client_out(kFrameOut);
+  // The server: one thread reads frames, another writes the replies.
+  std::mutex mu;
+  std::condition_variable cv;
+  int received = 0, acknowledged = 0;
+  std::thread server_reader([&] {
+    for (int i = 0; i < kFrames; ++i) {
+      read_exactly(server.fd(), server_in.data(), kFrameIn);
+      std::lock_guard lock(mu);
+      ++received;
+      cv.notify_all();
+    }
+  });
+  std::thread server_writer([&] {
+    for (int i = 0; i < kFrames; ++i) {
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return received > i; });
+      }
+      write_exactly(server.fd(), out.data(), kFrameOut);
+    }
+  });
+  const auto t0 = Clock::now();
+  std::thread client_reader([&] {
+    for (int i = 0; i < kFrames; ++i) {
+      read_exactly(client.fd(), client_out.data(), kFrameOut);
+      std::lock_guard lock(mu);
+      ++acknowledged;
+      cv.notify_all();
+    }
+  });
+  for (int i = 0; i < kFrames; ++i) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return acknowledged + static_cast<int>(kDepth) > i; });
+    }
+    write_exactly(client.fd(), in.data(), kFrameIn);
+  }
+  client_reader.join();
+  const double s = seconds_since(t0);
+  server_reader.join();
+  server_writer.join();
+  return static_cast<double>(kFrames) * (kFrameIn + kFrameOut) / s / 1e6;
+}
+
+// Microseconds per 64-byte round trip.
+double raw_ping_pong(const wire::Endpoint& where) {
+  auto [client, server] = raw_pair(where);
+  std::thread echo([&, fd = server.fd()] {
+    std::byte buf[64];
+    for (int i = 0; i < kPings; ++i) {
+      read_exactly(fd, buf, sizeof buf);
+      write_exactly(fd, buf, sizeof buf);
+    }
+  });
+  std::byte buf[64] = {};
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kPings; ++i) {
+    write_exactly(client.fd(), buf, sizeof buf);
+    read_exactly(client.fd(), buf, sizeof buf);
+  }
+  const double s = seconds_since(t0);
+  echo.join();
+  return s / kPings * 1e6;
+}
+
+// ---- rig -------------------------------------------------------------------
+
+std::unique_ptr<server::Server> start_server(const std::string& listen) {
+  testing::FakeOptions o;
+  o.depth = kDepth;
+  o.compute = Nanos(1);
+  o.touch_data = false;
+  server::ServerSettings s;
+  s.listen = listen;
+  return must(server::Server::start(std::make_unique<testing::FakeDevice>(o), s), "serve");
+}
+
+ModelSource fake_model(size_t in, size_t out) {
+  const std::string text = "in=" + std::to_string(in) + ",out=" + std::to_string(out);
+  ModelSource m;
+  m.name = "bench";
+  for (char c : text) m.bytes.push_back(static_cast<std::byte>(c));
+  return m;
+}
+
+struct Slots {
+  std::vector<std::vector<std::byte>> in, out;
+  std::vector<BindingId> ids;
+};
+
+Slots bind_slots(Device& d, uint32_t n, size_t in, size_t out) {
+  Slots s;
+  for (uint32_t i = 0; i < n; ++i) {
+    s.in.emplace_back(in, std::byte{1});
+    s.out.emplace_back(out);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    Bindings b;
+    b.inputs.emplace_back(s.in[i]);
+    b.outputs.emplace_back(s.out[i]);
+    s.ids.push_back(must(d.bind(b), "bind"));
+  }
+  return s;
+}
+
+double rig_4k(Device& d, const Slots& slots) {
+  const auto t0 = Clock::now();
+  int submitted = 0, completed = 0;
+  for (; submitted < static_cast<int>(kDepth); ++submitted)
+    must(d.submit(slots.ids[static_cast<size_t>(submitted)], static_cast<uint64_t>(submitted)),
+         "submit");
+  while (completed < kFrames) {
+    auto c = must(d.wait_next(std::chrono::seconds(60)), "wait_next");
+    if (c.error) die("run failed: " + c.error->to_string());
+    ++completed;
+    if (submitted < kFrames) {
+      must(d.submit(slots.ids[c.tag % kDepth], c.tag), "submit");
+      ++submitted;
+    }
+  }
+  return static_cast<double>(kFrames) * (kFrameIn + kFrameOut) / seconds_since(t0) / 1e6;
+}
+
+double rig_round_trip(Device& d, BindingId id) {
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kPings; ++i) must(d.run(id), "run");
+  return seconds_since(t0) / kPings * 1e6;
+}
+
+struct Pair {
+  double rig, raw;
+};
+
+Pair compare_4k(const std::string& listen) {
+  auto server = start_server(listen);
+  auto device = must(open_device(server->address()), "open remote");
+  must(device->load(fake_model(kFrameIn, kFrameOut)), "load");
+  const Slots slots = bind_slots(*device, kDepth, kFrameIn, kFrameOut);
+  const wire::Endpoint raw_where =
+      must(wire::parse_listen_address(listen.rfind("unix:", 0) == 0 ? listen + ".raw" : listen),
+           "raw address");
+  rig_4k(*device, slots);  // warm-up: buffers touched, server slots allocated
+  raw_4k(raw_where);
+  std::vector<double> rig, raw;
+  for (int r = 0; r < kRepeats; ++r) {
+    raw.push_back(raw_4k(raw_where));
+    rig.push_back(rig_4k(*device, slots));
+  }
+  return {median(rig), median(raw)};
+}
+
+Pair compare_round_trip(const std::string& listen) {
+  auto server = start_server(listen);
+  auto device = must(open_device(server->address()), "open remote");
+  must(device->load(fake_model(64, 64)), "load");
+  const Slots slots = bind_slots(*device, 1, 64, 64);
+  const wire::Endpoint raw_where =
+      must(wire::parse_listen_address(listen.rfind("unix:", 0) == 0 ? listen + ".raw" : listen),
+           "raw address");
+  rig_round_trip(*device, slots.ids[0]);
+  raw_ping_pong(raw_where);
+  std::vector<double> rig, raw;
+  for (int r = 0; r < kRepeats; ++r) {
+    raw.push_back(raw_ping_pong(raw_where));
+    rig.push_back(rig_round_trip(*device, slots.ids[0]));
+  }
+  return {median(rig), median(raw)};
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown cpu";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `wire_bench 4k` or `wire_bench rt` runs one part only.
+  const std::string only = argc > 1 ? argv[1] : "";
+  const std::string sock =
+      (std::filesystem::temp_directory_path() / ("rig-wire-bench-" + std::to_string(::getpid())))
+          .string();
+  std::printf("rig wire benchmark: ratios to a raw socket reference measured in the same run\n");
+  std::printf("machine: %u cpus, %s\n", std::thread::hardware_concurrency(), cpu_model().c_str());
+  std::printf("\n4K frames: %zu bytes in, %zu out, depth %u, %d frames x %d repeats (medians)\n",
+              kFrameIn, kFrameOut, kDepth, kFrames, kRepeats);
+  bool ok = true;
+  for (const auto& [name, listen] : only == "rt"
+                                        ? std::vector<std::pair<std::string, std::string>>{}
+                                        : std::vector<std::pair<std::string, std::string>>{
+                                              {"tcp ", "127.0.0.1:0"}, {"unix", "unix:" + sock}}) {
+    const Pair p = compare_4k(listen);
+    const double ratio = p.rig / p.raw;
+    ok &= ratio >= 0.90;
+    std::printf("  %s  rig %8.1f MB/s   raw %8.1f MB/s   rig/raw %.3f  (target >= 0.90) %s\n",
+                name.c_str(), p.rig, p.raw, ratio, ratio >= 0.90 ? "PASS" : "FAIL");
+  }
+  std::printf("\n64-byte round trip: %d round trips x %d repeats (medians)\n", kPings, kRepeats);
+  for (const auto& [name, listen] : only == "4k"
+                                        ? std::vector<std::pair<std::string, std::string>>{}
+                                        : std::vector<std::pair<std::string, std::string>>{
+                                              {"tcp ", "127.0.0.1:0"}, {"unix", "unix:" + sock}}) {
+    const Pair p = compare_round_trip(listen);
+    const double ratio = p.rig / p.raw;
+    const bool target = name == "tcp ";
+    if (target) ok &= ratio <= 1.3;
+    std::printf("  %s  rig %7.2f us   raw %7.2f us   rig/raw %.3f  %s\n", name.c_str(), p.rig,
+                p.raw, ratio,
+                target ? (ratio <= 1.3 ? "(target <= 1.30) PASS" : "(target <= 1.30) FAIL")
+                       : "(for information)");
+  }
+  std::printf("\ngRPC comparison: skipped (libgrpc++-dev is not installed)\n");
+  std::printf("%s\n", ok ? "all targets met" : "some targets missed");
+  return 0;
+}

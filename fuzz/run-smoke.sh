@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang in their own build directory and
+# runs each for a short smoke period, starting from a generated seed corpus.
+#   RIG_FUZZ_BUILD_DIR  build directory (default build-fuzz)
+#   RIG_FUZZ_SECONDS    seconds per target (default 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${RIG_FUZZ_BUILD_DIR:-build-fuzz}
+seconds=${RIG_FUZZ_SECONDS:-20}
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
+targets=(fuzz_frame_parser fuzz_server_dispatch)
+
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DRIG_BUILD_FUZZ=ON -DRIG_BUILD_TESTS=OFF -DRIG_BUILD_BENCH=OFF \
+  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags"
+cmake --build "$build" -j2 --target "${targets[@]}"
+
+for target in "${targets[@]}"; do
+  corpus="$build/fuzz-corpus/$target"
+  mkdir -p "$corpus"
+  echo "fuzz: $target for ${seconds}s"
+  RIG_FUZZ_SEEDS="$corpus" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
+    "$build/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 "$corpus"
+done

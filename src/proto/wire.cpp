@@ -1,0 +1,442 @@
+#include "proto/wire.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+namespace rig::wire {
+namespace {
+
+uint32_t load_u32(const std::byte* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+void store_u32(std::byte* p, uint32_t v) {
+  p[0] = static_cast<std::byte>(v & 0xff);
+  p[1] = static_cast<std::byte>((v >> 8) & 0xff);
+  p[2] = static_cast<std::byte>((v >> 16) & 0xff);
+  p[3] = static_cast<std::byte>((v >> 24) & 0xff);
+}
+
+Header read_fields(std::span<const std::byte, kHeaderSize> bytes) {
+  Header h;
+  h.magic = load_u32(bytes.data());
+  h.body_size = load_u32(bytes.data() + 4);
+  h.message_id = load_u32(bytes.data() + 8);
+  h.action = static_cast<Action>(load_u32(bytes.data() + 12));
+  h.status = static_cast<Status>(load_u32(bytes.data() + 16));
+  return h;
+}
+
+std::string describe(const Header& h) {
+  return "message " + std::to_string(h.message_id) + " (" + to_string(h.action) + ")";
+}
+
+uint64_t buffer_limit(Action action, const Limits& limits) {
+  return action == Action::load_model ? limits.max_model_bytes : limits.max_buffer_bytes;
+}
+const char* buffer_limit_name(Action action) {
+  return action == Action::load_model ? "max_model_bytes" : "max_buffer_bytes";
+}
+
+// Checks declared buffer sizes against the limits; shared by sender and receiver.
+Result<void> check_buffers(const Header& h, std::span<const uint64_t> sizes, const Limits& limits) {
+  if (sizes.size() > limits.max_buffers)
+    return fail(ErrorCode::limit_exceeded,
+                describe(h) + " declares " + std::to_string(sizes.size()) +
+                    " buffers; max_buffers is " + std::to_string(limits.max_buffers));
+  const uint64_t limit = buffer_limit(h.action, limits);
+  uint64_t total = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] > limit)
+      return fail(ErrorCode::limit_exceeded,
+                  describe(h) + " buffer " + std::to_string(i) + " is " + std::to_string(sizes[i]) +
+                      " bytes; " + buffer_limit_name(h.action) + " is " + std::to_string(limit));
+    total += sizes[i];  // each <= 2^63 / max_buffers: cannot overflow
+    if (total > limits.max_frame_bytes)
+      return fail(ErrorCode::limit_exceeded, describe(h) + " declares more than " +
+                                                 std::to_string(limits.max_frame_bytes) +
+                                                 " buffer bytes; max_frame_bytes is " +
+                                                 std::to_string(limits.max_frame_bytes));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string to_string(Action action) {
+  switch (action) {
+    case Action::hello:
+      return "hello";
+    case Action::load_model:
+      return "load_model";
+    case Action::describe_model:
+      return "describe_model";
+    case Action::run:
+      return "run";
+    case Action::run_for_duration:
+      return "run_for_duration";
+    case Action::read_sensors:
+      return "read_sensors";
+    case Action::release_model:
+      return "release_model";
+  }
+  return "action " + std::to_string(static_cast<uint32_t>(action));
+}
+
+bool is_known(Action action) {
+  const auto v = static_cast<uint32_t>(action);
+  return v >= static_cast<uint32_t>(Action::hello) &&
+         v <= static_cast<uint32_t>(Action::release_model);
+}
+
+Status status_for(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument:
+      return Status::invalid_argument;
+    case ErrorCode::not_found:
+      return Status::not_found;
+    case ErrorCode::unsupported:
+      return Status::unsupported;
+    case ErrorCode::io:
+      return Status::io;
+    case ErrorCode::protocol:
+      return Status::protocol;
+    case ErrorCode::limit_exceeded:
+      return Status::limit_exceeded;
+    case ErrorCode::queue_full:
+      return Status::queue_full;
+    case ErrorCode::timeout:
+      return Status::timeout;
+    case ErrorCode::disconnected:
+      return Status::disconnected;
+    case ErrorCode::device:
+      return Status::device;
+    case ErrorCode::permission:
+      return Status::permission;
+    case ErrorCode::internal:
+      return Status::internal;
+  }
+  return Status::internal;
+}
+
+Error error_for(Status status, std::string message) {
+  switch (status) {
+    case Status::ok:
+      break;
+    case Status::invalid_argument:
+      return {ErrorCode::invalid_argument, std::move(message)};
+    case Status::not_found:
+      return {ErrorCode::not_found, std::move(message)};
+    case Status::unsupported:
+      return {ErrorCode::unsupported, std::move(message)};
+    case Status::io:
+      return {ErrorCode::io, std::move(message)};
+    case Status::protocol:
+      return {ErrorCode::protocol, std::move(message)};
+    case Status::limit_exceeded:
+      return {ErrorCode::limit_exceeded, std::move(message)};
+    case Status::queue_full:
+      return {ErrorCode::queue_full, std::move(message)};
+    case Status::timeout:
+      return {ErrorCode::timeout, std::move(message)};
+    case Status::disconnected:
+      return {ErrorCode::disconnected, std::move(message)};
+    case Status::device:
+      return {ErrorCode::device, std::move(message)};
+    case Status::permission:
+      return {ErrorCode::permission, std::move(message)};
+    case Status::internal:
+      return {ErrorCode::internal, std::move(message)};
+  }
+  return {ErrorCode::protocol, "unknown status " + std::to_string(static_cast<uint32_t>(status)) +
+                                   (message.empty() ? "" : ": " + message)};
+}
+
+std::array<std::byte, kHeaderSize> encode_header(const Header& h) {
+  std::array<std::byte, kHeaderSize> out{};
+  store_u32(out.data(), h.magic);
+  store_u32(out.data() + 4, h.body_size);
+  store_u32(out.data() + 8, h.message_id);
+  store_u32(out.data() + 12, static_cast<uint32_t>(h.action));
+  store_u32(out.data() + 16, static_cast<uint32_t>(h.status));
+  return out;
+}
+
+Result<Header> decode_header(std::span<const std::byte, kHeaderSize> bytes, const Limits& limits) {
+  const Header h = read_fields(bytes);
+  if (h.magic != kMagic) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08x", h.magic);
+    return fail(ErrorCode::protocol, std::string("bad magic ") + buf +
+                                         " (expected 0x47495257, \"WRIG\"): not a rig peer, or "
+                                         "the stream lost its framing");
+  }
+  if (h.body_size > limits.max_body_bytes)
+    return fail(ErrorCode::limit_exceeded,
+                describe(h) + " has a body of " + std::to_string(h.body_size) +
+                    " bytes; max_body_bytes is " + std::to_string(limits.max_body_bytes));
+  return h;
+}
+
+Result<FrameHead> split_frame(std::span<const std::byte> frame, const Limits& limits) {
+  if (frame.size() < kHeaderSize)
+    return fail(ErrorCode::protocol, "frame of " + std::to_string(frame.size()) +
+                                         " bytes is shorter than the 20-byte header");
+  auto header = decode_header(frame.first<kHeaderSize>(), limits);
+  if (!header) return tl::unexpected(header.error());
+  if (frame.size() - kHeaderSize < header->body_size)
+    return fail(ErrorCode::protocol, describe(*header) + " declares a body of " +
+                                         std::to_string(header->body_size) + " bytes but has " +
+                                         std::to_string(frame.size() - kHeaderSize));
+  return FrameHead{*header, BodyView(frame.subspan(kHeaderSize, header->body_size))};
+}
+
+Result<pb::Body> decode_body(const Header& header, BodyView body, const Limits& limits) {
+  pb::Body message;
+  // max_body_bytes is a u32 but ParseFromArray takes an int.
+  if (body.size() > static_cast<size_t>(INT_MAX) ||
+      !message.ParseFromArray(body.bytes().data(), static_cast<int>(body.size())))
+    return fail(ErrorCode::protocol, describe(header) + ": its " + std::to_string(body.size()) +
+                                         "-byte body is not a valid rig.wire.pb.Body");
+  const auto& sizes = message.buffer_sizes();
+  if (auto ok =
+          check_buffers(header, std::span<const uint64_t>(sizes.data(), sizes.size()), limits);
+      !ok)
+    return tl::unexpected(ok.error());
+  return message;
+}
+
+uint64_t OutFrame::size() const {
+  return kHeaderSize + body.size() + payload();
+}
+
+uint64_t OutFrame::payload() const {
+  uint64_t n = 0;
+  for (const auto& b : buffers) n += b.size();
+  return n;
+}
+
+Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status, pb::Body& body,
+                              std::vector<std::span<const std::byte>> buffers,
+                              const Limits& limits) {
+  body.clear_buffer_sizes();
+  for (const auto& b : buffers) body.add_buffer_sizes(b.size());
+  Header h;
+  h.message_id = message_id;
+  h.action = action;
+  h.status = status;
+  const auto& sizes = body.buffer_sizes();
+  if (auto ok = check_buffers(h, std::span<const uint64_t>(sizes.data(), sizes.size()), limits);
+      !ok)
+    return tl::unexpected(ok.error());
+  OutFrame out;
+  if (!body.SerializeToString(&out.body))
+    return fail(ErrorCode::internal, describe(h) + ": cannot serialize the body");
+  if (out.body.size() > limits.max_body_bytes)
+    return fail(ErrorCode::limit_exceeded,
+                describe(h) + " would have a body of " + std::to_string(out.body.size()) +
+                    " bytes; max_body_bytes is " + std::to_string(limits.max_body_bytes));
+  h.body_size = static_cast<uint32_t>(out.body.size());
+  out.header = encode_header(h);
+  out.buffers = std::move(buffers);
+  return out;
+}
+
+OutFrame encode_error(uint32_t message_id, Action action, const Error& error) {
+  pb::Body body;
+  // Bounded so that an error always fits any sane max_body_bytes.
+  body.mutable_error_reply()->set_message(error.message.substr(0, 4096));
+  Header h;
+  h.message_id = message_id;
+  h.action = action;
+  h.status = status_for(error.code);
+  OutFrame out;
+  body.SerializeToString(&out.body);
+  h.body_size = static_cast<uint32_t>(out.body.size());
+  out.header = encode_header(h);
+  return out;
+}
+
+FrameParser::FrameParser(Limits limits, Placer placer)
+    : limits_(limits), placer_(std::move(placer)), head_(kHeaderSize) {}
+
+Result<void> FrameParser::fail_with(Error error) {
+  failed_ = error;
+  return tl::unexpected(std::move(error));
+}
+
+Result<void> FrameParser::feed(std::span<const std::byte> bytes) {
+  if (failed_) return tl::unexpected(*failed_);
+  while (!bytes.empty()) {
+    switch (stage_) {
+      case Stage::header: {
+        const size_t n = std::min(kHeaderSize - head_have_, bytes.size());
+        std::memcpy(head_.data() + head_have_, bytes.data(), n);
+        head_have_ += n;
+        bytes = bytes.subspan(n);
+        if (head_have_ < kHeaderSize) break;
+        const std::span<const std::byte, kHeaderSize> raw(head_.data(), kHeaderSize);
+        failed_header_ = read_fields(raw);
+        auto h = decode_header(raw, limits_);
+        if (!h) return fail_with(h.error());
+        failed_header_.reset();
+        header_ = *h;
+        head_.resize(kHeaderSize + h->body_size);  // within max_body_bytes
+        stage_ = Stage::body;
+        if (h->body_size == 0)
+          if (auto ok = finish_head(); !ok) return ok;
+        break;
+      }
+      case Stage::body: {
+        const size_t n = std::min(head_.size() - head_have_, bytes.size());
+        std::memcpy(head_.data() + head_have_, bytes.data(), n);
+        head_have_ += n;
+        bytes = bytes.subspan(n);
+        if (head_have_ == head_.size())
+          if (auto ok = finish_head(); !ok) return ok;
+        break;
+      }
+      case Stage::buffers: {
+        const uint64_t want = sizes_[buffer_index_] - buffer_have_;
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(want, bytes.size()));
+        if (!discard_)
+          std::memcpy(frame_.buffers[buffer_index_].data() + buffer_have_, bytes.data(), n);
+        bytes = bytes.subspan(n);
+        buffer_advanced(n);
+        break;
+      }
+    }
+  }
+  return {};
+}
+
+Result<void> FrameParser::finish_head() {
+  auto head = split_frame(head_, limits_);
+  if (!head) return fail_with(head.error());
+  auto body = decode_body(head->header, head->body, limits_);
+  if (!body) {
+    failed_header_ = head->header;
+    return fail_with(body.error());
+  }
+  frame_ = Frame{};
+  frame_.header = head->header;
+  frame_.body = std::move(*body);
+  sizes_.assign(frame_.body.buffer_sizes().begin(), frame_.body.buffer_sizes().end());
+  frame_.wire_bytes = head_.size();
+  for (uint64_t s : sizes_) frame_.wire_bytes += s;
+
+  BufferPlan plan = placer_ ? placer_(frame_.header, frame_.body) : BufferPlan{};
+  discard_ = plan.discard || plan.error.has_value();
+  frame_.error = std::move(plan.error);
+  if (!discard_) {
+    if (!plan.targets.empty()) {
+      bool fits = plan.targets.size() == sizes_.size();
+      for (size_t i = 0; fits && i < sizes_.size(); ++i) fits = plan.targets[i].size() == sizes_[i];
+      if (!fits) {
+        failed_header_ = frame_.header;
+        return fail_with({ErrorCode::internal, describe(frame_.header) +
+                                                   ": buffer targets do not match the sizes "
+                                                   "its body declares"});
+      }
+      frame_.buffers = std::move(plan.targets);
+    } else {
+      frame_.owned.reserve(sizes_.size());
+      for (uint64_t s : sizes_) {
+        frame_.owned.emplace_back(static_cast<size_t>(s));
+        frame_.buffers.emplace_back(frame_.owned.back());
+      }
+    }
+  }
+  head_.resize(kHeaderSize);
+  head_have_ = 0;
+  stage_ = Stage::buffers;
+  buffer_index_ = 0;
+  buffer_have_ = 0;
+  buffer_advanced(0);  // skips empty buffers; emits a frame without buffers
+  return {};
+}
+
+void FrameParser::buffer_advanced(size_t n) {
+  buffer_have_ += n;
+  while (buffer_index_ < sizes_.size() && buffer_have_ == sizes_[buffer_index_]) {
+    ++buffer_index_;
+    buffer_have_ = 0;
+  }
+  if (buffer_index_ == sizes_.size()) emit();
+}
+
+void FrameParser::emit() {
+  ready_.push_back(std::move(frame_));
+  frame_ = Frame{};
+  sizes_.clear();
+  discard_ = false;
+  stage_ = Stage::header;
+  head_have_ = 0;
+}
+
+std::span<std::byte> FrameParser::direct_target() {
+  if (failed_ || stage_ != Stage::buffers || discard_) return {};
+  return frame_.buffers[buffer_index_].subspan(static_cast<size_t>(buffer_have_));
+}
+
+Result<void> FrameParser::commit_direct(size_t bytes) {
+  if (failed_) return tl::unexpected(*failed_);
+  if (bytes > direct_target().size())
+    return fail_with({ErrorCode::internal, "commit_direct past the end of the buffer"});
+  buffer_advanced(bytes);
+  return {};
+}
+
+std::optional<Frame> FrameParser::pop() {
+  if (ready_.empty()) return std::nullopt;
+  Frame f = std::move(ready_.front());
+  ready_.pop_front();
+  return f;
+}
+
+Result<void> FrameParser::finish() const {
+  if (failed_) return tl::unexpected(*failed_);
+  switch (stage_) {
+    case Stage::header:
+      if (head_have_ == 0) return {};
+      return fail(ErrorCode::protocol, "truncated frame: the stream ended after " +
+                                           std::to_string(head_have_) + " of the " +
+                                           std::to_string(kHeaderSize) + " header bytes");
+    case Stage::body:
+      return fail(ErrorCode::protocol, "truncated frame: " + describe(header_) + " ended after " +
+                                           std::to_string(head_have_ - kHeaderSize) + " of " +
+                                           std::to_string(header_.body_size) + " body bytes");
+    case Stage::buffers:
+      return fail(ErrorCode::protocol, "truncated frame: " + describe(frame_.header) +
+                                           " ended in buffer " + std::to_string(buffer_index_ + 1) +
+                                           " of " + std::to_string(sizes_.size()) + " after " +
+                                           std::to_string(buffer_have_) + " of " +
+                                           std::to_string(sizes_[buffer_index_]) + " bytes");
+  }
+  return {};
+}
+
+Result<Frame> parse_frame(std::span<const std::byte> bytes, const Limits& limits) {
+  FrameParser parser(limits);
+  if (auto ok = parser.feed(bytes); !ok) return tl::unexpected(ok.error());
+  auto frame = parser.pop();
+  if (!frame) {
+    if (auto ok = parser.finish(); !ok) return tl::unexpected(ok.error());
+    return fail(ErrorCode::protocol, "no frame in " + std::to_string(bytes.size()) + " bytes");
+  }
+  if (parser.has_frames() || !parser.idle())
+    return fail(ErrorCode::protocol, "bytes after the end of the frame");
+  return std::move(*frame);
+}
+
+void append_frame(const OutFrame& frame, std::vector<std::byte>& out) {
+  out.insert(out.end(), frame.header.begin(), frame.header.end());
+  const auto* body = reinterpret_cast<const std::byte*>(frame.body.data());
+  out.insert(out.end(), body, body + frame.body.size());
+  for (const auto& b : frame.buffers) out.insert(out.end(), b.begin(), b.end());
+}
+
+}  // namespace rig::wire

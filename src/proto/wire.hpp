@@ -1,0 +1,243 @@
+// The rig wire codec, shared by `rig serve` and the remote device.
+//
+// Wire format (docs/protocol.md has the full text):
+//
+//   offset  size  field        (all little-endian)
+//        0     4  magic        0x47495257, the bytes "WRIG"
+//        4     4  body_size    bytes of protobuf body that follow the header
+//        8     4  message_id   chosen by the client; a reply carries its request's id
+//       12     4  action       Action: which message the body holds
+//       16     4  status       Status: 0 in requests and successful replies
+//       20     -  body         one rig.wire.pb.Body (src/proto/rig.proto), body_size bytes
+//        -     -  buffers      raw bytes, Body.buffer_sizes[i] each, back to back
+//
+// The first byte of the magic, 0x57, is a protobuf tag with the invalid wire
+// type 7: bytes parsed as a body from the header's offset fail at once instead
+// of decoding into plausible values (the failure in seeds/000).
+//
+// Exactly one function knows where a body starts: split_frame(). The frame
+// parser, and through it every request the server reads and every reply the
+// client reads, takes bodies from it; decode_body() accepts only the BodyView
+// split_frame() returns, so a body cannot be taken from anywhere else.
+//
+// Limits (Limits) are checked before anything is allocated: the body size as
+// soon as the header is complete, the buffer count and sizes as soon as the
+// body is. Errors name the limit to raise.
+//
+// Thread safety: the functions are pure; a FrameParser is used by one thread.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/rig.pb.h"
+#include "rig/clock.hpp"
+#include "rig/error.hpp"
+
+namespace rig::wire {
+
+inline constexpr uint32_t kMagic = 0x47495257;  // "WRIG" on the wire
+inline constexpr size_t kHeaderSize = 20;
+// Protocol versions this build speaks; negotiated in hello.
+inline constexpr uint32_t kMinVersion = 1;
+inline constexpr uint32_t kMaxVersion = 1;
+// The server's default TCP port.
+inline constexpr uint16_t kDefaultPort = 5757;
+
+enum class Action : uint32_t {
+  hello = 1,
+  load_model = 2,
+  describe_model = 3,
+  run = 4,
+  run_for_duration = 5,
+  read_sensors = 6,
+  release_model = 7,
+};
+std::string to_string(Action action);  // "run"; "action 99" for unknown values
+bool is_known(Action action);
+
+// Wire status codes. Values are fixed on the wire; never renumber.
+enum class Status : uint32_t {
+  ok = 0,
+  invalid_argument = 1,
+  not_found = 2,
+  unsupported = 3,
+  io = 4,
+  protocol = 5,
+  limit_exceeded = 6,
+  queue_full = 7,
+  timeout = 8,
+  disconnected = 9,
+  device = 10,
+  permission = 11,
+  internal = 12,
+};
+Status status_for(ErrorCode code);
+// The error a non-ok status and its message stand for; unknown values map to
+// protocol errors that name the value.
+Error error_for(Status status, std::string message);
+
+struct Header {
+  uint32_t magic = kMagic;
+  uint32_t body_size = 0;
+  uint32_t message_id = 0;
+  Action action = Action::hello;
+  Status status = Status::ok;
+};
+
+struct Limits {
+  uint32_t max_body_bytes = 1u << 20;              // protobuf body of one frame
+  uint64_t max_buffer_bytes = 1ull << 30;          // one tensor buffer
+  uint64_t max_model_bytes = (2ull << 30) - 1;     // the buffer of a load_model request
+  uint32_t max_buffers = 64;                       // buffers in one frame
+  uint64_t max_frame_bytes = 4ull << 30;           // all buffers of one frame together
+  Nanos max_loop_duration{std::chrono::hours(1)};  // run_for_duration (server policy)
+};
+
+// Header bytes of `header` (magic included as given).
+std::array<std::byte, kHeaderSize> encode_header(const Header& header);
+// Reads a header; fails on a bad magic (protocol) or a body over
+// max_body_bytes (limit_exceeded), naming the limit.
+Result<Header> decode_header(std::span<const std::byte, kHeaderSize> bytes, const Limits& limits);
+
+struct FrameHead;
+
+// A view of a frame's body. Only split_frame() makes one.
+class BodyView {
+ public:
+  std::span<const std::byte> bytes() const { return bytes_; }
+  size_t size() const { return bytes_.size(); }
+
+ private:
+  explicit BodyView(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  std::span<const std::byte> bytes_;
+  friend Result<FrameHead> split_frame(std::span<const std::byte> frame, const Limits& limits);
+};
+
+struct FrameHead {
+  Header header;
+  BodyView body;
+};
+
+// THE place that knows where a body starts. `frame` begins with a header and
+// holds at least its body; the body is the body_size bytes after the header.
+Result<FrameHead> split_frame(std::span<const std::byte> frame, const Limits& limits);
+
+// Parses a body and checks the buffers it declares against the limits
+// (count, each size; load_model's buffer against max_model_bytes).
+Result<pb::Body> decode_body(const Header& header, BodyView body, const Limits& limits);
+
+// A frame ready to send: header, body and the buffers it declares, written
+// with one gather write (transport.hpp). `hold` keeps the buffers' owner alive
+// until the frame has been written.
+struct OutFrame {
+  std::array<std::byte, kHeaderSize> header{};
+  std::string body;
+  std::vector<std::span<const std::byte>> buffers;
+  std::shared_ptr<void> hold;
+
+  uint64_t size() const;     // every byte that crosses: header + body + buffers
+  uint64_t payload() const;  // buffer bytes only
+};
+
+// Encodes a frame. body.buffer_sizes is (re)written from `buffers`, so the
+// sizes declared always equal the bytes sent. Fails when the frame would break
+// `limits` (the peer's, when known), naming the limit.
+Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status, pb::Body& body,
+                              std::vector<std::span<const std::byte>> buffers,
+                              const Limits& limits);
+// An error reply: status from the error's code, ErrorReply body, no buffers.
+OutFrame encode_error(uint32_t message_id, Action action, const Error& error);
+
+// A received frame. Buffers point either into `owned` or into memory the
+// placer supplied (e.g. the caller's output tensors: no copy).
+struct Frame {
+  Header header;
+  pb::Body body;
+  std::vector<std::span<std::byte>> buffers;
+  std::vector<std::vector<std::byte>> owned;
+  std::optional<Error> error;  // set by the placer; buffers were discarded
+  uint64_t wire_bytes = 0;     // header + body + buffers
+};
+
+// Where a frame's buffers go, decided once its body is decoded.
+//  * targets empty, discard false: the parser allocates them (limits checked).
+//  * targets: one span per declared buffer, of exactly the declared size.
+//  * discard: the buffer bytes are read and dropped; `error` travels with the
+//    frame so that its handler can answer it.
+struct BufferPlan {
+  std::vector<std::span<std::byte>> targets;
+  bool discard = false;
+  std::optional<Error> error;
+};
+using Placer = std::function<BufferPlan(const Header&, const pb::Body&)>;
+
+// Incremental frame parser: feed it bytes in pieces of any size; complete
+// frames come out of pop(). After a failure it stays failed (the stream cannot
+// be resynchronised) and reports the same error.
+//
+// Zero-copy: while a buffer is being received, direct_target() is the part of
+// it still missing; a reader may recv() straight into it and commit_direct().
+class FrameParser {
+ public:
+  explicit FrameParser(Limits limits = {}, Placer placer = {});
+
+  Result<void> feed(std::span<const std::byte> bytes);
+  std::span<std::byte> direct_target();
+  Result<void> commit_direct(size_t bytes);
+
+  std::optional<Frame> pop();
+  bool has_frames() const { return !ready_.empty(); }
+  // True between frames: nothing of a next frame has arrived.
+  bool idle() const { return stage_ == Stage::header && head_have_ == 0; }
+  // The header of the frame that failed, when it was complete.
+  const std::optional<Header>& failed_header() const { return failed_header_; }
+
+  // The peer closed the stream: success when it stopped between frames (clean
+  // end of stream), else a protocol error saying how much of which part of the
+  // frame was missing (truncated frame).
+  Result<void> finish() const;
+
+  const Limits& limits() const { return limits_; }
+
+ private:
+  enum class Stage { header, body, buffers };
+  Result<void> fail_with(Error error);
+  Result<void> finish_head();
+  void start_buffer();
+  void buffer_advanced(size_t n);
+  void emit();
+
+  Limits limits_;
+  Placer placer_;
+  Stage stage_ = Stage::header;
+  std::vector<std::byte> head_;  // header + body, contiguous
+  size_t head_have_ = 0;
+  Header header_;
+  Frame frame_;
+  std::vector<uint64_t> sizes_;
+  bool discard_ = false;
+  size_t buffer_index_ = 0;
+  uint64_t buffer_have_ = 0;
+  std::deque<Frame> ready_;
+  std::optional<Error> failed_;
+  std::optional<Header> failed_header_;
+};
+
+// Parses exactly one complete frame held in `bytes` (tests, fuzzing, tools).
+Result<Frame> parse_frame(std::span<const std::byte> bytes, const Limits& limits = {});
+
+// Appends every byte of `frame` to `out` (tests and tools; sockets use a
+// gather write instead).
+void append_frame(const OutFrame& frame, std::vector<std::byte>& out);
+
+}  // namespace rig::wire

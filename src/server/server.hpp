@@ -1,0 +1,88 @@
+// rig serve: hosts one local Device for remote clients over the wire protocol
+// (docs/protocol.md, src/proto/wire.hpp).
+//
+// Threads: one accept thread; per connection a reader thread (parses
+// requests, answers hello/describe/release itself, posts device work to the
+// DeviceHost) and, only when a reply could not be written at once, a writer
+// thread; the DeviceHost's device thread. Replies are written by whichever
+// thread has them, without blocking: what the socket does not take at once is
+// left to the connection's writer, so a slow client never stalls the device
+// or the other clients.
+//
+// Safety: a malformed or hostile stream costs its own connection only. Errors
+// that leave the stream in step (unknown action, unknown handle, wrong buffer
+// size, ...) are answered and the connection goes on; errors that break
+// framing (bad magic, a body or buffer over a limit, a truncated frame) are
+// answered when possible and the connection is closed. Limits are checked
+// before allocation. A listen address that is not loopback requires a token,
+// which every client must present in hello.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "proto/transport.hpp"
+#include "proto/wire.hpp"
+#include "rig/device.hpp"
+
+namespace rig::server {
+
+struct ServerSettings {
+  // HOST:PORT, :PORT, unix:PATH (see proto/transport.hpp); port 0 picks a
+  // free port. Empty: no listener, connections come only through adopt().
+  std::string listen = "127.0.0.1:5757";
+  std::string token;      // required in hello when set; required for a non-loopback listen
+  std::string model_dir;  // root for load-by-name; empty disables it
+  // Requests each connection may keep in flight, advertised in hello.
+  // 0: twice the device's queue depth, at least 2.
+  uint32_t depth = 0;
+  wire::Limits limits;                              // what the server accepts; advertised in hello
+  Nanos request_timeout{std::chrono::seconds(30)};  // the device's wait_next timeout
+  // One line per connection event worth telling an operator; may be empty.
+  std::function<void(const std::string&)> log;
+};
+
+struct ServerStats {
+  uint64_t connections = 0;      // accepted or adopted
+  uint64_t requests = 0;         // frames parsed
+  uint64_t errors_sent = 0;      // error replies
+  uint64_t closed_on_error = 0;  // connections closed because the stream broke
+};
+
+class Server {
+ public:
+  // Checks the settings (a non-loopback listen needs a token; the model dir
+  // must exist), binds, and starts accepting on its own thread.
+  static Result<std::unique_ptr<Server>> start(std::unique_ptr<Device> device,
+                                               ServerSettings settings);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The spec a client passes to open_device: tcp://127.0.0.1:43121 or
+  // unix:/path. Empty without a listener.
+  std::string address() const;
+  const DeviceInfo& device_info() const;
+  uint32_t depth() const;
+
+  // Serves an already-connected socket (a socketpair end in tests and the
+  // fuzzer) exactly like an accepted one.
+  void adopt(wire::Socket socket);
+
+  // Stops accepting, closes every connection, lets the device finish what it
+  // started, and joins every thread. Idempotent; the destructor calls it.
+  void stop();
+
+  ServerStats stats() const;
+
+  struct State;
+
+ private:
+  explicit Server(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace rig::server

@@ -1,0 +1,713 @@
+// rig serve and the remote device, end to end over 127.0.0.1 and unix
+// sockets, with a scripted device. Servers run in-process on ephemeral ports.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "devices/remote/remote_device.hpp"
+#include "proto/convert.hpp"
+#include "server/fake_device.hpp"
+#include "server/raw_client.hpp"
+#include "server/server.hpp"
+
+namespace rig::server {
+namespace {
+
+using testing::FakeControl;
+using testing::FakeDevice;
+using testing::FakeOptions;
+using testing::RawClient;
+using wire::Action;
+using wire::Status;
+namespace pb = wire::pb;
+
+std::span<const std::byte> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+ModelSource fake_model(const std::string& text) {
+  ModelSource m;
+  m.bytes.assign(as_bytes(text).begin(), as_bytes(text).end());
+  m.name = "fake";
+  return m;
+}
+
+std::vector<std::byte> pattern(size_t n, uint8_t seed) {
+  std::vector<std::byte> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 13 + seed * 7 + 1) & 0xff);
+  return v;
+}
+
+std::unique_ptr<Server> start_server(FakeOptions options = {}, ServerSettings settings = {}) {
+  if (settings.listen == "127.0.0.1:5757") settings.listen = "127.0.0.1:0";
+  auto server = Server::start(std::make_unique<FakeDevice>(std::move(options)), settings);
+  EXPECT_TRUE(server) << server.error().to_string();
+  return server ? std::move(*server) : nullptr;
+}
+
+std::unique_ptr<Device> open(const std::string& spec) {
+  auto d = open_device(spec);
+  EXPECT_TRUE(d) << d.error().to_string();
+  return d ? std::move(*d) : nullptr;
+}
+
+// Caller-side buffers for one binding.
+struct Frames {
+  std::vector<std::byte> in, out;
+  BindingId id = 0;
+};
+
+Frames bind(Device& d, size_t in, size_t out, uint8_t seed) {
+  Frames f;
+  f.in = pattern(in, seed);
+  f.out.assign(out, std::byte{0});
+  Bindings b;
+  b.inputs.emplace_back(f.in);
+  b.outputs.emplace_back(f.out);
+  auto id = d.bind(b);
+  EXPECT_TRUE(id) << id.error().to_string();
+  f.id = id.value_or(0);
+  return f;
+}
+
+TEST(Server, HelloDescribesTheHostedDevice) {
+  FakeOptions o;
+  o.sensors = {{"temperature_c", 41.5}};
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d);
+  const DeviceInfo info = d->info();
+  EXPECT_EQ(info.kind, "remote");
+  EXPECT_EQ(info.spec, server->address());
+  EXPECT_FALSE(info.in_process);
+  EXPECT_EQ(info.queue_depth, 8u);  // twice the fake's depth of 4
+  EXPECT_EQ(info.properties.at("server.device_kind"), "fake");
+  EXPECT_EQ(info.properties.at("server.device_queue_depth"), "4");
+  EXPECT_EQ(info.properties.at("server.memory_bytes"), "1048576");
+  EXPECT_EQ(info.properties.at("server.sensors"), "temperature_c");
+  EXPECT_EQ(info.properties.at("server.clock"), "virtual");
+  EXPECT_FALSE(d->clock().is_virtual());  // the remote device's clock is the host's
+  auto sensors = d->read_sensors();
+  EXPECT_EQ(sensors.at("temperature_c"), 41.5);
+}
+
+TEST(Server, RunCarriesInputsOutputsTimingsAndCountsBytes) {
+  auto server = start_server();
+  auto d = open(server->address());
+  ASSERT_TRUE(d);
+  auto load = d->load(fake_model("in=64,out=32,out=5"));
+  ASSERT_TRUE(load) << load.error().to_string();
+  EXPECT_EQ(load->compile, std::chrono::milliseconds(5));
+  ASSERT_EQ(d->model_info().outputs.size(), 2u);
+  std::vector<std::byte> in = pattern(64, 1), out0(32), out1(5);
+  Bindings b{{in}, {out0, out1}};
+  auto id = d->bind(b);
+  ASSERT_TRUE(id);
+  const ByteCounters before = d->bytes();
+  auto t = d->run(*id);
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(out0, testing::fake_expected(in, 0, 32));
+  EXPECT_EQ(out1, testing::fake_expected(in, 1, 5));
+  ASSERT_TRUE(t->compute);
+  EXPECT_EQ(*t->compute, std::chrono::milliseconds(1));  // the server-side compute time
+  EXPECT_TRUE(t->transfer_in && t->queue_wait && t->transfer_out);
+  const ByteCounters after = d->bytes();
+  EXPECT_EQ(after.payload_in - before.payload_in, 64u);
+  EXPECT_EQ(after.payload_out - before.payload_out, 37u);
+  // Exactly the request frame went out: header + body + the input.
+  pb::Body body;
+  body.mutable_run_request()->set_handle(1);
+  auto frame = wire::encode_frame(1, Action::run, Status::ok, body, {in}, wire::Limits{});
+  EXPECT_EQ(after.link_in - before.link_in, frame->size());
+  // The reply: header, a body of timings, both outputs.
+  EXPECT_GT(after.link_out - before.link_out, wire::kHeaderSize + 37);
+  EXPECT_LT(after.link_out - before.link_out, wire::kHeaderSize + 37 + 64);
+}
+
+// Hundreds of requests in flight, replies matched by message id: none lost,
+// none duplicated, every output the one of its own input.
+TEST(Server, PipelinedRunsWithHundredsInFlight) {
+  ServerSettings s;
+  s.depth = 400;
+  auto server = start_server({}, s);
+  auto d = open(server->address());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->info().queue_depth, 400u);
+  ASSERT_TRUE(d->load(fake_model("in=48,out=24")));
+  std::vector<Frames> frames;
+  for (int i = 0; i < 300; ++i) frames.push_back(bind(*d, 48, 24, static_cast<uint8_t>(i)));
+  for (int round = 0; round < 3; ++round) {
+    for (auto& f : frames) std::fill(f.out.begin(), f.out.end(), std::byte{0});
+    for (size_t i = 0; i < frames.size(); ++i) ASSERT_TRUE(d->submit(frames[i].id, 1000 + i));
+    EXPECT_EQ(d->in_flight(), 300u);
+    std::set<uint64_t> seen;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      auto c = d->wait_next(std::chrono::seconds(30));
+      ASSERT_TRUE(c) << c.error().to_string();
+      ASSERT_FALSE(c->error) << c->error->to_string();
+      EXPECT_TRUE(seen.insert(c->tag).second) << "duplicate " << c->tag;
+      const Frames& f = frames.at(c->tag - 1000);
+      EXPECT_EQ(c->binding, f.id);
+      EXPECT_EQ(f.out, testing::fake_expected(f.in, 0, 24));
+    }
+    EXPECT_EQ(seen.size(), 300u);
+    EXPECT_EQ(d->in_flight(), 0u);
+  }
+  auto none = d->wait_next(std::chrono::seconds(1));
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::invalid_argument);
+}
+
+TEST(Server, QueueDepthAndBindingsAreEnforcedOnTheClient) {
+  ServerSettings s;
+  s.depth = 2;
+  auto server = start_server({}, s);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=4,out=4")));
+  auto a = bind(*d, 4, 4, 1), b = bind(*d, 4, 4, 2), c = bind(*d, 4, 4, 3);
+  ASSERT_TRUE(d->submit(a.id, 1));
+  auto again = d->submit(a.id, 2);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::invalid_argument);
+  ASSERT_TRUE(d->submit(b.id, 2));
+  auto full = d->submit(c.id, 3);
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().code, ErrorCode::queue_full);
+  ASSERT_TRUE(d->wait_next(std::chrono::seconds(30)));
+  ASSERT_TRUE(d->wait_next(std::chrono::seconds(30)));
+  std::vector<std::byte> small(3), out(4);
+  EXPECT_EQ(d->bind(Bindings{{small}, {out}}).error().code, ErrorCode::invalid_argument);
+}
+
+TEST(Server, UnixSocketTransport) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("rig-server-" + std::to_string(::getpid()) + ".sock"))
+                               .string();
+  ServerSettings s;
+  s.listen = "unix:" + path;
+  auto server = start_server({}, s);
+  ASSERT_TRUE(server);
+  EXPECT_EQ(server->address(), "unix:" + path);
+  auto d = open(server->address());
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(fake_model("in=100,out=7")));
+  auto f = bind(*d, 100, 7, 9);
+  ASSERT_TRUE(d->run(f.id));
+  EXPECT_EQ(f.out, testing::fake_expected(f.in, 0, 7));
+  d.reset();
+  server.reset();
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// The counts of seeds/000 through the whole client path: server, wire,
+// parser, reply checks.
+TEST(Server, LoopFiguresArriveExactly) {
+  auto control = std::make_shared<FakeControl>();
+  FakeOptions o;
+  o.control = control;
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=16,out=16")));
+  auto f = bind(*d, 16, 16, 4);
+  for (uint64_t n :
+       {0ull, 1ull, 127ull, 128ull, 240ull, 300ull, 16384ull, 1ull << 21, 1ull << 28}) {
+    const DurationRun scripted{n, n % 3, std::chrono::seconds(3), static_cast<double>(n) / 3.0};
+    {
+      std::lock_guard lock(control->mu);
+      control->loop_result = scripted;
+    }
+    auto r = d->run_for_duration(f.id, std::chrono::seconds(3), Nanos(0));
+    ASSERT_TRUE(r) << "n=" << n << ": " << r.error().to_string();
+    EXPECT_EQ(r->frames_completed, n);
+    EXPECT_EQ(r->frames_aborted, n % 3);
+    EXPECT_EQ(r->elapsed, std::chrono::seconds(3));
+    EXPECT_EQ(r->frames_per_second, static_cast<double>(n) / 3.0);
+  }
+  // A device whose figures disagree with each other is refused, not believed.
+  {
+    std::lock_guard lock(control->mu);
+    control->loop_result = DurationRun{720, 0, std::chrono::seconds(3), 0.0};
+  }
+  auto bad = d->run_for_duration(f.id, std::chrono::seconds(3), Nanos(0));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::protocol);
+}
+
+TEST(Server, LoopTwiceThenRunAndErrorsArePropagated) {
+  auto control = std::make_shared<FakeControl>();
+  FakeOptions o;
+  o.control = control;
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=16,out=8")));
+  auto f = bind(*d, 16, 8, 4);
+  for (int i = 0; i < 2; ++i) {
+    std::fill(f.out.begin(), f.out.end(), std::byte{0});
+    auto r = d->run_for_duration(f.id, std::chrono::milliseconds(10), Nanos(0));
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(r->frames_completed, 10u);  // 10 ms of 1 ms frames
+    EXPECT_EQ(r->frames_aborted, 0u);
+    EXPECT_DOUBLE_EQ(r->frames_per_second, 1000.0);
+    EXPECT_EQ(f.out, testing::fake_expected(f.in, 0, 8));  // the last frame's outputs
+  }
+  auto run = d->run(f.id);
+  ASSERT_TRUE(run) << run.error().to_string();
+  // Sleeping between frames: 1 frame in the 3 s loop, 0.33 frames/s, not 0.
+  auto slow = d->run_for_duration(f.id, std::chrono::seconds(3), std::chrono::seconds(5));
+  ASSERT_TRUE(slow);
+  EXPECT_EQ(slow->frames_completed, 1u);
+  EXPECT_NEAR(slow->frames_per_second, 1.0 / 3.0, 1e-12);
+  // A device error comes back as an error, never as a count.
+  {
+    std::lock_guard lock(control->mu);
+    control->loop_error = Error{ErrorCode::device, "thermal shutdown"};
+  }
+  auto failed = d->run_for_duration(f.id, std::chrono::seconds(1), Nanos(0));
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, ErrorCode::device);
+  EXPECT_NE(failed.error().message.find("thermal shutdown"), std::string::npos);
+  {
+    std::lock_guard lock(control->mu);
+    control->loop_error.reset();
+  }
+  // Arguments the server refuses.
+  EXPECT_EQ(d->run_for_duration(f.id, Nanos(0), Nanos(0)).error().code,
+            ErrorCode::invalid_argument);
+  EXPECT_EQ(d->run_for_duration(f.id, std::chrono::hours(2), Nanos(0)).error().code,
+            ErrorCode::limit_exceeded);
+  EXPECT_TRUE(d->run(f.id));
+}
+
+TEST(Server, RunErrorsReachTheirCompletion) {
+  auto control = std::make_shared<FakeControl>();
+  control->run_error = Error{ErrorCode::device, "bad frame"};
+  FakeOptions o;
+  o.control = control;
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=4,out=4")));
+  auto f = bind(*d, 4, 4, 1);
+  ASSERT_TRUE(d->submit(f.id, 77));
+  auto c = d->wait_next(std::chrono::seconds(30));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->tag, 77u);
+  ASSERT_TRUE(c->error);
+  EXPECT_EQ(c->error->code, ErrorCode::device);
+  auto sync = d->run(f.id);
+  ASSERT_FALSE(sync);
+  EXPECT_NE(sync.error().message.find("bad frame"), std::string::npos);
+}
+
+// Two clients with different models on one device: the server swaps the model
+// on the device as their requests alternate, and every answer is right.
+TEST(Server, ClientsWithDifferentModelsShareTheDevice) {
+  auto control = std::make_shared<FakeControl>();
+  FakeOptions o;
+  o.control = control;
+  auto server = start_server(o);
+  auto a = open(server->address());
+  auto b = open(server->address());
+  ASSERT_TRUE(a->load(fake_model("in=8,out=8")));
+  ASSERT_TRUE(b->load(fake_model("in=16,out=4")));
+  auto fa = bind(*a, 8, 8, 1);
+  auto fb = bind(*b, 16, 4, 2);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(a->run(fa.id));
+    ASSERT_TRUE(b->run(fb.id));
+  }
+  EXPECT_EQ(fa.out, testing::fake_expected(fa.in, 0, 8));
+  EXPECT_EQ(fb.out, testing::fake_expected(fb.in, 0, 4));
+  std::lock_guard lock(control->mu);
+  EXPECT_GE(control->loads, 10);  // every alternation reloaded
+}
+
+TEST(Server, ModelLimitIsCheckedBeforeSending) {
+  ServerSettings s;
+  s.limits.max_model_bytes = 8;
+  auto server = start_server({}, s);
+  auto d = open(server->address());
+  auto r = d->load(fake_model("in=4000,out=4"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::limit_exceeded);
+  EXPECT_NE(r.error().message.find("max_model_bytes is 8"), std::string::npos);
+  ASSERT_TRUE(d->load(fake_model("in=4")));
+}
+
+TEST(Server, ModelTensorsOverTheLimitAreRefusedAtLoad) {
+  ServerSettings s;
+  s.limits.max_buffer_bytes = 100;
+  auto server = start_server({}, s);
+  auto d = open(server->address());
+  auto r = d->load(fake_model("in=10,out=101"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::limit_exceeded);
+  EXPECT_NE(r.error().message.find("max_buffer_bytes is 100"), std::string::npos);
+  EXPECT_TRUE(d->load(fake_model("in=10,out=100")));
+}
+
+TEST(Server, TokenIsCheckedInHello) {
+  ServerSettings s;
+  s.token = "s3cret";
+  auto server = start_server({}, s);
+  auto refused = open_device(server->address() + "?token=wrong");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::permission);
+  auto none = open_device(server->address());
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::permission);
+  auto ok = open_device(server->address() + "?token=s3cret");
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ((*ok)->info().spec, server->address());  // the token is never echoed
+}
+
+TEST(Server, NonLoopbackListenNeedsAToken) {
+  ServerSettings s;
+  s.listen = "0.0.0.0:0";
+  auto r = Server::start(std::make_unique<FakeDevice>(), s);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::permission);
+  EXPECT_NE(r.error().message.find("--token"), std::string::npos);
+}
+
+TEST(Server, LoadByNameStaysUnderTheModelDir) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("rig-models-" + std::to_string(::getpid()));
+  fs::create_directories(root / "models" / "sub");
+  std::ofstream(root / "models" / "sub" / "a.fake") << "in=8,out=2\n";
+  std::ofstream(root / "outside.fake") << "in=8,out=2\n";
+  fs::create_symlink(root / "outside.fake", root / "models" / "link.fake");
+  ServerSettings s;
+  s.model_dir = (root / "models").string();
+  auto server = start_server({}, s);
+  auto d = open(server->address());
+  ModelSource by_name;
+  by_name.path = "server:sub/a.fake";
+  auto ok = d->load(by_name);
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(d->model_info().name, "a");
+  EXPECT_EQ(d->model_info().inputs[0].bytes, 8u);
+  auto f = bind(*d, 8, 2, 1);
+  ASSERT_TRUE(d->run(f.id));
+  for (auto [name, code] : std::vector<std::pair<std::string, ErrorCode>>{
+           {"../outside.fake", ErrorCode::permission},
+           {"sub/../../outside.fake", ErrorCode::permission},
+           {"link.fake", ErrorCode::permission},
+           {(root / "outside.fake").string(), ErrorCode::invalid_argument},
+           {"missing.fake", ErrorCode::not_found},
+           {"", ErrorCode::invalid_argument}}) {
+    ModelSource m;
+    m.path = "server:" + name;
+    auto r = d->load(m);
+    ASSERT_FALSE(r) << name;
+    EXPECT_EQ(r.error().code, code) << name << ": " << r.error().to_string();
+  }
+  fs::remove_all(root);
+  // Without --model-dir, loading by name is refused.
+  auto plain = start_server();
+  auto p = open(plain->address());
+  ModelSource m;
+  m.path = "server:a.fake";
+  EXPECT_EQ(p->load(m).error().code, ErrorCode::unsupported);
+}
+
+// ---- errors, through a raw client ------------------------------------------
+
+class RawServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = start_server();
+    ASSERT_TRUE(server_);
+  }
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(RawServer, RequestsBeforeHelloAreRefused) {
+  auto c = RawClient::connect(server_->address());
+  pb::Body b;
+  b.mutable_describe_model_request()->set_handle(1);
+  auto f = c.request(5, Action::describe_model, b);
+  EXPECT_EQ(f.header.message_id, 5u);
+  EXPECT_EQ(f.header.status, Status::permission);
+  EXPECT_EQ(c.hello().header.status, Status::ok);
+}
+
+TEST_F(RawServer, VersionNegotiation) {
+  auto c = RawClient::connect(server_->address());
+  pb::Body b;
+  b.mutable_hello_request()->set_min_version(2);
+  b.mutable_hello_request()->set_max_version(5);
+  auto f = c.request(1, Action::hello, b);
+  EXPECT_EQ(f.header.status, Status::unsupported);
+  EXPECT_NE(f.body.error_reply().message().find("client speaks 2 to 5, this server 1 to 1"),
+            std::string::npos);
+  b.mutable_hello_request()->set_min_version(1);
+  auto ok = c.request(2, Action::hello, b);
+  ASSERT_EQ(ok.header.status, Status::ok);
+  EXPECT_EQ(ok.body.hello_reply().version(), 1u);
+  EXPECT_EQ(ok.body.hello_reply().limits().max_body_bytes(), 1u << 20);
+}
+
+TEST_F(RawServer, UnknownActionIsAnsweredAndTheConnectionGoesOn) {
+  auto c = RawClient::connect(server_->address());
+  c.hello();
+  pb::Body b;
+  b.mutable_read_sensors_request();
+  const auto junk = pattern(100, 1);
+  auto f = c.request(9, static_cast<Action>(99), b, {junk});  // buffers are skipped
+  EXPECT_EQ(f.header.message_id, 9u);
+  EXPECT_EQ(f.header.status, Status::unsupported);
+  EXPECT_NE(f.body.error_reply().message().find("action 99"), std::string::npos);
+  auto again = c.request(10, Action::read_sensors, b);
+  EXPECT_EQ(again.header.status, Status::ok);
+}
+
+TEST_F(RawServer, WrongBodyForTheAction) {
+  auto c = RawClient::connect(server_->address());
+  c.hello();
+  pb::Body b;
+  b.mutable_release_model_request()->set_handle(1);
+  auto f = c.request(3, Action::describe_model, b);
+  EXPECT_EQ(f.header.status, Status::protocol);
+  auto g = c.request(4, Action::run, b);
+  EXPECT_EQ(g.header.status, Status::protocol);
+}
+
+TEST_F(RawServer, UnknownHandlesAndRelease) {
+  auto c = RawClient::connect(server_->address());
+  c.hello();
+  const uint32_t handle = c.load("in=8,out=4");
+  pb::Body d;
+  d.mutable_describe_model_request()->set_handle(handle);
+  auto desc = c.request(3, Action::describe_model, d);
+  ASSERT_EQ(desc.header.status, Status::ok);
+  EXPECT_EQ(desc.body.describe_model_reply().info().inputs(0).bytes(), 8u);
+  const auto in = pattern(8, 2);
+  pb::Body run;
+  run.mutable_run_request()->set_handle(handle + 7);
+  auto unknown = c.request(4, Action::run, run, {in});
+  EXPECT_EQ(unknown.header.status, Status::not_found);
+  EXPECT_NE(unknown.body.error_reply().message().find("unknown model handle"), std::string::npos);
+  pb::Body rel;
+  rel.mutable_release_model_request()->set_handle(handle);
+  EXPECT_EQ(c.request(5, Action::release_model, rel).header.status, Status::ok);
+  EXPECT_EQ(c.request(6, Action::release_model, rel).header.status, Status::not_found);
+  EXPECT_EQ(c.request(7, Action::describe_model, d).header.status, Status::not_found);
+  run.mutable_run_request()->set_handle(handle);
+  EXPECT_EQ(c.request(8, Action::run, run, {in}).header.status, Status::not_found);
+}
+
+TEST_F(RawServer, BufferSizesMustMatchTheModelExactly) {
+  auto c = RawClient::connect(server_->address());
+  c.hello();
+  const uint32_t handle = c.load("in=8,out=4");
+  pb::Body run;
+  run.mutable_run_request()->set_handle(handle);
+  for (size_t size : {size_t{7}, size_t{9}, size_t{0}}) {
+    const auto in = pattern(size, 1);
+    auto f = c.request(10, Action::run, run, {in});
+    EXPECT_EQ(f.header.status, Status::invalid_argument);
+    const std::string expected = "expected 8 bytes, got " + std::to_string(size);
+    EXPECT_NE(f.body.error_reply().message().find(expected), std::string::npos)
+        << f.body.error_reply().message();
+  }
+  const auto in = pattern(8, 1);
+  auto two = c.request(11, Action::run, run, {in, in});
+  EXPECT_EQ(two.header.status, Status::invalid_argument);
+  auto none = c.request(12, Action::run, run);
+  EXPECT_EQ(none.header.status, Status::invalid_argument);
+  // Still in step: a correct run works.
+  auto ok = c.request(13, Action::run, run, {in});
+  ASSERT_EQ(ok.header.status, Status::ok);
+  ASSERT_EQ(ok.buffers.size(), 1u);
+  EXPECT_TRUE(std::ranges::equal(ok.buffers[0], testing::fake_expected(in, 0, 4)));
+}
+
+TEST_F(RawServer, BadMagicIsAnsweredThenClosed) {
+  auto c = RawClient::connect(server_->address());
+  c.hello();
+  std::vector<std::byte> junk = pattern(64, 3);
+  c.send_bytes(junk);
+  auto f = c.read();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.message_id, 0u);
+  EXPECT_EQ(f->header.status, Status::protocol);
+  EXPECT_NE(f->body.error_reply().message().find("bad magic"), std::string::npos);
+  EXPECT_TRUE(c.at_eof());
+}
+
+TEST_F(RawServer, BodyOverTheLimitIsAnsweredThenClosed) {
+  auto c = RawClient::connect(server_->address());
+  c.hello();
+  wire::Header h;
+  h.message_id = 42;
+  h.action = Action::run;
+  h.body_size = 64u << 20;
+  c.send_bytes(wire::encode_header(h));
+  auto f = c.read();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.message_id, 42u);
+  EXPECT_EQ(f->header.status, Status::limit_exceeded);
+  EXPECT_NE(f->body.error_reply().message().find("max_body_bytes"), std::string::npos);
+  EXPECT_TRUE(c.at_eof());
+}
+
+TEST_F(RawServer, BufferOverTheLimitIsAnsweredThenClosed) {
+  auto c = RawClient::connect(server_->address());
+  c.hello();
+  pb::Body b;
+  b.mutable_run_request()->set_handle(1);
+  b.add_buffer_sizes(8ull << 30);
+  std::string text;
+  b.SerializeToString(&text);
+  wire::Header h;
+  h.message_id = 43;
+  h.action = Action::run;
+  h.body_size = static_cast<uint32_t>(text.size());
+  c.send_bytes(wire::encode_header(h));
+  c.send_bytes(as_bytes(text));
+  auto f = c.read();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.message_id, 43u);
+  EXPECT_EQ(f->header.status, Status::limit_exceeded);
+  EXPECT_NE(f->body.error_reply().message().find("max_buffer_bytes"), std::string::npos);
+  EXPECT_TRUE(c.at_eof());
+}
+
+// A client that dies mid-transfer costs its own connection only.
+TEST_F(RawServer, ClientKilledMidTransferDoesNotDisturbAnother) {
+  auto good = open(server_->address());
+  ASSERT_TRUE(good->load(fake_model("in=4096,out=64")));
+  auto f = bind(*good, 4096, 64, 5);
+  for (int round = 0; round < 3; ++round) {
+    auto bad = RawClient::connect(server_->address());
+    bad.hello();
+    const uint32_t handle = bad.load("in=4096,out=64");
+    pb::Body run;
+    run.mutable_run_request()->set_handle(handle);
+    const auto in = pattern(4096, 1);
+    auto frame = wire::encode_frame(3, Action::run, Status::ok, run, {in}, wire::Limits{});
+    std::vector<std::byte> bytes;
+    wire::append_frame(*frame, bytes);
+    // Cut in the header, the body, and the buffer.
+    const size_t cut = round == 0 ? 10 : round == 1 ? wire::kHeaderSize + 1 : bytes.size() - 100;
+    bad.send_bytes(std::span(bytes).first(cut));
+    ASSERT_TRUE(good->submit(f.id, 1));
+    bad.socket().close();
+    auto c = good->wait_next(std::chrono::seconds(30));
+    ASSERT_TRUE(c && !c->error);
+    ASSERT_TRUE(good->run(f.id));
+    EXPECT_EQ(f.out, testing::fake_expected(f.in, 0, 64));
+  }
+}
+
+// The server goes away with requests in flight: every pending request fails
+// with a clear error, and nothing hangs.
+TEST(Server, ServerGoneMidRunFailsEveryPendingRequest) {
+  auto control = std::make_shared<FakeControl>();
+  control->hold = true;  // the device never completes until released
+  FakeOptions o;
+  o.control = control;
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=32,out=32")));
+  std::vector<Frames> frames;
+  for (int i = 0; i < 6; ++i) frames.push_back(bind(*d, 32, 32, static_cast<uint8_t>(i)));
+  for (size_t i = 0; i < frames.size(); ++i) ASSERT_TRUE(d->submit(frames[i].id, i));
+  std::thread stopper([&] { server->stop(); });
+  std::set<uint64_t> failed;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    auto c = d->wait_next(std::chrono::seconds(60));
+    ASSERT_TRUE(c) << c.error().to_string();
+    ASSERT_TRUE(c->error);
+    EXPECT_EQ(c->error->code, ErrorCode::disconnected);
+    EXPECT_NE(c->error->message.find("closed the connection"), std::string::npos)
+        << c->error->message;
+    failed.insert(c->tag);
+  }
+  EXPECT_EQ(failed.size(), frames.size());
+  auto after = d->run(frames[0].id);
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.error().code, ErrorCode::disconnected);
+  control->set_hold(false);
+  stopper.join();
+}
+
+// A server that accepts and then never answers: the client gives up after
+// its timeout, and every pending request fails.
+TEST(Server, SilentServerTimesOut) {
+  auto listener = wire::Listener::listen(*wire::parse_listen_address("127.0.0.1:0"));
+  ASSERT_TRUE(listener);
+  std::thread fake([&] {
+    auto s = listener->accept();
+    ASSERT_TRUE(s);
+    RawClient peer(std::move(*s));
+    auto hello = peer.read();  // answer hello only
+    ASSERT_TRUE(hello);
+    pb::Body b;
+    b.mutable_hello_reply()->set_version(1);
+    b.mutable_hello_reply()->set_queue_depth(4);
+    peer.send(hello->header.message_id, Action::hello, b);
+    while (peer.read()) {
+    }
+  });
+  auto d = open(listener->bound().to_string() + "?timeout=50ms");
+  ASSERT_TRUE(d);
+  auto r = d->read_sensors();  // unanswered; read_sensors cannot fail, it is empty
+  EXPECT_TRUE(r.empty());
+  ModelSource m = fake_model("in=4");
+  auto load = d->load(m);
+  ASSERT_FALSE(load);
+  EXPECT_EQ(load.error().code, ErrorCode::timeout);
+  d.reset();  // closes the connection; the fake sees EOF
+  fake.join();
+}
+
+TEST(Server, StopIsIdempotentAndClosesClients) {
+  auto server = start_server();
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=4,out=4")));
+  server->stop();
+  server->stop();
+  auto f = bind(*d, 4, 4, 1);
+  auto r = d->run(f.id);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::disconnected);
+  EXPECT_FALSE(open_device(server->address()));
+}
+
+// Garbage on many connections at once: the server answers or closes, and
+// still serves a well-behaved client afterwards.
+TEST(Server, GarbageNeverTakesTheServerDown) {
+  auto server = start_server();
+  for (uint8_t seed = 0; seed < 20; ++seed) {
+    auto pair = wire::socket_pair();
+    ASSERT_TRUE(pair);
+    server->adopt(std::move(pair->first));
+    RawClient c(std::move(pair->second));
+    if (seed % 2) c.hello();
+    std::vector<std::byte> junk = pattern(1000 + seed * 37, seed);
+    if (seed % 3 == 0) {  // a valid header in front of junk
+      wire::Header h;
+      h.action = static_cast<Action>(seed % 9);
+      h.body_size = 50;
+      const auto head = wire::encode_header(h);
+      std::copy(head.begin(), head.end(), junk.begin());
+    }
+    c.send_bytes(junk);
+    c.socket().shutdown_write();
+    while (c.read()) {
+    }
+  }
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=4,out=4")));
+  auto f = bind(*d, 4, 4, 1);
+  EXPECT_TRUE(d->run(f.id));
+  EXPECT_GE(server->stats().connections, 21u);
+}
+
+}  // namespace
+}  // namespace rig::server
