@@ -126,8 +126,7 @@ Result<uint64_t> parse_count(std::string_view text) {
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-    return fail(ErrorCode::invalid_argument,
-                quoted(text) + " is not a non-negative integer");
+    return fail(ErrorCode::invalid_argument, quoted(text) + " is not a non-negative integer");
   return v;
 }
 
