@@ -18,7 +18,9 @@ bool is_remote(std::string_view spec) {
 std::string spec_to_string(const Spec& spec) {
   std::string out = spec.kind;
   char sep = ':';
-  for (const auto& [key, value] : spec.params) {
+  for (const auto& param : spec.params) {
+    const std::string& key = param.first;
+    const std::string& value = param.second;
     out += sep + key + "=" + value;
     sep = ',';
   }

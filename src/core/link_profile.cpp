@@ -44,7 +44,9 @@ Result<LinkProfile> parse_custom(std::string_view text) {
   p.name = "custom";
   p.source = "given on the command line: " + std::string(text);
   bool has_bw = false, has_in = false, has_out = false, has_lat = false, has_depth = false;
-  for (const auto& [key, value] : spec->params) {
+  for (const auto& param : spec->params) {
+    const std::string& key = param.first;
+    const std::string& value = param.second;
     auto bad = [&](const std::string& why) {
       return fail(ErrorCode::invalid_argument, "custom link parameter " + key + ": " + why);
     };
@@ -151,7 +153,9 @@ Result<std::string> expand_link_profiles(std::string_view spec_text) {
   set("duplex", profile->full_duplex ? "full" : "half");
   std::string out = "sim";
   char sep = ':';
-  for (const auto& [key, value] : spec->params) {
+  for (const auto& param : spec->params) {
+    const std::string& key = param.first;
+    const std::string& value = param.second;
     out += sep + key + "=" + value;
     sep = ',';
   }

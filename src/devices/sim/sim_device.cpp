@@ -42,7 +42,9 @@ struct SimParams {
 
 Result<SimParams> parse_params(const Spec& spec) {
   SimParams p;
-  for (const auto& [key, value] : spec.params) {
+  for (const auto& param : spec.params) {
+    const std::string& key = param.first;
+    const std::string& value = param.second;
     auto bad = [&](const Error& e) {
       return fail(ErrorCode::invalid_argument, "sim parameter " + key + ": " + e.message);
     };

@@ -1,0 +1,38 @@
+// libFuzzer target: model files are untrusted bytes. inspect_onnx must return
+// a value or an Error for any input, never crash or hang.
+// RIG_FUZZ_SEEDS=DIR writes a seed corpus (the rig's own models) to DIR.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <string>
+
+#include "rig/model.hpp"
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  const char* dir = std::getenv("RIG_FUZZ_SEEDS");
+  if (!dir) return 0;
+  rig::TransportSpec transport;
+  transport.frame = {8, 8};
+  rig::CnnSpec cnn;
+  cnn.frame = {8, 8};
+  cnn.layers = 2;
+  cnn.channels = 2;
+  if (auto t = rig::build_transport_model(transport))
+    (void)rig::write_file_atomic(std::string(dir) + "/transport.onnx", *t);
+  if (auto c = rig::build_cnn_model(cnn))
+    (void)rig::write_file_atomic(std::string(dir) + "/cnn.onnx", *c);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
+  auto info = rig::inspect_onnx(bytes, "fuzz");
+  if (info) {
+    // A model that parses must describe sizes consistently.
+    size_t total = 0;
+    for (const auto& t : info->inputs) total += t.bytes;
+    if (total != info->input_bytes()) __builtin_trap();
+  }
+  return 0;
+}
