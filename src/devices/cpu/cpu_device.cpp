@@ -51,7 +51,6 @@ Result<CpuConfig> parse_config(const Spec& spec) {
   static const char* const known[] = {"threads", "workers", "depth"};
   for (const auto& param : spec.params) {
     const std::string& key = param.first;
-    const std::string& value = param.second;
     if (std::find(std::begin(known), std::end(known), key) == std::end(known))
       return fail(ErrorCode::invalid_argument,
                   "unknown cpu parameter '" + key + "' (known: threads, workers, depth)");
