@@ -26,11 +26,19 @@
 namespace rig {
 
 // Caller-side buffers for `slots` bindings (one binding per request in flight).
-// Inputs hold deterministic pseudo-random data derived from the seed.
+// Inputs hold deterministic pseudo-random data derived from the seed, in the
+// range real inputs have. The buffers are shared so that measure_steady can
+// keep them alive when a stuck device never returns its requests.
 struct Workspace {
-  std::vector<std::vector<std::byte>> buffers;  // inputs then outputs, per slot
-  std::vector<BindingId> bindings;              // one per slot
+  // inputs then outputs, per slot
+  std::shared_ptr<std::vector<std::vector<std::byte>>> buffers =
+      std::make_shared<std::vector<std::vector<std::byte>>>();
+  std::vector<BindingId> bindings;  // one per slot
 };
+
+// Half the physical memory: caller buffers beyond it are refused (a named
+// limit_exceeded error) instead of failing in the allocator.
+uint64_t memory_budget_bytes();
 
 struct TtfoResult {
   Nanos load{0};  // Device::load: read + parse + compile
@@ -46,8 +54,10 @@ struct ColdStart {
   Workspace workspace;
 };
 
-// Loads the model and binds `slots` buffer sets; the first inference runs on
-// slot 0. Fails if the device cannot load or bind.
+// Loads the model, allocates and binds one buffer set and runs the first
+// inference on it (TTFO: load + allocate + first inference; preparing the
+// input data is not timed), then binds the other `slots` - 1 sets. Fails if
+// the device cannot load or bind, or the buffers exceed memory_budget_bytes().
 Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
                              uint64_t seed);
 
@@ -111,7 +121,9 @@ struct SteadyRepeat {
   Summary latency_ms;  // per-request latency while pipelined (includes queueing)
   uint64_t errors = 0;
   std::optional<Error> first_error;
-  bool aborted = false;  // stopped early by errors or a timeout
+  bool aborted = false;          // stopped early by errors or a timeout
+  bool device_stuck = false;     // requests never came back; their buffers are kept alive
+  uint64_t completed_total = 0;  // every completion, warm-up and drain included
   // bytes moved during the whole repeat divided by every completed inference
   double payload_in_per_inference = 0, payload_out_per_inference = 0;
   double link_in_per_inference = 0, link_out_per_inference = 0;

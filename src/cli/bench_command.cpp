@@ -116,7 +116,8 @@ Command add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1e-6, 10.0));
   sub->add_option("--warmup-max", o->warmup_max, "cap on the warm-up")->capture_default_str();
   sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{10000000}));
   sub->add_option("--latency-duration", o->latency_max, "cap on the lone-frame phase")
       ->capture_default_str();
   sub->add_option("--timeout", o->timeout, "per-request timeout")->capture_default_str();

@@ -88,13 +88,15 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   // Bytes: averaged over every repeat, next to what the model declares.
   r.bytes.model_in = r.model.input_bytes();
   r.bytes.model_out = r.model.output_bytes();
+  // Weighted by completions; a repeat that completed nothing adds nothing.
   double n = 0;
   for (const auto& rep : r.steady.repeats) {
-    r.bytes.payload_in += rep.payload_in_per_inference;
-    r.bytes.payload_out += rep.payload_out_per_inference;
-    r.bytes.link_in += rep.link_in_per_inference;
-    r.bytes.link_out += rep.link_out_per_inference;
-    ++n;
+    const auto w = static_cast<double>(rep.completed_total);
+    r.bytes.payload_in += rep.payload_in_per_inference * w;
+    r.bytes.payload_out += rep.payload_out_per_inference * w;
+    r.bytes.link_in += rep.link_in_per_inference * w;
+    r.bytes.link_out += rep.link_out_per_inference * w;
+    n += w;
   }
   if (n > 0) {
     r.bytes.payload_in /= n;
@@ -159,6 +161,10 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
       v.reasons.push_back(which + ": too few samples (" + std::to_string(rep.inferences) + " < " +
                           std::to_string(settings.min_inferences) +
                           "); raise --duration or check the device");
+    if (rep.device_stuck)
+      v.reasons.push_back(which +
+                          ": the device did not return every request after an error "
+                          "(its buffers are kept alive); restart the device");
     if (!rep.stable) {
       all_stable = false;
       v.reasons.push_back(which + ": not stable (last 3 windows differ by " +

@@ -1,7 +1,10 @@
 #include "rig/engine.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace rig {
 namespace {
@@ -20,21 +23,47 @@ uint64_t splitmix(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// Deterministic input data: floats in [0, 1) for floating types, random bytes
-// otherwise.
-void fill_input(std::vector<std::byte>& buffer, ElementType type, uint64_t seed) {
+// Deterministic input data in a range real inputs have: [0, 1) for floating
+// types, [0, 255] for wider integers, 0/1 for bool, any byte for 8-bit types.
+void fill_input(std::span<std::byte> buffer, ElementType type, uint64_t seed) {
   uint64_t state = seed;
-  if (type == ElementType::f32) {
-    const size_t n = buffer.size() / sizeof(float);
-    for (size_t i = 0; i < n; ++i) {
-      const float v = static_cast<float>(splitmix(state) >> 40) / static_cast<float>(1 << 24);
-      std::memcpy(buffer.data() + i * sizeof(float), &v, sizeof v);
-    }
-    return;
-  }
-  for (size_t i = 0; i < buffer.size(); i += 8) {
-    const uint64_t r = splitmix(state);
-    std::memcpy(buffer.data() + i, &r, std::min<size_t>(8, buffer.size() - i));
+  auto unit = [&] { return static_cast<double>(splitmix(state) >> 11) / 9007199254740992.0; };
+  auto put = [&](size_t i, const auto& v) {
+    std::memcpy(buffer.data() + i * sizeof v, &v, sizeof v);
+  };
+  const size_t n = buffer.size() / element_size(type);
+  switch (type) {
+    case ElementType::f32:
+      for (size_t i = 0; i < n; ++i) put(i, static_cast<float>(unit()));
+      return;
+    case ElementType::f64:
+      for (size_t i = 0; i < n; ++i) put(i, unit());
+      return;
+    case ElementType::f16:
+      // Exponent 14 with a random mantissa: values in [0.5, 1), always normal.
+      for (size_t i = 0; i < n; ++i)
+        put(i, static_cast<uint16_t>((14u << 10) | (splitmix(state) & 0x3ffu)));
+      return;
+    case ElementType::u16:
+    case ElementType::i16:
+      for (size_t i = 0; i < n; ++i) put(i, static_cast<uint16_t>(splitmix(state) & 0xff));
+      return;
+    case ElementType::i32:
+      for (size_t i = 0; i < n; ++i) put(i, static_cast<int32_t>(splitmix(state) & 0xff));
+      return;
+    case ElementType::i64:
+      for (size_t i = 0; i < n; ++i) put(i, static_cast<int64_t>(splitmix(state) & 0xff));
+      return;
+    case ElementType::boolean:
+      for (size_t i = 0; i < n; ++i) put(i, static_cast<uint8_t>(splitmix(state) & 1));
+      return;
+    case ElementType::u8:
+    case ElementType::i8:
+      for (size_t i = 0; i < buffer.size(); i += 8) {
+        const uint64_t r = splitmix(state);
+        std::memcpy(buffer.data() + i, &r, std::min<size_t>(8, buffer.size() - i));
+      }
+      return;
   }
 }
 
@@ -42,30 +71,64 @@ Summary summarize_ms(const std::vector<double>& v) {
   return summarize(v);
 }
 
+// Allocates one slot's buffers and binds them; inputs are left zeroed.
+Result<void> add_slot(Device& device, Workspace& workspace) {
+  const ModelInfo& model = device.model_info();
+  auto& store = *workspace.buffers;
+  Bindings bindings;
+  const size_t first = store.size();
+  for (const auto& in : model.inputs) store.emplace_back(in.bytes);
+  for (const auto& out : model.outputs) store.emplace_back(out.bytes);
+  for (size_t i = 0; i < model.inputs.size(); ++i)
+    bindings.inputs.emplace_back(store[first + i].data(), store[first + i].size());
+  for (size_t i = 0; i < model.outputs.size(); ++i) {
+    auto& b = store[first + model.inputs.size() + i];
+    bindings.outputs.emplace_back(b.data(), b.size());
+  }
+  auto id = device.bind(bindings);
+  if (!id) return tl::unexpected(id.error());
+  workspace.bindings.push_back(*id);
+  return {};
+}
+
+void fill_slot(const ModelInfo& model, Workspace& workspace, size_t slot, uint64_t seed) {
+  const size_t per_slot = model.inputs.size() + model.outputs.size();
+  for (size_t i = 0; i < model.inputs.size(); ++i)
+    fill_input((*workspace.buffers)[slot * per_slot + i], model.inputs[i].type,
+               seed * 1000003 + slot * 131 + i);
+}
+
+// Buffers of requests a stuck device never returned: kept alive for the life
+// of the process so that a late write lands in memory that is still ours.
+void quarantine(const Workspace& workspace) {
+  static std::mutex mutex;
+  static std::vector<std::shared_ptr<std::vector<std::vector<std::byte>>>> kept;
+  std::lock_guard lock(mutex);
+  kept.push_back(workspace.buffers);
+}
+
 }  // namespace
+
+uint64_t memory_budget_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return uint64_t{1} << 32;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2;
+}
 
 Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots, uint64_t seed) {
   const ModelInfo& model = device.model_info();
+  const uint64_t per_slot = model.input_bytes() + model.output_bytes();
+  const uint64_t budget = memory_budget_bytes();
+  if (slots > 0 && per_slot > budget / slots)
+    return fail(ErrorCode::limit_exceeded,
+                std::to_string(slots) + " request slots x " + std::to_string(per_slot) +
+                    " bytes of buffers each exceed the memory budget of " + std::to_string(budget) +
+                    " bytes (half the RAM); lower --depth");
   while (workspace.bindings.size() < slots) {
     const size_t slot = workspace.bindings.size();
-    Bindings bindings;
-    const size_t first = workspace.buffers.size();
-    for (size_t i = 0; i < model.inputs.size(); ++i) {
-      workspace.buffers.emplace_back(model.inputs[i].bytes);
-      fill_input(workspace.buffers.back(), model.inputs[i].type, seed * 1000003 + slot * 131 + i);
-    }
-    for (const auto& out : model.outputs) workspace.buffers.emplace_back(out.bytes);
-    for (size_t i = 0; i < model.inputs.size(); ++i) {
-      const auto& b = workspace.buffers[first + i];
-      bindings.inputs.emplace_back(b.data(), b.size());
-    }
-    for (size_t i = 0; i < model.outputs.size(); ++i) {
-      auto& b = workspace.buffers[first + model.inputs.size() + i];
-      bindings.outputs.emplace_back(b.data(), b.size());
-    }
-    auto id = device.bind(bindings);
-    if (!id) return tl::unexpected(id.error());
-    workspace.bindings.push_back(*id);
+    if (auto ok = add_slot(device, workspace); !ok) return ok;
+    fill_slot(model, workspace, slot, seed);
   }
   return {};
 }
@@ -80,16 +143,24 @@ Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t 
   if (!load) return tl::unexpected(load.error());
   cs.ttfo.load = t1 - t0;
   cs.ttfo.load_breakdown = *load;
-  auto grown = grow_workspace(device, cs.workspace, std::max<uint32_t>(slots, 1), seed);
+  // TTFO allocates what one frame needs; the other slots come after it.
+  const ModelInfo& info = device.model_info();
+  if (info.input_bytes() + info.output_bytes() > memory_budget_bytes())
+    return fail(ErrorCode::limit_exceeded, "one frame's buffers exceed the memory budget");
+  auto added = add_slot(device, cs.workspace);
   const Nanos t2 = clock.now();
-  if (!grown) return tl::unexpected(grown.error());
+  if (!added) return tl::unexpected(added.error());
   cs.ttfo.allocate = t2 - t1;
-  auto first = device.run(cs.workspace.bindings[0]);
+  fill_slot(info, cs.workspace, 0, seed);  // preparing test data is not the device's cost
   const Nanos t3 = clock.now();
+  auto first = device.run(cs.workspace.bindings[0]);
+  const Nanos t4 = clock.now();
   if (!first) return tl::unexpected(first.error());
-  cs.ttfo.first_inference = t3 - t2;
+  cs.ttfo.first_inference = t4 - t3;
   cs.ttfo.first_timings = *first;
-  cs.ttfo.total = t3 - t0;
+  cs.ttfo.total = cs.ttfo.load + cs.ttfo.allocate + cs.ttfo.first_inference;
+  if (auto grown = grow_workspace(device, cs.workspace, std::max<uint32_t>(slots, 1), seed); !grown)
+    return tl::unexpected(grown.error());
   return cs;
 }
 
@@ -98,7 +169,7 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   Clock& clock = device.clock();
   LatencyResult r;
   std::vector<double> overall, hw, tin, tout, qwait;
-  overall.reserve(settings.samples);
+  overall.reserve(std::min<uint64_t>(settings.samples, 1u << 20));
   const BindingId binding = workspace.bindings.at(0);
   const Nanos start = clock.now();
   for (uint64_t i = 0; i < settings.samples; ++i) {
@@ -159,10 +230,10 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     ++in_flight;
   }
 
-  // finish: the stop condition is met; keep counting until the slot whose
-  // completion opened the measured span completes again, so the span holds
-  // whole pipeline cycles and bursty completions do not bias the rate.
-  enum class Phase { warmup, measure, finish, drain } phase = Phase::warmup;
+  // The measured span opens on a completion of start_slot, and windows (and
+  // so the span) close only on later completions of that slot: each holds
+  // whole pipeline cycles, so bursty completions do not bias the rate.
+  enum class Phase { warmup, measure, drain } phase = Phase::warmup;
   uint32_t start_slot = 0;
   const Nanos t_begin = clock.now();
   Nanos warm_window_start = t_begin;
@@ -203,8 +274,6 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
       if (r.errors >= 3) {
         r.aborted = true;
         phase = Phase::drain;
-      } else if (phase == Phase::finish) {
-        phase = Phase::drain;
       }
     } else if (phase == Phase::warmup) {
       ++warm_window_count;
@@ -226,11 +295,6 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
           start_slot = slot;
         }
       }
-    } else if (phase == Phase::finish) {
-      ++r.inferences;
-      t_last = t_done;
-      latencies.add(ns_to_ms(t_done - submitted_at[slot]));
-      if (slot == start_slot) phase = Phase::drain;
     } else if (phase == Phase::measure) {
       ++r.inferences;
       ++window_count;
@@ -250,10 +314,12 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
         r.last_windows_spread = last3_spread();
         const bool stable =
             r.last_windows_spread && *r.last_windows_spread <= s.stability_tolerance;
-        if (elapsed >= s.min_duration && r.inferences >= s.min_inferences &&
-            (stable || elapsed >= max_duration)) {
+        // Done when long enough, with enough samples, and stable; or at the
+        // hard cap, whatever was reached (the verdict names what is missing).
+        if ((elapsed >= s.min_duration && r.inferences >= s.min_inferences && stable) ||
+            elapsed >= max_duration) {
           r.stable = stable;
-          phase = slot == start_slot ? Phase::drain : Phase::finish;
+          phase = Phase::drain;
         }
       }
     }
@@ -269,7 +335,25 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     }
     ++in_flight;
   }
-  // A partial last window still counts toward the rate but is not a window.
+  // After an abort, requests may still be in flight: collect them before the
+  // caller frees their buffers. A device that never returns them keeps the
+  // buffers (quarantine) so a late write cannot land in freed memory.
+  for (int timeouts = 0; device.in_flight() > 0 && timeouts < 3;) {
+    auto c = device.wait_next(s.request_timeout);
+    if (c) {
+      ++all_completed;
+      timeouts = 0;  // progress: keep collecting
+    } else if (c.error().code == ErrorCode::timeout) {
+      ++timeouts;
+    } else {
+      break;
+    }
+  }
+  if (device.in_flight() > 0) {
+    r.device_stuck = true;
+    quarantine(workspace);
+  }
+  r.completed_total = all_completed;
   r.elapsed = t_last - t_start;
   if (r.elapsed > Nanos(0)) r.rate = static_cast<double>(r.inferences) / ns_to_s(r.elapsed);
   if (phase == Phase::warmup) r.warmup = clock.now() - t_begin;

@@ -116,9 +116,17 @@ std::string frame_text(const FrameSize& f) {
   return std::to_string(f.width) + "x" + std::to_string(f.height);
 }
 
+// Generous caps that keep every size computation far from overflow: a 16k
+// frame with 4096 channels of f32 is 4.4 TB, still representable.
+constexpr int64_t kMaxSide = 16384;
+constexpr int64_t kMaxChannels = 4096;
+
 Result<void> check_frame(const FrameSize& f) {
   if (f.width < 1 || f.height < 1)
     return fail(ErrorCode::invalid_argument, "frame " + frame_text(f) + " must be at least 1x1");
+  if (f.width > kMaxSide || f.height > kMaxSide)
+    return fail(ErrorCode::invalid_argument, "frame " + frame_text(f) + " exceeds " +
+                                                 std::to_string(kMaxSide) + " pixels a side");
   return {};
 }
 
@@ -126,8 +134,9 @@ Result<void> check_frame(const FrameSize& f) {
 
 Result<std::vector<std::byte>> build_transport_model(const TransportSpec& spec) {
   if (auto ok = check_frame(spec.frame); !ok) return tl::unexpected(ok.error());
-  if (spec.channels < 1)
-    return fail(ErrorCode::invalid_argument, "transport channels must be >= 1");
+  if (spec.channels < 1 || spec.channels > kMaxChannels)
+    return fail(ErrorCode::invalid_argument,
+                "transport channels must be in 1.." + std::to_string(kMaxChannels));
   if (spec.input_type != ElementType::u8 && spec.input_type != ElementType::f32)
     return fail(ErrorCode::invalid_argument, "transport input type must be u8 or f32, not " +
                                                  std::string(to_string(spec.input_type)));

@@ -1,6 +1,7 @@
 // inspect_onnx and the ONNX helpers shared with the builders.
 #include <climits>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -125,13 +126,19 @@ Result<TensorInfo> tensor_info(const onnx::ValueInfoProto& value, std::string_vi
   TensorInfo info;
   info.name = value.name();
   info.type = *type;
-  size_t elements = 1;
+  // Sizes are checked, not wrapped: a crafted model cannot claim a small size.
+  // OpenCV indexes dimensions with int, so larger dimensions are refused too.
+  constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+  uint64_t bytes = element_size(*type);
   for (const auto& dim : tensor.shape().dim()) {
     int64_t d = dim.has_dim_value() && dim.dim_value() >= 1 ? dim.dim_value() : 1;
+    if (d > std::numeric_limits<int32_t>::max() ||
+        __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > kMaxTensorBytes)
+      return fail(ErrorCode::limit_exceeded, what + " is larger than rig handles (over " +
+                                                 std::to_string(kMaxTensorBytes) + " bytes)");
     info.shape.push_back(d);
-    elements *= static_cast<size_t>(d);
   }
-  info.bytes = elements * element_size(*type);
+  info.bytes = static_cast<size_t>(bytes);
   return info;
 }
 

@@ -86,7 +86,11 @@ std::string format_bench_text(const BenchResult& r) {
       "max " + ms_or_na(lat.max));
   if (r.latency.hardware_ms.count > 0) {
     row(out, "hardware (device compute) p50", ms_or_na(r.latency.hardware_ms.median));
-    row(out, "bus share of latency", pct(r.latency.bus_share), "(overall - hardware) / overall");
+    if (r.device.in_process)
+      row(out, "non-compute share of latency", pct(r.latency.bus_share),
+          "(overall - compute) / overall: copies and scheduling; no link in process");
+    else
+      row(out, "bus share of latency", pct(r.latency.bus_share), "(overall - hardware) / overall");
   } else {
     row(out, "hardware (device compute)", "n/a", "the device reports no compute time");
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "rig/bench.hpp"
 #include "rig/engine.hpp"
@@ -54,7 +55,7 @@ TEST(Methodology, TtfoBreakdownEqualsConfiguredCosts) {
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   const double serial = kIn / 100e6 * 1e3 + 0.5 + 2 + kOut / 100e6 * 1e3 + 0.5;
   EXPECT_NEAR(ms(r->ttfo.load), 250, 1e-6);
-  EXPECT_NEAR(ms(r->ttfo.allocate), 0, 1e-6);
+  EXPECT_NEAR(ms(r->ttfo.allocate), 0, 1e-6);  // binding is free on the virtual clock
   EXPECT_NEAR(ms(r->ttfo.first_inference), serial + 40, 1e-5);
   EXPECT_NEAR(ms(r->ttfo.total), 250 + serial + 40, 1e-5);
   EXPECT_NEAR(ms(*r->ttfo.first_timings.compute), 42, 1e-6);
@@ -158,23 +159,90 @@ TEST(Methodology, SteadyDeviceIsValidWithEveryWindowRecorded) {
     EXPECT_EQ(rep.errors, 0u);
     uint64_t in_windows = 0;
     for (const auto& w : rep.windows) in_windows += w.inferences;
-    EXPECT_LE(in_windows, rep.inferences);
+    // Windows partition the measured span exactly.
+    EXPECT_EQ(in_windows, rep.inferences);
+    double window_time = 0;
+    for (const auto& w : rep.windows) window_time += w.duration_s;
+    EXPECT_NEAR(window_time, static_cast<double>(rep.elapsed.count()) / 1e9, 1e-6);
   }
 }
 
 TEST(Methodology, TooFewSamplesIsInvalid) {
-  // 1 s per frame: a 5 s repeat cannot reach 100 inferences in 2x its duration.
+  // 1 s per frame: a 5 s repeat stops at its 10 s cap with about 10 of the
+  // 100 inferences it wants, and says so; the lone-frame phase has enough.
   auto dev = sim("compute=1s,bw=1GB/s,depth=1");
   BenchSettings s = quick(1);
-  s.latency_samples = 3;
-  s.latency_max = 10s;
+  s.latency_samples = 12;
+  s.latency_max = 60s;
   auto r = run_bench(*dev, transport_512p(), s);
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(r->verdict.valid);
+  EXPECT_EQ(r->latency.samples, 12u);
+  for (const auto& rep : r->steady.repeats) {
+    EXPECT_LE(rep.elapsed, 11s);
+    EXPECT_LT(rep.inferences, 100u);
+  }
   bool named = false;
   for (const auto& reason : r->verdict.reasons)
-    named |= reason.find("too few samples") != std::string::npos;
+    named |= reason.find("repeat 1: too few samples") != std::string::npos;
   EXPECT_TRUE(named);
+}
+
+TEST(Methodology, TimeoutAbortsAndDrainsTheDevice) {
+  // Each frame takes 2.5 ms; the engine waits at most 1 ms: the repeat aborts
+  // with a timeout, then collects the late request before returning.
+  auto dev = sim("compute=2.5ms,bw=1000GB/s,depth=2");
+  auto cold = cold_start(*dev, transport_512p(), 2, 1);
+  ASSERT_TRUE(cold.has_value());
+  SteadySettings ss;
+  ss.depth = 2;
+  ss.request_timeout = 1ms;
+  auto rep = measure_steady(*dev, cold->workspace, ss);
+  EXPECT_TRUE(rep.aborted);
+  EXPECT_EQ(rep.first_error->code, ErrorCode::timeout);
+  EXPECT_FALSE(rep.device_stuck);
+  EXPECT_EQ(dev->in_flight(), 0u);
+  // A device that never answers within three more waits is declared stuck.
+  auto slow = sim("compute=1s,bw=1000GB/s,depth=1");
+  auto cold2 = cold_start(*slow, transport_512p(), 1, 1);
+  ASSERT_TRUE(cold2.has_value());
+  ss.depth = 1;
+  auto stuck = measure_steady(*slow, cold2->workspace, ss);
+  EXPECT_TRUE(stuck.device_stuck);
+  EXPECT_EQ(slow->in_flight(), 1u);
+}
+
+TEST(Methodology, InputsAreInRangeForTheirType) {
+  // A float model's inputs are in [0, 1): no NaN, infinities or denormals.
+  CnnSpec spec;
+  spec.frame = {8, 8};
+  spec.layers = 1;
+  auto bytes = build_cnn_model(spec);
+  ASSERT_TRUE(bytes.has_value());
+  ModelSource m;
+  m.bytes = *bytes;
+  auto dev = sim("compute=1ms");
+  auto cold = cold_start(*dev, m, 1, 1);
+  ASSERT_TRUE(cold.has_value());
+  const auto& input = cold->workspace.buffers->at(0);
+  ASSERT_EQ(input.size(), 3u * 8 * 8 * 4);
+  for (size_t i = 0; i < input.size(); i += 4) {
+    float v;
+    std::memcpy(&v, input.data() + i, 4);
+    EXPECT_TRUE(v >= 0.0f && v < 1.0f) << v;
+  }
+}
+
+TEST(Methodology, BuffersBeyondTheMemoryBudgetAreRefused) {
+  auto dev = sim("compute=1ms,depth=65536");
+  TransportSpec spec;
+  spec.frame = {3840, 2160};
+  ModelSource m;
+  m.bytes = *build_transport_model(spec);
+  auto cold = cold_start(*dev, m, 65536, 1);
+  ASSERT_FALSE(cold.has_value());
+  EXPECT_EQ(cold.error().code, ErrorCode::limit_exceeded);
+  EXPECT_NE(cold.error().message.find("--depth"), std::string::npos);
 }
 
 TEST(Methodology, TenMinuteRunIsInstantAndBounded) {

@@ -263,6 +263,9 @@ class SimDevice final : public Device {
       return fail(ErrorCode::invalid_argument, "run_for_duration: requests still in flight");
     if (duration <= Nanos(0))
       return fail(ErrorCode::invalid_argument, "run_for_duration: duration must be > 0");
+    if (sleep_between < Nanos(0))
+      return fail(ErrorCode::invalid_argument,
+                  "run_for_duration: sleep between frames must not be negative");
     // The input crosses once, the device loops on it, the output crosses once.
     const size_t in = model_.input_bytes(), out = model_.output_bytes();
     advance_to(clock_.now() + transfer_time(in, p_.bw_in) + p_.latency);
