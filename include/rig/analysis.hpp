@@ -47,23 +47,30 @@ Result<void> validate(const PointSettings& settings);
 
 struct PointResult {
   uint32_t depth = 0;
-  // The rate of each repeat by Little's law: depth / mean pipelined latency.
-  // With `depth` requests always in flight it equals the throughput, and
-  // unlike a count over the span between two completions (the engine's
-  // SteadyRepeat::rate) it is not biased when completions arrive in bursts: a
-  // half-duplex link returns frames in batches of the depth, and 21 frames of
-  // 4k at depth 4 read 10% low as a count. It overstates the rate by the
-  // engine's bookkeeping between a completion and the next submit (about a
-  // microsecond per frame). The count is kept beside it.
-  std::vector<double> repeat_rates;    // frames/s of each repeat that completed frames
-  Summary rate;                        // across repeats, frames/s (Little's law)
-  Summary count_rate;                  // across repeats: SteadyRepeat::rate (completions / span)
+  // The rate of each repeat: the engine's SteadyRepeat::rate, completions
+  // counted over a span of whole pipeline cycles (docs/methodology.md, section
+  // 3) -- the figure rig bench reports and rig predict reads. A repeat that
+  // counted no span (aborted in the warm-up) has none.
+  std::vector<double> repeat_rates;  // frames/s, per repeat that has one
+  Summary rate;                      // across repeats, frames/s
+  // Diagnostic only: Little's law, depth / mean pipelined latency, per repeat.
+  // It equals the rate while `depth` requests are always in flight, and reads
+  // above it by the share of each cycle a slot spends between its completion
+  // and its next submit (the rig's own bookkeeping, or a submit that waited).
+  Summary little_rate;
   std::optional<double> ms_per_frame;  // 1000 / median rate
   bool stable = false;                 // every repeat stable
   uint64_t errors = 0;
   std::optional<Error> first_error;
   bool aborted = false;
 };
+
+// The device's own queue depth: the "device_queue_depth" property where the
+// device reports one (a remote device: the hosted device's queue, while its
+// queue_depth is what one connection may keep in flight, by default twice
+// that), else DeviceInfo::queue_depth. A property that is not a whole number
+// >= 1 is ignored. queue_depth stays the limit on requests in flight.
+uint32_t device_queue_depth(const DeviceInfo& info);
 
 // The workspace needs at least `depth` slots.
 PointResult measure_point(Device& device, const Workspace& workspace, uint32_t depth,
@@ -122,6 +129,9 @@ Result<void> validate(const LadderSettings& settings);
 enum class RungBound { link, latency, compute, failed };
 std::string_view to_string(RungBound bound);
 
+enum class Duplex { half, full, unknown };
+std::string_view to_string(Duplex duplex);
+
 struct LadderRung {
   std::string size;  // as given ("512p", "640x480")
   FrameSize frame;
@@ -151,8 +161,25 @@ struct LadderResult {
   // its slope is the bandwidth; its intercept the per-frame cost pipelining
   // does not hide.
   LinkFit pipelined_fit;
-  std::optional<double> bandwidth_bytes_per_s;  // the pipelined fit's, else the lone fit's
+  // Of in + out bytes: the pipelined fit's, else the lone fit's.
+  std::optional<double> bandwidth_bytes_per_s;
   bool bandwidth_from_lone_frames = false;
+  // Half duplex: in and out share one channel, and bandwidth_bytes_per_s is
+  // its rate. Full duplex: pipelined, in and out overlap, so in + out bytes
+  // move faster than either direction (1.25x for transport frames on a
+  // symmetric link). From the device's "duplex" property ("half", "full")
+  // where it has one, else inferred: full when the pipelined fit's bandwidth
+  // is above 1.1x the lone-frame fit's (a device that overlaps its transfers
+  // looks the same); unknown without both fits.
+  Duplex duplex = Duplex::unknown;
+  bool duplex_from_device = false;
+  // One direction's bandwidth. Half duplex: the shared channel's,
+  // bandwidth_bytes_per_s. Full duplex: the input direction's, which bounds a
+  // pipelined transport frame (it carries 4x the output's bytes): the
+  // pipelined time per frame fitted against bytes in, or the lone-frame fit's
+  // bandwidth when the bandwidth comes from lone frames (a lone frame's two
+  // crossings do not overlap). nullopt while the duplex is unknown.
+  std::optional<double> direction_bandwidth_bytes_per_s;
   std::optional<double>
       round_trip_ms;  // lone fit intercept: fixed latency of a frame's two crossings
   std::optional<double> per_transfer_ms;  // round trip / 2: one crossing
@@ -183,11 +210,23 @@ Result<void> validate(const SweepSettings& settings);
 // Parses "1..64" or "64" (= 1..64).
 Result<std::pair<uint32_t, uint32_t>> parse_depth_range(std::string_view text);
 
+// The knee against the device's own queue depth Q (device_queue_depth). "One
+// step" is one step of the unrefined sweep (powers of two); "rising at the top"
+// means the deepest depth swept still gained more than half of what linear
+// scaling from the depth measured before it would give.
 enum class KneeVsQueue {
-  below,           // the rate flattens before the device's queue depth
-  at_queue_depth,  // it flattens at (within one step of) the queue depth
-  still_rising,    // it is still rising at the queue depth: the queue limits pipelining
-  unknown,
+  below,              // the knee is more than one step below Q: the rate flattens before the
+                      // queue fills
+  at_queue_depth,     // the knee is within one step below Q (or at it) and the rate is flat
+                      // there: the depths beyond Q that a connection takes, or the last step
+                      // into Q, add no rate
+  queue_limited,      // the knee is within one step of Q, the sweep ends at Q (the deepest the
+                      // device takes) and the rate is still rising there: a deeper queue would
+                      // raise it
+  above_queue_depth,  // the knee is above Q (a remote device's connection takes more than Q):
+                      // the requests the server holds cover the link's round trip
+  still_rising,       // --depth stopped the sweep below Q while the rate was still rising
+  unknown,            // no knee, or fewer than two depths measured
 };
 std::string_view to_string(KneeVsQueue k);
 
@@ -207,7 +246,8 @@ struct SweepResult {
   TtfoResult ttfo;
   LatencyResult lone;              // lone frames (depth 1)
   std::vector<SweepPoint> points;  // sorted by depth
-  std::vector<uint32_t> skipped;   // requested depths above the device's queue depth
+  std::vector<uint32_t> skipped;   // requested depths above DeviceInfo::queue_depth
+  uint32_t queue_depth = 0;        // the device's own (device_queue_depth): the knee's reference
   std::optional<uint32_t> knee;
   std::optional<uint32_t> best_depth;
   std::optional<double> best_rate;  // frames/s
@@ -226,8 +266,10 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model,
 // ---------------------------------------------------------------------------
 // rig ab: interleaved A B A B pairs with a noise verdict.
 
-// One side: a device spec (knobs applied) and a pipeline depth (0: the
-// device's queue depth).
+// One side: a device spec (knobs applied) and a pipeline depth (0: as rig
+// bench, DeviceInfo::queue_depth, the most requests the device takes in
+// flight; for a remote device that is the connection's, which keeps the
+// hosted device's queue full across the link's round trip).
 struct AbConfig {
   std::string spec;
   uint32_t depth = 0;
@@ -243,14 +285,20 @@ Result<AbConfig> apply_knobs(const AbConfig& base, std::span<const std::string> 
 
 using DeviceOpener = std::function<Result<std::unique_ptr<Device>>(std::string_view spec)>;
 
+// A verdict needs the runs' own spread as its noise estimate, and the spread
+// of fewer than 3 pairs is not one (of 1 pair it is 0).
+inline constexpr uint32_t kAbMinPairsForVerdict = 3;
+
 struct AbSettings {
-  uint32_t pairs = 5;
+  uint32_t pairs = 5;   // >= 1; fewer than kAbMinPairsForVerdict give insufficient_data
   PointSettings point;  // one repeat per run; `repeats` is ignored
 };
 
 Result<void> validate(const AbSettings& settings);
 
-enum class AbVerdict { no_difference, a_faster, b_faster, failed };
+// insufficient_data: fewer than kAbMinPairsForVerdict pairs ran; the rates
+// and ratios are reported, but no side is named.
+enum class AbVerdict { no_difference, a_faster, b_faster, insufficient_data, failed };
 std::string_view to_string(AbVerdict v);
 
 struct AbResult {
@@ -271,7 +319,8 @@ struct AbResult {
   Summary rate_a, rate_b, ratio;
   std::optional<double> difference;  // median ratio - 1: B relative to A
   // The runs' own spread: the largest of A's, B's and the ratios' (max - min)
-  // / median. The verdict is "no difference" when |difference| <= noise.
+  // / median. With at least kAbMinPairsForVerdict pairs the verdict is "no
+  // difference" when |difference| <= noise, else the faster side.
   std::optional<double> noise;
   AbVerdict verdict = AbVerdict::failed;
   std::string verdict_text;

@@ -67,6 +67,8 @@ std::string_view to_string(AbVerdict v) {
       return "a_faster";
     case AbVerdict::b_faster:
       return "b_faster";
+    case AbVerdict::insufficient_data:
+      return "insufficient_data";
     case AbVerdict::failed:
       return "failed";
   }
@@ -217,7 +219,13 @@ Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, cons
   const std::string ratios = "B/A " + format_fixed(*r.ratio.median, 3) + ", pair ratios " +
                              format_fixed(*r.ratio.min, 3) + "-" + format_fixed(*r.ratio.max, 3);
   const std::string noise = "the runs' own spread " + format_fixed(*r.noise * 100, 2) + "%";
-  if (std::fabs(*r.difference) <= *r.noise) {
+  if (r.ratios.size() < kAbMinPairsForVerdict) {
+    r.verdict = AbVerdict::insufficient_data;
+    r.verdict_text = "insufficient data: " + std::to_string(r.ratios.size()) + " pair" +
+                     (r.ratios.size() == 1 ? "" : "s") + " (" + ratios +
+                     "); a verdict needs at least " + std::to_string(kAbMinPairsForVerdict) +
+                     ", because the runs' own spread is the noise estimate; raise --pairs";
+  } else if (std::fabs(*r.difference) <= *r.noise) {
     r.verdict = AbVerdict::no_difference;
     r.verdict_text = "no difference (within noise): " + ratios + ", inside " + noise;
   } else {
@@ -229,8 +237,6 @@ Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, cons
                      "% frames/s +/- " + format_fixed(*r.noise * 100, 2) + "% (" + ratios + "; " +
                      noise + ")";
   }
-  if (s.pairs < 3)
-    r.notes.push_back("fewer than 3 pairs: the spread is a weak noise estimate; raise --pairs");
   if (!r.shared_device)
     r.notes.push_back(
         "the sides differ in device spec: each run opened and loaded its device "

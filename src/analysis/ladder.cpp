@@ -5,7 +5,9 @@
 //   fixed latency  lone-frame (depth 1) link time vs bytes: nothing overlaps,
 //                  so the intercept is the round trip of a zero-byte frame.
 // Bytes per frame are in + out: on a half-duplex link both directions share
-// the channel (the seed note's MB/s column counts them together).
+// the channel (the seed note's MB/s column counts them together). On a
+// full-duplex link they overlap, and the busier direction (the input, for
+// transport frames) is fitted alone for one direction's bandwidth.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -37,6 +39,18 @@ std::string_view to_string(RungBound bound) {
       return "failed";
   }
   return "failed";
+}
+
+std::string_view to_string(Duplex duplex) {
+  switch (duplex) {
+    case Duplex::half:
+      return "half";
+    case Duplex::full:
+      return "full";
+    case Duplex::unknown:
+      return "unknown";
+  }
+  return "unknown";
 }
 
 Result<void> validate(const LadderSettings& s) {
@@ -139,7 +153,7 @@ Result<LadderResult> run_ladder(Device& device, const LadderSettings& s) {
   r.lone_fit = fit_link(lone_x, lone_y);
 
   // Which rungs measure the link when pipelined.
-  std::vector<double> pipe_x, pipe_y;
+  std::vector<double> pipe_x, pipe_busier_x, pipe_y;
   for (auto& rung : r.rungs) {
     if (rung.bound == RungBound::failed) continue;
     const double b = rung.bytes_in + rung.bytes_out;
@@ -153,6 +167,7 @@ Result<LadderResult> run_ladder(Device& device, const LadderSettings& s) {
     if (rung.bound != RungBound::link) continue;
     rung.in_bandwidth_fit = true;
     pipe_x.push_back(b);
+    pipe_busier_x.push_back(std::max(rung.bytes_in, rung.bytes_out));
     pipe_y.push_back(t);
   }
   r.pipelined_fit = fit_link(pipe_x, pipe_y);
@@ -165,6 +180,24 @@ Result<LadderResult> run_ladder(Device& device, const LadderSettings& s) {
         "bandwidth from lone frames: fewer than two sizes were link-bound when pipelined" +
         std::string(depth == 1 ? " (depth 1 does not pipeline)"
                                : "; raise --depth or add larger sizes"));
+  }
+  // Half or full duplex, and one direction's bandwidth.
+  std::optional<double> overlap;  // pipelined over lone-frame bandwidth
+  if (r.pipelined_fit.bandwidth_bytes_per_s && r.lone_fit.bandwidth_bytes_per_s)
+    overlap = *r.pipelined_fit.bandwidth_bytes_per_s / *r.lone_fit.bandwidth_bytes_per_s;
+  if (auto it = r.device.properties.find("duplex");
+      it != r.device.properties.end() && (it->second == "half" || it->second == "full")) {
+    r.duplex = it->second == "full" ? Duplex::full : Duplex::half;
+    r.duplex_from_device = true;
+  } else if (overlap) {
+    r.duplex = *overlap > 1.1 ? Duplex::full : Duplex::half;
+  }
+  if (r.duplex == Duplex::half) {
+    r.direction_bandwidth_bytes_per_s = r.bandwidth_bytes_per_s;
+  } else if (r.duplex == Duplex::full) {
+    r.direction_bandwidth_bytes_per_s = r.bandwidth_from_lone_frames
+                                            ? r.lone_fit.bandwidth_bytes_per_s
+                                            : fit_link(pipe_busier_x, pipe_y).bandwidth_bytes_per_s;
   }
   r.round_trip_ms = r.lone_fit.fixed_ms;
   if (r.round_trip_ms) r.per_transfer_ms = *r.round_trip_ms / 2;
@@ -207,25 +240,24 @@ Result<LadderResult> run_ladder(Device& device, const LadderSettings& s) {
     r.notes.push_back(
         "the lone-frame fit's intercept is negative: the fixed latency is below "
         "what these sizes resolve; add smaller sizes");
-  if (r.pipelined_fit.bandwidth_bytes_per_s && r.lone_fit.bandwidth_bytes_per_s) {
-    const double ratio = *r.pipelined_fit.bandwidth_bytes_per_s / *r.lone_fit.bandwidth_bytes_per_s;
-    if (ratio > 1.1)
-      r.notes.push_back("pipelined frames move " + format_fixed(ratio, 2) +
-                        "x the lone-frame bandwidth: the link overlaps the two directions "
-                        "(full duplex) or the device overlaps transfers; one direction carries "
-                        "about the lone-frame bandwidth");
-    else if (ratio < 0.9)
-      r.notes.push_back("pipelining loses bandwidth: " + format_fixed((1 - ratio) * 100, 1) +
-                        "% below lone frames (contention on the link or the host)");
-  }
+  if (overlap && *overlap > 1.1 && !(r.duplex_from_device && r.duplex == Duplex::full))
+    r.notes.push_back(
+        "pipelined frames move " + format_fixed(*overlap, 2) + "x the lone-frame bandwidth: " +
+        (r.duplex_from_device
+             ? std::string("the device reports a half-duplex link, so it overlaps its transfers")
+             : std::string("the link overlaps the two directions (full duplex, inferred: the "
+                           "device does not say) or the device overlaps its transfers")));
+  else if (overlap && *overlap < 0.9)
+    r.notes.push_back("pipelining loses bandwidth: " + format_fixed((1 - *overlap) * 100, 1) +
+                      "% below lone frames (contention on the link or the host)");
   for (const auto& rung : r.rungs) {
-    const auto& count = rung.pipelined.count_rate.median;
-    const auto& cycle = rung.pipelined.rate.median;
-    if (count && cycle && std::fabs(*count / *cycle - 1) > 0.02)
-      r.notes.push_back(rung.size + ": completions counted between the first and last give " +
-                        format_fixed(*count, 2) + " frames/s against " + format_fixed(*cycle, 2) +
-                        " by Little's law (used): they arrive in bursts; raise --min-inferences "
-                        "to make the two agree");
+    const auto& rate = rung.pipelined.rate.median;
+    const auto& little = rung.pipelined.little_rate.median;
+    if (rate && little && *little > *rate * 1.02)
+      r.notes.push_back(rung.size + ": depth / mean latency gives " + format_fixed(*little, 2) +
+                        " frames/s against " + format_fixed(*rate, 2) +
+                        " counted (used): requests were not in flight all the time (the rig's "
+                        "own work between a completion and the next submit)");
   }
   for (const auto& rung : r.rungs)
     if (rung.bound != RungBound::failed && !rung.pipelined.stable)

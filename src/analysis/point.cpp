@@ -2,6 +2,7 @@
 // fit and the plateau.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "rig/analysis.hpp"
 #include "rig/units.hpp"
@@ -21,6 +22,14 @@ Result<void> validate(const PointSettings& s) {
   return {};
 }
 
+uint32_t device_queue_depth(const DeviceInfo& info) {
+  if (auto it = info.properties.find("device_queue_depth"); it != info.properties.end())
+    if (auto n = parse_count(it->second);
+        n && *n >= 1 && *n <= std::numeric_limits<uint32_t>::max())
+      return static_cast<uint32_t>(*n);
+  return std::max<uint32_t>(1, info.queue_depth);
+}
+
 PointResult measure_point(Device& device, const Workspace& workspace, uint32_t depth,
                           const PointSettings& s) {
   SteadySettings ss;
@@ -37,18 +46,17 @@ PointResult measure_point(Device& device, const Workspace& workspace, uint32_t d
   PointResult r;
   r.depth = depth;
   r.stable = true;
-  std::vector<double> count_rates;
+  std::vector<double> little_rates;
   for (uint32_t i = 0; i < s.repeats; ++i) {
     ss.seed = s.seed + i;
     const SteadyRepeat rep = measure_steady(device, workspace, ss);
     r.depth = rep.depth;
-    if (rep.inferences > 0) {
-      count_rates.push_back(rep.rate);
-      // Every measured completion has a latency sample, so the mean exists.
+    // A repeat counts when its span held completions (an abort in the warm-up
+    // leaves none).
+    if (rep.inferences > 0 && rep.rate > 0) {
+      r.repeat_rates.push_back(rep.rate);
       if (rep.latency_ms.mean && *rep.latency_ms.mean > 0)
-        r.repeat_rates.push_back(static_cast<double>(rep.depth) * 1e3 / *rep.latency_ms.mean);
-      else
-        r.repeat_rates.push_back(rep.rate);
+        little_rates.push_back(static_cast<double>(rep.depth) * 1e3 / *rep.latency_ms.mean);
     }
     r.stable = r.stable && rep.stable;
     r.errors += rep.errors;
@@ -59,7 +67,7 @@ PointResult measure_point(Device& device, const Workspace& workspace, uint32_t d
     }
   }
   r.rate = summarize(r.repeat_rates);
-  r.count_rate = summarize(count_rates);
+  r.little_rate = summarize(little_rates);
   if (r.repeat_rates.empty()) r.stable = false;
   if (r.rate.median && *r.rate.median > 0) r.ms_per_frame = 1000.0 / *r.rate.median;
   return r;

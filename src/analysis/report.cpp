@@ -36,9 +36,19 @@ std::string opt_rate(const std::optional<double>& bytes_per_s) {
   return bytes_per_s ? format_rate(*bytes_per_s) : "n/a";
 }
 
+template <class... Args>
+std::string line(const char* format, Args... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
 // 150528 -> "150,528"
 std::string with_commas(double value) {
   if (!std::isfinite(value)) return "n/a";
+  // Beyond 10^18 llround has no long long to return (and no reader counts
+  // the digits).
+  if (std::fabs(value) >= 1e18) return line("%.3g", value);
   const auto v = static_cast<uint64_t>(std::llround(std::fabs(value)));
   std::string digits = std::to_string(v), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -46,13 +56,6 @@ std::string with_commas(double value) {
     out += digits[i];
   }
   return (value < 0 ? "-" : "") + out;
-}
-
-template <class... Args>
-std::string line(const char* format, Args... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, format, args...);
-  return buf;
 }
 
 void append_notes(std::string& out, const std::vector<std::string>& notes) {
@@ -75,6 +78,16 @@ json environment_json(const Environment& env, bool virtual_clock,
               {"properties", d->properties},
               {"warnings", d->warnings}};
   return e;
+}
+
+// "queue depth 32", or for a remote device "queue depth 32 (64 in flight per
+// connection)".
+std::string queue_text(const DeviceInfo& d) {
+  const uint32_t own = device_queue_depth(d);
+  std::string out = "queue depth " + std::to_string(own);
+  if (own != d.queue_depth)
+    out += " (" + std::to_string(d.queue_depth) + " in flight per connection)";
+  return out;
 }
 
 json point_settings_json(const PointSettings& s) {
@@ -100,7 +113,7 @@ json point_json(const PointResult& p) {
           {"rate_per_s", json_summary(p.rate)},
           {"repeat_rates_per_s", rates},
           {"ms_per_frame", json_number(p.ms_per_frame)},
-          {"count_rate_per_s", json_summary(p.count_rate)},
+          {"little_rate_per_s", json_summary(p.little_rate)},
           {"spread", json_number(p.rate.spread)},
           {"stable", p.stable},
           {"errors", p.errors},
@@ -198,8 +211,7 @@ std::optional<double> optional_number(const json& doc, std::string_view path) {
 // ladder
 
 std::string format_ladder_text(const LadderResult& r) {
-  std::string out = "rig ladder on " + r.device.spec + " (queue depth " +
-                    std::to_string(r.device.queue_depth) + ")\n";
+  std::string out = "rig ladder on " + r.device.spec + " (" + queue_text(r.device) + ")\n";
   out += "transport models (u8, output 1/4 of input); pipelined at depth " +
          std::to_string(r.effective.depth) + ", " + std::to_string(r.effective.point.repeats) +
          " repeats of " + format_duration(r.effective.point.duration) + " per size; " +
@@ -227,6 +239,23 @@ std::string format_ladder_text(const LadderResult& r) {
   out += "bandwidth: " + opt_rate(r.bandwidth_bytes_per_s) + " of in + out bytes" +
          (r.bandwidth_from_lone_frames ? " (from the lone-frame fit)" : "") + "\n";
   out += "  " + fit_text(r.pipelined_fit, "pipelined time per frame =") + "\n";
+  const std::string from = r.duplex_from_device ? "the device says so" : "inferred";
+  switch (r.duplex) {
+    case Duplex::half:
+      out += "duplex: half (" + from + "): in and out share one channel of " +
+             opt_rate(r.direction_bandwidth_bytes_per_s) + "\n";
+      break;
+    case Duplex::full:
+      out += "duplex: full (" + from +
+             "): in and out overlap; the input direction, which carries 4x the output's bytes, " +
+             "moves " + opt_rate(r.direction_bandwidth_bytes_per_s) + "\n";
+      break;
+    case Duplex::unknown:
+      out +=
+          "duplex: unknown (the device does not say, and there is no pipelined fit to set "
+          "against the lone frames); one direction's bandwidth: n/a\n";
+      break;
+  }
   out += "fixed latency: " + opt_ms(r.round_trip_ms) +
          " round trip = " + opt_ms(r.per_transfer_ms) +
          " per transfer (a lone frame crosses twice)\n";
@@ -266,27 +295,35 @@ json ladder_to_json(const LadderResult& r) {
   if (r.plateau.found)
     for (size_t i = r.plateau.first; i <= r.plateau.last; ++i)
       plateau_sizes.push_back(r.rungs[i].size);
-  std::optional<double> bw_mb;
+  std::optional<double> bw_mb, direction_mb;
   if (r.bandwidth_bytes_per_s) bw_mb = *r.bandwidth_bytes_per_s / 1e6;
-  doc["results"] = {{"rungs", rungs},
-                    {"plateau",
-                     {{"found", r.plateau.found},
-                      {"sizes", plateau_sizes},
-                      {"median_mb_per_s", json_number(r.plateau.median_mb_per_s)},
-                      {"min_mb_per_s", json_number(r.plateau.min_mb_per_s)},
-                      {"max_mb_per_s", json_number(r.plateau.max_mb_per_s)},
-                      {"tolerance", r.plateau.tolerance}}},
-                    {"bandwidth_bytes_per_s", json_number(r.bandwidth_bytes_per_s)},
-                    {"bandwidth_mb_per_s", json_number(bw_mb)},
-                    {"bandwidth_from", r.bandwidth_from_lone_frames ? "lone_frames" : "pipelined"},
-                    {"round_trip_ms", json_number(r.round_trip_ms)},
-                    {"per_transfer_ms", json_number(r.per_transfer_ms)},
-                    {"pipelined_fit", fit_json(r.pipelined_fit)},
-                    {"lone_fit", fit_json(r.lone_fit)},
-                    {"reproducibility",
-                     {{"worst_spread", json_number(r.worst_spread)},
-                      {"worst_size", r.worst_spread_rung ? json(r.rungs[*r.worst_spread_rung].size)
-                                                         : json(nullptr)}}}};
+  if (r.direction_bandwidth_bytes_per_s) direction_mb = *r.direction_bandwidth_bytes_per_s / 1e6;
+  doc["results"] = {
+      {"rungs", rungs},
+      {"plateau",
+       {{"found", r.plateau.found},
+        {"sizes", plateau_sizes},
+        {"median_mb_per_s", json_number(r.plateau.median_mb_per_s)},
+        {"min_mb_per_s", json_number(r.plateau.min_mb_per_s)},
+        {"max_mb_per_s", json_number(r.plateau.max_mb_per_s)},
+        {"tolerance", r.plateau.tolerance}}},
+      {"bandwidth_bytes_per_s", json_number(r.bandwidth_bytes_per_s)},
+      {"bandwidth_mb_per_s", json_number(bw_mb)},
+      {"bandwidth_from", r.bandwidth_from_lone_frames ? "lone_frames" : "pipelined"},
+      {"duplex", std::string(to_string(r.duplex))},
+      {"duplex_from", r.duplex == Duplex::unknown ? json(nullptr)
+                      : r.duplex_from_device      ? json("device")
+                                                  : json("inferred")},
+      {"direction_bandwidth_bytes_per_s", json_number(r.direction_bandwidth_bytes_per_s)},
+      {"direction_bandwidth_mb_per_s", json_number(direction_mb)},
+      {"round_trip_ms", json_number(r.round_trip_ms)},
+      {"per_transfer_ms", json_number(r.per_transfer_ms)},
+      {"pipelined_fit", fit_json(r.pipelined_fit)},
+      {"lone_fit", fit_json(r.lone_fit)},
+      {"reproducibility",
+       {{"worst_spread", json_number(r.worst_spread)},
+        {"worst_size",
+         r.worst_spread_rung ? json(r.rungs[*r.worst_spread_rung].size) : json(nullptr)}}}};
   doc["notes"] = r.notes;
   return doc;
 }
@@ -295,8 +332,8 @@ json ladder_to_json(const LadderResult& r) {
 // sweep
 
 std::string format_sweep_text(const SweepResult& r) {
-  std::string out = "rig sweep: " + r.model.name + " on " + r.device.spec + " (queue depth " +
-                    std::to_string(r.device.queue_depth) + ")\n";
+  std::string out =
+      "rig sweep: " + r.model.name + " on " + r.device.spec + " (" + queue_text(r.device) + ")\n";
   out += std::to_string(r.effective.point.repeats) + " repeats of " +
          format_duration(r.effective.point.duration) + " per depth\n";
   out += "lone frame (depth 1): " + opt_ms(r.lone.overall_ms.median) + " median";
@@ -320,20 +357,32 @@ std::string format_sweep_text(const SweepResult& r) {
            std::to_string(r.best_depth.value_or(0)) + ")\n";
   else
     out += "knee: n/a\n";
-  const std::string q = std::to_string(r.device.queue_depth);
+  const std::string q = "queue depth " + std::to_string(r.queue_depth);
+  const std::string knee = std::to_string(r.knee.value_or(0));
+  const std::string top = std::to_string(r.effective.max_depth);
   switch (r.knee_vs_queue) {
     case KneeVsQueue::at_queue_depth:
-      out += "queue depth " + q +
-             ": the rate climbs until the device's queue is full; the knee is at the queue "
-             "depth\n";
+      out += q + ": the rate flattens at the queue depth (knee " + knee + ", within one step)";
+      out += r.effective.max_depth > r.queue_depth
+                 ? "; the depths beyond it, up to " + top + ", add latency, not rate\n"
+                 : "; the last step into it adds little rate\n";
+      break;
+    case KneeVsQueue::queue_limited:
+      out += q +
+             ": the rate was still rising at the queue depth, the deepest the device takes; "
+             "the queue limits pipelining (a deeper queue would raise the rate)\n";
+      break;
+    case KneeVsQueue::above_queue_depth:
+      out += q + ": the knee (" + knee + ") is above the device's own queue; the requests a " +
+             "connection holds beyond it (up to " + std::to_string(r.device.queue_depth) +
+             ") cover the link's round trip\n";
       break;
     case KneeVsQueue::still_rising:
-      out += "queue depth " + q + ": the rate was still rising at the deepest depth swept (" +
-             std::to_string(r.effective.max_depth) + "); raise --depth\n";
+      out += q + ": the rate was still rising at the deepest depth swept (" + top +
+             "); raise --depth (up to " + std::to_string(r.device.queue_depth) + ")\n";
       break;
     case KneeVsQueue::below:
-      out += "queue depth " + q + ": the knee is below it; depths beyond " +
-             std::to_string(r.knee.value_or(0)) + " add latency, not rate\n";
+      out += q + ": the knee is below it; depths beyond " + knee + " add latency, not rate\n";
       break;
     case KneeVsQueue::unknown:
       break;
@@ -368,7 +417,8 @@ json sweep_to_json(const SweepResult& r) {
                     {"knee", opt_u32(r.knee)},
                     {"best_depth", opt_u32(r.best_depth)},
                     {"best_rate_per_s", json_number(r.best_rate)},
-                    {"queue_depth", r.device.queue_depth},
+                    {"queue_depth", r.queue_depth},
+                    {"max_in_flight", r.device.queue_depth},
                     {"knee_vs_queue", std::string(to_string(r.knee_vs_queue))},
                     {"lone_ms", json_summary(r.lone.overall_ms)},
                     {"lone_hardware_ms", json_summary(r.lone.hardware_ms)},
@@ -506,8 +556,14 @@ Result<PredictSource> predict_source_from_json(const json& doc, std::string_view
   s.bytes_in = *in;
   s.bytes_out = *out;
 
-  if (auto d = optional_number(doc, "steady.depth"); d && *d >= 0)
+  // A depth outside uint32_t would make the cast undefined: name the field.
+  if (auto d = optional_number(doc, "steady.depth")) {
+    if (!(*d >= 1 && *d <= 4294967295.0 && std::floor(*d) == *d))
+      return fail(ErrorCode::invalid_argument,
+                  std::string(what) + ": field 'steady.depth' must be a whole number in " +
+                      "1..4294967295, got " + line("%.17g", *d));
     s.depth = static_cast<uint32_t>(*d);
+  }
   s.measured_rate = optional_number(doc, "steady.rate_per_s.median");
   s.measured_lone_ms = optional_number(doc, "latency.overall_ms.median");
   for (auto [path, dst] :

@@ -53,6 +53,35 @@ void locate_knee(SweepResult& r, double fraction) {
   }
 }
 
+// The knee against the device's own queue depth (see KneeVsQueue); `hi` is
+// the deepest depth swept.
+KneeVsQueue classify_knee(const SweepResult& r, uint32_t hi) {
+  if (!r.knee || r.points.size() < 2) return KneeVsQueue::unknown;
+  const uint32_t q = r.queue_depth, knee = *r.knee;
+  // Rising at the top: the last step gained more than half of linear scaling.
+  bool rising_at_top = false;
+  const SweepPoint& top = r.points.back();
+  const SweepPoint& before = r.points[r.points.size() - 2];
+  if (top.result.depth == hi && median_rate(before) > 0) {
+    const double gain = median_rate(top) / median_rate(before) - 1;
+    const double linear = static_cast<double>(hi) / before.result.depth - 1;
+    rising_at_top = gain > 0.5 * linear;
+  }
+  // One step below Q: above the deepest unrefined depth below it.
+  uint32_t step_below_q = 0;
+  for (const auto& p : r.points)
+    if (!p.refined && p.result.depth < q) step_below_q = std::max(step_below_q, p.result.depth);
+  if (knee > q) return KneeVsQueue::above_queue_depth;
+  if (knee > step_below_q) {
+    // The sweep ends at Q: the rate reaching its best only there, or still
+    // climbing into it, means the queue stopped it.
+    if (hi == q && (knee == hi || rising_at_top)) return KneeVsQueue::queue_limited;
+    return KneeVsQueue::at_queue_depth;
+  }
+  if (hi < q && rising_at_top) return KneeVsQueue::still_rising;
+  return KneeVsQueue::below;
+}
+
 }  // namespace
 
 std::string_view to_string(KneeVsQueue k) {
@@ -61,6 +90,10 @@ std::string_view to_string(KneeVsQueue k) {
       return "below_queue_depth";
     case KneeVsQueue::at_queue_depth:
       return "at_queue_depth";
+    case KneeVsQueue::queue_limited:
+      return "limited_by_queue_depth";
+    case KneeVsQueue::above_queue_depth:
+      return "above_queue_depth";
     case KneeVsQueue::still_rising:
       return "still_rising";
     case KneeVsQueue::unknown:
@@ -108,7 +141,10 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model, const Sw
   r.device = device.info();
   r.virtual_clock = device.clock().is_virtual();
   r.environment = collect_environment();
+  // `queue` bounds the requests in flight; the knee is compared with the
+  // device's own queue depth, which a remote connection exceeds.
   const uint32_t queue = std::max<uint32_t>(1, r.device.queue_depth);
+  r.queue_depth = device_queue_depth(r.device);
   if (s.min_depth > queue)
     return fail(ErrorCode::invalid_argument,
                 "the sweep starts at depth " + std::to_string(s.min_depth) +
@@ -179,17 +215,7 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model, const Sw
     }
   }
 
-  // The knee against the device's queue depth: "within one step" is above the
-  // last depth of the unrefined sweep below the top.
-  uint32_t last_step = 0;
-  for (const auto& p : r.points)
-    if (!p.refined && p.result.depth < hi) last_step = p.result.depth;
-  if (r.knee && r.points.size() >= 2) {
-    if (*r.knee > last_step && last_step > 0)
-      r.knee_vs_queue = hi == queue ? KneeVsQueue::at_queue_depth : KneeVsQueue::still_rising;
-    else
-      r.knee_vs_queue = KneeVsQueue::below;
-  }
+  r.knee_vs_queue = classify_knee(r, hi);
 
   // The round trip: single shot minus pipelined time per frame.
   const size_t one = find_point(r.points, 1);

@@ -23,6 +23,11 @@ struct AbOptions {
 };
 
 int run_ab_command(const AbOptions& o) {
+  if (o.pairs < kAbMinPairsForVerdict)
+    return report_error({ErrorCode::invalid_argument,
+                         "--pairs must be >= " + std::to_string(kAbMinPairsForVerdict) +
+                             " for a verdict (the runs' own spread is the noise estimate), got " +
+                             std::to_string(o.pairs)});
   AbSettings s;
   s.pairs = o.pairs;
   auto point = to_point_settings(o.point);
@@ -79,9 +84,10 @@ Command add_ab_command(CLI::App& app) {
       ->required()
       ->allow_extra_args(false);
   sub->add_option("--depth", o->depth, "base depth of both sides (default: the queue depth)");
-  sub->add_option("--pairs", o->pairs, "A B pairs to run")
+  // The lower bound is checked in run_ab_command, which says why.
+  sub->add_option("--pairs", o->pairs, "A B pairs to run (at least 3)")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 10000u));
+      ->check(CLI::Range(0u, 10000u));
   add_point_options(sub, o->point, false);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");

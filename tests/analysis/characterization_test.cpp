@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <deque>
+#include <map>
 
 #include "rig/analysis.hpp"
 #include "rig/analysis_report.hpp"
@@ -30,6 +32,62 @@ std::unique_ptr<Device> sim(const std::string& params) {
   EXPECT_TRUE(d.has_value()) << (d ? "" : d.error().to_string());
   return d ? std::move(*d) : nullptr;
 }
+
+// A device seen through a connection, as the remote device shows a device
+// hosted by rig serve: it takes `connection_depth` requests in flight, feeds
+// the inner device up to its own queue depth and holds the rest, and reports
+// `properties` (a value "" removes the inner device's property).
+class Connection final : public Device {
+ public:
+  Connection(std::unique_ptr<Device> inner, uint32_t connection_depth,
+             std::map<std::string, std::string> properties)
+      : inner_(std::move(inner)), depth_(connection_depth), properties_(std::move(properties)) {}
+
+  DeviceInfo info() const override {
+    DeviceInfo i = inner_->info();
+    i.queue_depth = depth_;
+    for (const auto& [key, value] : properties_) {
+      if (value.empty())
+        i.properties.erase(key);
+      else
+        i.properties[key] = value;
+    }
+    return i;
+  }
+  Clock& clock() override { return inner_->clock(); }
+  Result<LoadTimings> load(const ModelSource& source) override { return inner_->load(source); }
+  const ModelInfo& model_info() const override { return inner_->model_info(); }
+  Result<BindingId> bind(const Bindings& buffers) override { return inner_->bind(buffers); }
+  Result<InferenceTimings> run(BindingId binding) override { return inner_->run(binding); }
+  Result<void> submit(BindingId binding, uint64_t tag) override {
+    if (in_flight() >= depth_) return fail(ErrorCode::queue_full, "connection queue full");
+    if (inner_->in_flight() < inner_->info().queue_depth) return inner_->submit(binding, tag);
+    held_.emplace_back(binding, tag);
+    return {};
+  }
+  Result<Completion> wait_next(Nanos timeout) override {
+    auto c = inner_->wait_next(timeout);
+    if (c && !held_.empty()) {
+      const auto [binding, tag] = held_.front();
+      held_.pop_front();
+      if (auto ok = inner_->submit(binding, tag); !ok) return tl::unexpected(ok.error());
+    }
+    return c;
+  }
+  uint32_t in_flight() const override {
+    return inner_->in_flight() + static_cast<uint32_t>(held_.size());
+  }
+  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration, Nanos sleep) override {
+    return inner_->run_for_duration(binding, duration, sleep);
+  }
+  ByteCounters bytes() const override { return inner_->bytes(); }
+
+ private:
+  std::unique_ptr<Device> inner_;
+  uint32_t depth_;
+  std::map<std::string, std::string> properties_;
+  std::deque<std::pair<BindingId, uint64_t>> held_;
+};
 
 ModelSource transport(FrameSize frame) {
   TransportSpec spec;
@@ -93,6 +151,13 @@ TEST_P(LadderRecovers, BandwidthWithin2PercentAndFixedLatencyWithin5) {
   }
   // The virtual clock repeats itself exactly.
   EXPECT_NEAR(r->worst_spread.value_or(1), 0, 1e-9);
+  // The engine's count over whole pipeline cycles is the rate; on the virtual
+  // clock the rig's bookkeeping takes no time, so Little's law agrees with it.
+  for (const auto& rung : r->rungs) {
+    ASSERT_TRUE(rung.pipelined.rate.median && rung.pipelined.little_rate.median) << rung.size;
+    EXPECT_NEAR(*rung.pipelined.little_rate.median / *rung.pipelined.rate.median, 1.0, 0.01)
+        << rung.size;
+  }
 }
 
 // in + out for a transport frame is 1.25 x in; an asymmetric half-duplex link
@@ -138,18 +203,59 @@ TEST(Ladder, ClassifiesRungsAndFindsThePlateau) {
   EXPECT_EQ(c->rungs[0].bound, RungBound::compute);
 }
 
-TEST(Ladder, FullDuplexShowsInThePipelinedBandwidth) {
-  // Pipelined, in and out overlap: in + out bytes move at 1.25 x bw. A lone
-  // frame crosses one way then the other: its slope is bw itself.
+TEST(Ladder, FullDuplexReportsOneDirectionsBandwidth) {
+  // Pipelined, in and out overlap: in + out bytes move at 1.25 x bw, and the
+  // input direction (4x the output's bytes) is the bottleneck at bw itself. A
+  // lone frame crosses one way then the other: its slope is bw.
   auto dev = sim("bw=400MB/s,lat=0.2ms,compute=1us,depth=8,duplex=full");
   auto r = run_ladder(*dev, ladder_settings());
-  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
   EXPECT_NEAR(*r->bandwidth_bytes_per_s / 500e6, 1.0, 0.02);
   EXPECT_NEAR(*r->lone_fit.bandwidth_bytes_per_s / 400e6, 1.0, 0.02);
   EXPECT_NEAR(*r->per_transfer_ms, 0.2, 0.01);
+  EXPECT_EQ(r->duplex, Duplex::full);
+  EXPECT_TRUE(r->duplex_from_device);
+  ASSERT_TRUE(r->direction_bandwidth_bytes_per_s);
+  EXPECT_NEAR(*r->direction_bandwidth_bytes_per_s / 400e6, 1.0, 0.02) << format_ladder_text(*r);
+  const std::string text = format_ladder_text(*r);
+  EXPECT_NE(text.find("duplex: full (the device says so)"), std::string::npos) << text;
+  EXPECT_NE(text.find("the input direction"), std::string::npos) << text;
+  const nlohmann::json doc = ladder_to_json(*r);
+  EXPECT_EQ(doc["results"]["duplex"], "full");
+  EXPECT_EQ(doc["results"]["duplex_from"], "device");
+  EXPECT_NEAR(doc["results"]["direction_bandwidth_mb_per_s"].get<double>(), 400, 400 * 0.02);
+
+  // A device that does not say: inferred from the pipelined fit beating the
+  // lone frames by 1.25x, and noted as such.
+  auto silent =
+      std::make_unique<Connection>(sim("bw=400MB/s,lat=0.2ms,compute=1us,depth=8,duplex=full"), 8,
+                                   std::map<std::string, std::string>{{"duplex", ""}});
+  auto inferred = run_ladder(*silent, ladder_settings());
+  ASSERT_TRUE(inferred.has_value());
+  EXPECT_EQ(inferred->duplex, Duplex::full);
+  EXPECT_FALSE(inferred->duplex_from_device);
+  EXPECT_NEAR(*inferred->direction_bandwidth_bytes_per_s / 400e6, 1.0, 0.02);
   bool named = false;
-  for (const auto& n : r->notes) named |= n.find("full duplex") != std::string::npos;
-  EXPECT_TRUE(named);
+  for (const auto& n : inferred->notes)
+    named |= n.find("full duplex, inferred") != std::string::npos;
+  EXPECT_TRUE(named) << format_ladder_text(*inferred);
+}
+
+TEST(Ladder, HalfDuplexDirectionIsTheSharedChannel) {
+  auto dev = sim("link=usb3-gen2,compute=1us");
+  auto r = run_ladder(*dev, ladder_settings());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->duplex, Duplex::half);
+  ASSERT_TRUE(r->direction_bandwidth_bytes_per_s);
+  EXPECT_EQ(*r->direction_bandwidth_bytes_per_s, *r->bandwidth_bytes_per_s);
+  // Without the device's word, pipelined and lone frames agree: half.
+  auto silent = std::make_unique<Connection>(sim("link=usb3-gen2,compute=1us"), 32,
+                                             std::map<std::string, std::string>{{"duplex", ""}});
+  auto inferred = run_ladder(*silent, ladder_settings());
+  ASSERT_TRUE(inferred.has_value());
+  EXPECT_EQ(inferred->duplex, Duplex::half);
+  EXPECT_FALSE(inferred->duplex_from_device);
+  EXPECT_NEAR(*inferred->direction_bandwidth_bytes_per_s / 290e6, 1.0, 0.02);
 }
 
 TEST(Ladder, DepthOneFallsBackToLoneFrames) {
@@ -216,10 +322,68 @@ TEST(Sweep, KneeAtTheConfiguredQueueDepth) {
     ASSERT_TRUE(r->knee);
     EXPECT_GT(*r->knee, q / 2) << format_sweep_text(*r);  // within one step
     EXPECT_LE(*r->knee, q);
-    EXPECT_EQ(r->knee_vs_queue, KneeVsQueue::at_queue_depth);
+    EXPECT_EQ(r->queue_depth, q);
+    EXPECT_EQ(r->knee_vs_queue, KneeVsQueue::queue_limited) << format_sweep_text(*r);
     EXPECT_EQ(r->points.back().result.depth, q);
     EXPECT_FALSE(r->skipped.empty());  // 1..64 asked for more than the queue takes
+    EXPECT_NE(format_sweep_text(*r).find("the queue limits pipelining"), std::string::npos);
   }
+}
+
+TEST(Sweep, FlatAtTheQueueDepth) {
+  // 0.02 + 2.5 + 1 + 2.5 ms lone frame against a 1 ms stage: six in flight
+  // fill the pipeline, one step below the queue of 8; 7 and 8 add nothing.
+  auto dev = sim("compute=1ms,bw=1GB/s,lat=2.5ms,depth=8");
+  auto r = run_sweep(*dev, transport({64, 64}), sweep_settings());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->knee, 6u) << format_sweep_text(*r);
+  EXPECT_EQ(r->knee_vs_queue, KneeVsQueue::at_queue_depth) << format_sweep_text(*r);
+  EXPECT_EQ(sweep_to_json(*r)["results"]["knee_vs_queue"], "at_queue_depth");
+}
+
+TEST(Sweep, RemoteDeviceIsComparedWithTheHostedQueue) {
+  // rig serve's shape: the connection takes 16 in flight, the hosted device 8
+  // (it holds the rest). The rate climbs to 8 and stays flat to 16.
+  const std::string hosted = "compute=0.1ms,bw=1GB/s,lat=1ms,depth=8";
+  auto remote = std::make_unique<Connection>(
+      sim(hosted), 16, std::map<std::string, std::string>{{"device_queue_depth", "8"}});
+  auto r = run_sweep(*remote, transport({64, 64}), sweep_settings());
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_EQ(r->queue_depth, 8u);
+  EXPECT_EQ(r->effective.max_depth, 16u);  // the connection's limit bounds the sweep
+  EXPECT_EQ(r->knee, 8u) << format_sweep_text(*r);
+  EXPECT_EQ(r->knee_vs_queue, KneeVsQueue::at_queue_depth) << format_sweep_text(*r);
+  const std::string text = format_sweep_text(*r);
+  EXPECT_NE(text.find("queue depth 8 (16 in flight per connection)"), std::string::npos) << text;
+  const nlohmann::json doc = sweep_to_json(*r);
+  EXPECT_EQ(doc["results"]["queue_depth"], 8);
+  EXPECT_EQ(doc["results"]["max_in_flight"], 16);
+
+  // Without the property the connection's depth is all there is to compare.
+  auto bare = std::make_unique<Connection>(sim(hosted), 16, std::map<std::string, std::string>{});
+  auto b = run_sweep(*bare, transport({64, 64}), sweep_settings());
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->queue_depth, 16u);
+  EXPECT_EQ(b->knee_vs_queue, KneeVsQueue::below);
+
+  // A knee beyond the device's own queue: the connection's extra requests
+  // are what fill the pipeline.
+  auto deep =
+      std::make_unique<Connection>(sim("compute=0.1ms,bw=1GB/s,lat=1ms,depth=16"), 16,
+                                   std::map<std::string, std::string>{{"device_queue_depth", "4"}});
+  auto d = run_sweep(*deep, transport({64, 64}), sweep_settings());
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->knee_vs_queue, KneeVsQueue::above_queue_depth) << format_sweep_text(*d);
+
+  // A malformed property is ignored.
+  DeviceInfo info;
+  info.queue_depth = 16;
+  for (const char* bad : {"0", "lots", "-4", "99999999999"}) {
+    info.properties["device_queue_depth"] = bad;
+    EXPECT_EQ(device_queue_depth(info), 16u) << bad;
+  }
+  info.properties["device_queue_depth"] = "8";
+  EXPECT_EQ(device_queue_depth(info), 8u);
 }
 
 TEST(Sweep, KneeBelowTheQueueAndTheRoundTrip) {
@@ -250,6 +414,8 @@ TEST(Sweep, CappedBelowTheQueueSaysStillRising) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->knee_vs_queue, KneeVsQueue::still_rising);
   EXPECT_TRUE(r->skipped.empty());
+  EXPECT_NE(format_sweep_text(*r).find("raise --depth (up to 32)"), std::string::npos)
+      << format_sweep_text(*r);
 }
 
 TEST(Sweep, StartAboveTheQueueIsAnError) {
@@ -311,17 +477,34 @@ TEST(Ab, DifferentBandwidthsNameTheFaster) {
 
 TEST(Ab, LinkProfileAndDepthKnobs) {
   const ModelSource m = transport({512, 512});
-  auto r = ab("sim:compute=1ms", {"link=usb3-gen2"}, {"link=pcie-gen3-x4"}, m, 2);
+  auto r = ab("sim:compute=1ms", {"link=usb3-gen2"}, {"link=pcie-gen3-x4"}, m, 3);
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   EXPECT_EQ(r->verdict, AbVerdict::b_faster);
   EXPECT_EQ(r->depth_a, 32u);  // the profile's queue depth
-  auto d = ab("sim:compute=1ms,bw=1GB/s,lat=1ms,depth=8", {"depth=1"}, {"depth=8"}, m, 2);
+  auto d = ab("sim:compute=1ms,bw=1GB/s,lat=1ms,depth=8", {"depth=1"}, {"depth=8"}, m, 3);
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->shared_device);
   EXPECT_EQ(d->verdict, AbVerdict::b_faster);
   const nlohmann::json doc = ab_to_json(*d);
   EXPECT_EQ(doc["results"]["verdict"], "b_faster");
   EXPECT_EQ(doc.dump().find("NaN"), std::string::npos);
+}
+
+TEST(Ab, FewerThanThreePairsGiveNoVerdict) {
+  // One or two pairs have no spread to call noise: 8x the depth is 8x the
+  // rate, but no side is named.
+  for (uint32_t pairs : {1u, 2u}) {
+    auto r = ab("sim:compute=1ms,bw=1GB/s,lat=1ms,depth=8", {"depth=1"}, {"depth=8"},
+                transport({64, 64}), pairs);
+    ASSERT_TRUE(r.has_value()) << r.error().to_string();
+    EXPECT_EQ(r->verdict, AbVerdict::insufficient_data);
+    EXPECT_EQ(r->ratios.size(), pairs);
+    EXPECT_GT(*r->ratio.median, 2.0);
+    EXPECT_NE(r->verdict_text.find("insufficient data"), std::string::npos) << r->verdict_text;
+    EXPECT_NE(r->verdict_text.find("raise --pairs"), std::string::npos) << r->verdict_text;
+    EXPECT_EQ(r->verdict_text.find("is faster"), std::string::npos) << r->verdict_text;
+    EXPECT_EQ(ab_to_json(*r)["results"]["verdict"], "insufficient_data");
+  }
 }
 
 TEST(Ab, BadDeviceKnobIsNamed) {
@@ -444,6 +627,14 @@ TEST(Predict, SourceErrorsNameTheField) {
   doc["schema_version"] = 99;
   expect(doc, "schema_version 99");
   expect(nlohmann::json::array(), "not a JSON object");
+  for (double bad : {1e300, -1.0, 0.0, 2.5, 4294967296.0}) {
+    doc = good;
+    doc["steady"]["depth"] = bad;
+    expect(doc, "field 'steady.depth' must be a whole number");
+  }
+  doc = good;
+  doc["steady"]["depth"] = 4294967295.0;
+  EXPECT_EQ(predict_source_from_json(doc, "r.json")->depth, 4294967295u);
   // An in-process device crossed no link: its lone frame is all compute.
   doc = good;
   doc["latency"]["hardware_ms"]["median"] = nullptr;
