@@ -1,9 +1,11 @@
 // libFuzzer target: the frame parser, on arbitrary bytes.
 //
 // Checks, beyond "does not crash": the parser gives the same frames and the
-// same end-of-stream verdict whether the bytes come whole or in pieces (also
-// through the zero-copy direct reads), and every frame it accepts encodes
-// back to bytes that parse to the same frame.
+// same end-of-stream verdict whether the bytes come whole, in pieces (also
+// through the zero-copy direct reads, into buffers that grow as they
+// arrive), or one frame at a time (feed_some, as the server reads: a frame is
+// placed only after the one before it was popped), and every frame it accepts
+// encodes back to bytes that parse to the same frame.
 //
 // RIG_FUZZ_SEEDS=DIR writes a seed corpus (one frame of every message) to DIR.
 #include <cstdint>
@@ -75,6 +77,39 @@ Outcome parse_pieces(std::span<const std::byte> bytes) {
   return o;
 }
 
+// feed_some() in pieces, popping after each call, with a placer that checks
+// the order: every frame is placed after the previous one was popped.
+Outcome parse_one_at_a_time(std::span<const std::byte> bytes) {
+  Outcome o;
+  size_t placed = 0, popped = 0;
+  FrameParser p(fuzz_limits(), [&](const Header&, const pb::Body&) {
+    check(placed == popped);
+    ++placed;
+    return BufferPlan{};
+  });
+  const size_t piece = bytes.empty() ? 1 : static_cast<size_t>(bytes[0]) % 97 + 1;
+  size_t at = 0;
+  while (at < bytes.size() && !o.failed) {
+    auto rest = bytes.subspan(at, std::min(piece, bytes.size() - at));
+    while (!rest.empty()) {
+      auto taken = p.feed_some(rest);
+      if (!taken) {
+        o.failed = true;
+        break;
+      }
+      check(*taken > 0 || p.has_frames());
+      rest = rest.subspan(*taken);
+      at += *taken;
+      while (auto f = p.pop()) {
+        ++popped;
+        o.frames.push_back(std::move(*f));
+      }
+    }
+  }
+  o.clean_end = !o.failed && p.finish().has_value();
+  return o;
+}
+
 bool same_frame(const Frame& a, const Frame& b) {
   if (a.header.message_id != b.header.message_id || a.header.action != b.header.action ||
       a.header.status != b.header.status || a.header.body_size != b.header.body_size ||
@@ -128,12 +163,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
   const Outcome whole = parse_whole(bytes);
-  const Outcome pieces = parse_pieces(bytes);
-  check(whole.failed == pieces.failed);
-  check(whole.clean_end == pieces.clean_end);
-  check(whole.frames.size() == pieces.frames.size());
-  for (size_t i = 0; i < whole.frames.size(); ++i)
-    check(same_frame(whole.frames[i], pieces.frames[i]));
+  for (const Outcome& other : {parse_pieces(bytes), parse_one_at_a_time(bytes)}) {
+    check(whole.failed == other.failed);
+    check(whole.clean_end == other.clean_end);
+    check(whole.frames.size() == other.frames.size());
+    for (size_t i = 0; i < whole.frames.size(); ++i)
+      check(same_frame(whole.frames[i], other.frames[i]));
+  }
 
   for (const Frame& f : whole.frames) {
     // What was accepted encodes back to an equivalent frame.

@@ -5,7 +5,9 @@
 // releases are reachable.
 //
 // Checks, beyond "does not crash or hang": every byte the server sends back
-// parses as well-formed frames, and the stream ends cleanly.
+// parses as well-formed frames, and the stream ends cleanly. The requests of
+// one input arrive in few reads, so the order in which the server places and
+// handles frames of one read is exercised too.
 //
 // RIG_FUZZ_SEEDS=DIR writes a seed corpus (request sequences) to DIR.
 #include <sys/socket.h>
@@ -51,6 +53,9 @@ server::Server& the_server() {
     settings.listen.clear();  // connections come through adopt() only
     settings.limits = fuzz_limits();
     settings.depth = 4;
+    // Inputs follow each other faster than finished connections are reaped.
+    settings.max_connections = 1024;
+    settings.max_pending_bytes = 64 << 20;
     auto started = server::Server::start(std::make_unique<testing::FakeDevice>(o), settings);
     check(started.has_value());
     return started->release();

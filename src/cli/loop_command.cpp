@@ -3,8 +3,11 @@
 // no per-frame transfers) beside the host-observed pipelined rate of the same
 // model (measure_steady: every frame crosses the link); the difference is
 // what the per-frame transfers cost.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
@@ -47,7 +50,13 @@ Result<Nanos> sleep_option(const std::string& text) {
     return fail(ErrorCode::invalid_argument,
                 "--sleep-between-frames: expected milliseconds or a duration such as 5ms, got '" +
                     text + "'");
-  return Nanos(static_cast<int64_t>(*ms * 1e6));
+  // Checked before the conversion: out of range it would be undefined. The
+  // bound is parse_duration's (1e18 ns, about 31 years).
+  const double ns = *ms * 1e6;
+  if (!(ns <= 1e18))
+    return fail(ErrorCode::invalid_argument,
+                "--sleep-between-frames: '" + text + "' ms is too large (at most 1e12 ms)");
+  return Nanos(static_cast<int64_t>(ns));
 }
 
 json error_json(const std::optional<Error>& e) {
@@ -72,7 +81,17 @@ int run_loop_command(const LoopOptions& o) {
   if (!device) return report_error(device.error());
   Device& d = **device;
   const DeviceInfo info = d.info();
-  const uint32_t depth = o.depth.value_or(info.queue_depth);
+  // As rig bench: more than the device takes would only fail with queue_full.
+  const uint32_t device_depth = std::max<uint32_t>(1, info.queue_depth);
+  uint32_t depth = o.depth.value_or(device_depth);
+  std::vector<std::string> warnings;
+  if (depth > device_depth) {
+    warnings.push_back("depth " + std::to_string(depth) + " exceeds the device's queue depth " +
+                       std::to_string(device_depth) + "; clamped to " +
+                       std::to_string(device_depth));
+    depth = device_depth;
+  }
+  for (const auto& w : warnings) std::fprintf(stderr, "rig: warning: %s\n", w.c_str());
 
   if (!o.quiet)
     std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it at depth %u...\n",
@@ -109,11 +128,13 @@ int run_loop_command(const LoopOptions& o) {
   std::printf("rig loop: %s on %s\n",
               cold->workspace.bindings.empty() ? "" : d.model_info().name.c_str(),
               info.spec.c_str());
+  for (const auto& w : warnings) std::printf("  warning: %s\n", w.c_str());
   std::printf("  device loop (run_for_duration on one frame, no per-frame transfers)\n");
   std::printf("    frames completed      %llu\n",
               static_cast<unsigned long long>(loop->frames_completed));
-  std::printf("    frames aborted        %llu (cut off at the end; not counted)\n",
-              static_cast<unsigned long long>(loop->frames_aborted));
+  std::printf("    frames aborted        %llu (cut off by the end of the loop%s; not counted)\n",
+              static_cast<unsigned long long>(loop->frames_aborted),
+              info.in_process ? "" : ", or of a slice of it on the server");
   std::printf("    elapsed               %s\n", format_duration(loop->elapsed).c_str());
   std::printf("    sleep between frames  %s\n", format_duration(*sleep).c_str());
   std::printf("    device rate           %s frames/s", format_fixed(device_rate, 2).c_str());
@@ -195,6 +216,7 @@ int run_loop_command(const LoopOptions& o) {
         {"link_out_per_inference", steady.link_out_per_inference}};
     doc["transfer_cost"] = {{"per_frame_ms", json_number(cost_ms)},
                             {"share_of_host_frame_time", json_number(cost_share)}};
+    doc["warnings"] = warnings;
     doc["verdict"] = {{"valid", !steady.aborted}};
     if (auto ok = write_json_file(o.json_path, doc); !ok) return report_error(ok.error());
     if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json_path.c_str());
@@ -218,7 +240,8 @@ Command add_loop_command(CLI::App& app) {
                   "sleep between looped frames: milliseconds, or a duration such as 5ms")
       ->capture_default_str();
   sub->add_option("--depth", o->depth,
-                  "requests in flight for the pipelined rate (default: the device's queue depth)");
+                  "requests in flight for the pipelined rate (default and most: the device's "
+                  "queue depth)");
   sub->add_option("--timeout", o->timeout, "per-request timeout")->capture_default_str();
   sub->add_option("--seed", o->seed, "seed of the input data")->capture_default_str();
   sub->add_option("--json", o->json_path, "also write the result as JSON to this file");

@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -24,16 +26,28 @@ struct ServeOptions {
   std::string token;
   uint32_t depth = 0;
   std::string max_buffer = "1GiB";
-  std::string max_model = "2GiB";
+  // 2 GiB - 1: the largest model the ONNX parser reads (its size is an int).
+  std::string max_model = std::to_string(INT_MAX);
   std::string max_loop = "1h";
+  uint32_t max_connections = server::ServerSettings{}.max_connections;
+  uint32_t max_models = server::ServerSettings{}.max_models_per_connection;
+  std::string max_pending;  // empty: half the physical memory
   bool quiet = false;
 };
 
-Result<uint64_t> size_option(const std::string& option, const std::string& text) {
+// A byte count in [1, max]; checked as a double before the conversion, so an
+// out-of-range value (1e30GB) is an error, not undefined behaviour.
+Result<uint64_t> size_option(const std::string& option, const std::string& text, uint64_t max,
+                             const std::string& why) {
   auto b = parse_bytes(text);
   if (!b) return fail(ErrorCode::invalid_argument, option + ": " + b.error().message);
   if (*b < 1) return fail(ErrorCode::invalid_argument, option + " must be at least 1 byte");
-  return static_cast<uint64_t>(*b);
+  if (!(*b <= static_cast<double>(max)))
+    return fail(ErrorCode::invalid_argument, option + ": '" + text + "' is more than " +
+                                                 std::to_string(max) + " bytes (" + why + ")");
+  // double(max) may round up past max: clamp after converting in range.
+  const double capped = std::min(*b, static_cast<double>(max));
+  return std::min<uint64_t>(static_cast<uint64_t>(capped), max);
 }
 
 int run_serve_command(const ServeOptions& o) {
@@ -44,10 +58,24 @@ int run_serve_command(const ServeOptions& o) {
   if (s.token.empty())
     if (const char* env = std::getenv("RIG_TOKEN")) s.token = env;
   s.depth = o.depth;
-  auto max_buffer = size_option("--max-buffer-bytes", o.max_buffer);
+  const wire::Limits defaults;
+  auto max_buffer = size_option("--max-buffer-bytes", o.max_buffer, defaults.max_frame_bytes,
+                                "max_frame_bytes: no buffer can be larger than its frame");
   if (!max_buffer) return report_error(max_buffer.error());
-  auto max_model = size_option("--max-model-bytes", o.max_model);
+  auto max_model = size_option("--max-model-bytes", o.max_model, INT_MAX,
+                               "2 GiB - 1, the largest model the ONNX parser reads");
   if (!max_model) return report_error(max_model.error());
+  uint64_t max_pending = 0;  // the server's default
+  if (!o.max_pending.empty()) {
+    auto pending = size_option("--max-pending-bytes", o.max_pending, uint64_t{1} << 62, "2^62");
+    if (!pending) return report_error(pending.error());
+    max_pending = *pending;
+  }
+  if (o.max_connections == 0)
+    return report_error({ErrorCode::invalid_argument, "--max-connections must be at least 1"});
+  if (o.max_models == 0)
+    return report_error(
+        {ErrorCode::invalid_argument, "--max-models-per-connection must be at least 1"});
   auto max_loop = parse_duration(o.max_loop);
   if (!max_loop || *max_loop <= Nanos(0))
     return report_error({ErrorCode::invalid_argument,
@@ -57,6 +85,9 @@ int run_serve_command(const ServeOptions& o) {
   s.limits.max_buffer_bytes = *max_buffer;
   s.limits.max_model_bytes = *max_model;
   s.limits.max_loop_duration = *max_loop;
+  s.max_connections = o.max_connections;
+  s.max_models_per_connection = o.max_models;
+  s.max_pending_bytes = max_pending;
   if (!o.quiet)
     s.log = [](const std::string& line) { std::fprintf(stderr, "rig serve: %s\n", line.c_str()); };
 
@@ -79,6 +110,14 @@ int run_serve_command(const ServeOptions& o) {
   std::printf("rig serve: listening on %s, protocol %u, %u requests in flight per connection%s\n",
               (*server)->address().c_str(), wire::kMaxVersion, (*server)->depth(),
               s.token.empty() ? "" : ", token required");
+  const server::ServerSettings& effective = (*server)->settings();
+  std::printf(
+      "rig serve: limits: %u connections, %u models per connection, %s held for clients, "
+      "%s per buffer, %s per model\n",
+      effective.max_connections, effective.max_models_per_connection,
+      format_bytes(static_cast<double>(effective.max_pending_bytes)).c_str(),
+      format_bytes(static_cast<double>(effective.limits.max_buffer_bytes)).c_str(),
+      format_bytes(static_cast<double>(effective.limits.max_model_bytes)).c_str());
   std::printf("rig serve: clients use -d %s; Ctrl-C stops\n", (*server)->address().c_str());
   std::fflush(stdout);
 
@@ -111,10 +150,21 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--token", o->token, "token clients must present (default: $RIG_TOKEN)");
   sub->add_option("--depth", o->depth,
                   "requests in flight per connection (default: twice the device's queue depth)");
-  sub->add_option("--max-buffer-bytes", o->max_buffer, "largest tensor buffer accepted")
+  sub->add_option("--max-buffer-bytes", o->max_buffer,
+                  "largest tensor buffer accepted (at most 4GiB, max_frame_bytes)")
       ->capture_default_str();
-  sub->add_option("--max-model-bytes", o->max_model, "largest model accepted")
+  sub->add_option("--max-model-bytes", o->max_model,
+                  "largest model accepted (at most 2147483647 bytes, 2 GiB - 1)")
       ->capture_default_str();
+  sub->add_option("--max-connections", o->max_connections,
+                  "connections served at once; more are refused with an error")
+      ->capture_default_str();
+  sub->add_option("--max-models-per-connection", o->max_models,
+                  "models one connection may hold loaded at once")
+      ->capture_default_str();
+  sub->add_option("--max-pending-bytes", o->max_pending,
+                  "bytes held for all clients together: uploads, kept models, run slots "
+                  "(default: half the physical memory)");
   sub->add_option("--max-loop-duration", o->max_loop, "longest run-for-duration accepted")
       ->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "no connection log on stderr");

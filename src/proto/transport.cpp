@@ -380,6 +380,19 @@ Result<Socket> Listener::accept() {
   }
 }
 
+bool Listener::wait_for_shutdown(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{wake_read_.fd(), POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+    if (r > 0) return true;
+    if (r == 0) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
 void Listener::shutdown() {
   if (wake_write_.valid()) {
     const char b = 1;

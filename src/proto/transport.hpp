@@ -12,6 +12,7 @@
 // shutdown() may be called from any thread to wake both.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -98,8 +99,13 @@ class Listener {
   ~Listener();
 
   // Blocks until a client connects or shutdown() is called (then fails with
-  // disconnected).
+  // disconnected). Other failures (io) are returned at once; a caller that
+  // retries should wait first (wait_for_shutdown): after EMFILE, ENFILE,
+  // ENOBUFS or ENOMEM the connection stays in the backlog and the listening
+  // socket polls readable again at once.
   Result<Socket> accept();
+  // Waits up to `timeout` for shutdown(); true once it was called.
+  bool wait_for_shutdown(std::chrono::milliseconds timeout);
   void shutdown();
   const Endpoint& bound() const { return bound_; }
 

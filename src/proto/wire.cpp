@@ -269,8 +269,24 @@ Result<void> FrameParser::fail_with(Error error) {
 }
 
 Result<void> FrameParser::feed(std::span<const std::byte> bytes) {
+  auto taken = consume(bytes, false);
+  if (!taken) return tl::unexpected(taken.error());
+  return {};
+}
+
+Result<size_t> FrameParser::feed_some(std::span<const std::byte> bytes) {
   if (failed_) return tl::unexpected(*failed_);
+  if (!ready_.empty()) return size_t{0};
+  return consume(bytes, true);
+}
+
+Result<size_t> FrameParser::consume(std::span<const std::byte> bytes, bool stop_after_frame) {
+  if (failed_) return tl::unexpected(*failed_);
+  const size_t given = bytes.size();
+  const size_t ready_before = ready_.size();
   while (!bytes.empty()) {
+    // The next frame is placed only after the caller has handled this one.
+    if (stop_after_frame && ready_.size() > ready_before) break;
     switch (stage_) {
       case Stage::header: {
         const size_t n = std::min(kHeaderSize - head_have_, bytes.size());
@@ -281,13 +297,13 @@ Result<void> FrameParser::feed(std::span<const std::byte> bytes) {
         const std::span<const std::byte, kHeaderSize> raw(head_.data(), kHeaderSize);
         failed_header_ = read_fields(raw);
         auto h = decode_header(raw, limits_);
-        if (!h) return fail_with(h.error());
+        if (!h) return tl::unexpected(fail_with(h.error()).error());
         failed_header_.reset();
         header_ = *h;
         head_.resize(kHeaderSize + h->body_size);  // within max_body_bytes
         stage_ = Stage::body;
         if (h->body_size == 0)
-          if (auto ok = finish_head(); !ok) return ok;
+          if (auto ok = finish_head(); !ok) return tl::unexpected(ok.error());
         break;
       }
       case Stage::body: {
@@ -296,21 +312,25 @@ Result<void> FrameParser::feed(std::span<const std::byte> bytes) {
         head_have_ += n;
         bytes = bytes.subspan(n);
         if (head_have_ == head_.size())
-          if (auto ok = finish_head(); !ok) return ok;
+          if (auto ok = finish_head(); !ok) return tl::unexpected(ok.error());
         break;
       }
       case Stage::buffers: {
         const uint64_t want = sizes_[buffer_index_] - buffer_have_;
         const size_t n = static_cast<size_t>(std::min<uint64_t>(want, bytes.size()));
-        if (!discard_)
-          std::memcpy(frame_.buffers[buffer_index_].data() + buffer_have_, bytes.data(), n);
+        if (!discard_) {
+          const std::span<std::byte> room =
+              owned_ ? owned_room(n)
+                     : frame_.buffers[buffer_index_].subspan(static_cast<size_t>(buffer_have_));
+          std::memcpy(room.data(), bytes.data(), n);
+        }
         bytes = bytes.subspan(n);
         buffer_advanced(n);
         break;
       }
     }
   }
-  return {};
+  return given - bytes.size();
 }
 
 Result<void> FrameParser::finish_head() {
@@ -330,6 +350,7 @@ Result<void> FrameParser::finish_head() {
 
   BufferPlan plan = placer_ ? placer_(frame_.header, frame_.body) : BufferPlan{};
   discard_ = plan.discard || plan.error.has_value();
+  owned_ = false;
   frame_.error = std::move(plan.error);
   if (!discard_) {
     if (!plan.targets.empty()) {
@@ -343,11 +364,10 @@ Result<void> FrameParser::finish_head() {
       }
       frame_.buffers = std::move(plan.targets);
     } else {
-      frame_.owned.reserve(sizes_.size());
-      for (uint64_t s : sizes_) {
-        frame_.owned.emplace_back(static_cast<size_t>(s));
-        frame_.buffers.emplace_back(frame_.owned.back());
-      }
+      // Nothing is allocated yet: owned_room() grows each buffer as its
+      // bytes arrive.
+      owned_ = true;
+      frame_.owned.resize(sizes_.size());
     }
   }
   head_.resize(kHeaderSize);
@@ -357,6 +377,20 @@ Result<void> FrameParser::finish_head() {
   buffer_have_ = 0;
   buffer_advanced(0);  // skips empty buffers; emits a frame without buffers
   return {};
+}
+
+std::span<std::byte> FrameParser::owned_room(size_t at_least) {
+  std::vector<std::byte>& v = frame_.owned[buffer_index_];
+  const size_t have = static_cast<size_t>(buffer_have_);
+  const size_t declared = static_cast<size_t>(sizes_[buffer_index_]);  // <= max_frame_bytes
+  if (v.size() < have + at_least) {
+    // Double, starting at kGrowBytes; reserve() first so that the capacity is
+    // exactly what is asked (resize() alone may round it up past `declared`).
+    const size_t grown = std::min(declared, std::max({have + at_least, 2 * v.size(), kGrowBytes}));
+    v.reserve(grown);
+    v.resize(grown);
+  }
+  return std::span(v).subspan(have);
 }
 
 void FrameParser::buffer_advanced(size_t n) {
@@ -369,22 +403,34 @@ void FrameParser::buffer_advanced(size_t n) {
 }
 
 void FrameParser::emit() {
+  if (owned_) {
+    // Every owned buffer has reached its declared size: no more growth, so
+    // the spans stay valid.
+    frame_.buffers.clear();
+    for (auto& v : frame_.owned) frame_.buffers.emplace_back(v);
+  }
   ready_.push_back(std::move(frame_));
   frame_ = Frame{};
   sizes_.clear();
   discard_ = false;
+  owned_ = false;
   stage_ = Stage::header;
   head_have_ = 0;
 }
 
 std::span<std::byte> FrameParser::direct_target() {
   if (failed_ || stage_ != Stage::buffers || discard_) return {};
+  if (owned_) return owned_room(1);
   return frame_.buffers[buffer_index_].subspan(static_cast<size_t>(buffer_have_));
 }
 
 Result<void> FrameParser::commit_direct(size_t bytes) {
   if (failed_) return tl::unexpected(*failed_);
-  if (bytes > direct_target().size())
+  if (stage_ != Stage::buffers || discard_)
+    return fail_with({ErrorCode::internal, "commit_direct outside a buffer"});
+  const uint64_t room = owned_ ? frame_.owned[buffer_index_].size() - buffer_have_
+                               : frame_.buffers[buffer_index_].size() - buffer_have_;
+  if (bytes > room)
     return fail_with({ErrorCode::internal, "commit_direct past the end of the buffer"});
   buffer_advanced(bytes);
   return {};

@@ -22,7 +22,10 @@
 //
 // Limits (Limits) are checked before anything is allocated: the body size as
 // soon as the header is complete, the buffer count and sizes as soon as the
-// body is. Errors name the limit to raise.
+// body is. Errors name the limit to raise. Buffers the parser allocates grow
+// as their bytes arrive (kGrowBytes first, then doubling up to the declared
+// size), so a header that declares a large buffer costs memory only as fast
+// as the peer actually sends it.
 //
 // Thread safety: the functions are pure; a FrameParser is used by one thread.
 #pragma once
@@ -52,6 +55,8 @@ inline constexpr uint32_t kMinVersion = 1;
 inline constexpr uint32_t kMaxVersion = 1;
 // The server's default TCP port.
 inline constexpr uint16_t kDefaultPort = 5757;
+// First allocation of a buffer the parser owns; it doubles from there.
+inline constexpr size_t kGrowBytes = 1 << 20;
 
 enum class Action : uint32_t {
   hello = 1,
@@ -185,13 +190,29 @@ using Placer = std::function<BufferPlan(const Header&, const pb::Body&)>;
 // frames come out of pop(). After a failure it stays failed (the stream cannot
 // be resynchronised) and reports the same error.
 //
+// Order: the placer of a frame runs when its body is complete. A reader whose
+// placer depends on what earlier frames did (the server: hello before
+// anything, release before run) feeds with feed_some(), which stops at the end
+// of each frame, and pops and handles that frame before feeding the rest; the
+// next frame is then placed only after the earlier one was handled. feed()
+// takes every byte at once and queues the frames, for readers whose placement
+// does not depend on earlier frames.
+//
 // Zero-copy: while a buffer is being received, direct_target() is the part of
-// it still missing; a reader may recv() straight into it and commit_direct().
+// it still missing (for a buffer the parser owns, the part allocated so far);
+// a reader may recv() straight into it and commit_direct(). A direct read
+// never goes past the end of the current buffer, so it completes at most one
+// frame.
 class FrameParser {
  public:
   explicit FrameParser(Limits limits = {}, Placer placer = {});
 
+  // Takes every byte; complete frames queue up for pop().
   Result<void> feed(std::span<const std::byte> bytes);
+  // Takes bytes up to the end of the next complete frame and returns how many
+  // it took (fewer than given when a frame completed). Takes none while a
+  // complete frame waits to be popped.
+  Result<size_t> feed_some(std::span<const std::byte> bytes);
   std::span<std::byte> direct_target();
   Result<void> commit_direct(size_t bytes);
 
@@ -211,9 +232,12 @@ class FrameParser {
 
  private:
   enum class Stage { header, body, buffers };
+  Result<size_t> consume(std::span<const std::byte> bytes, bool stop_after_frame);
   Result<void> fail_with(Error error);
   Result<void> finish_head();
-  void start_buffer();
+  // Room in the current owned buffer from its received end: at least
+  // `at_least` bytes (within the declared size), growing it if needed.
+  std::span<std::byte> owned_room(size_t at_least);
   void buffer_advanced(size_t n);
   void emit();
 
@@ -226,6 +250,7 @@ class FrameParser {
   Frame frame_;
   std::vector<uint64_t> sizes_;
   bool discard_ = false;
+  bool owned_ = false;  // the buffers go into frame_.owned, grown as they arrive
   size_t buffer_index_ = 0;
   uint64_t buffer_have_ = 0;
   std::deque<Frame> ready_;

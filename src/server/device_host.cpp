@@ -1,12 +1,36 @@
 #include "server/device_host.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <limits>
+#include <new>
 
 namespace rig::server {
 namespace {
 
 Nanos steady_now() {
   return steady_clock().now();
+}
+
+const char* kind_name(Job::Kind kind) {
+  switch (kind) {
+    case Job::Kind::load:
+      return "load";
+    case Job::Kind::run:
+      return "run";
+    case Job::Kind::loop:
+      return "loop";
+    case Job::Kind::sensors:
+      return "sensor read";
+  }
+  return "job";
+}
+
+Nanos saturating_times(Nanos d, uint64_t n) {
+  if (d <= Nanos(0)) return Nanos(0);
+  if (static_cast<uint64_t>(d.count()) > static_cast<uint64_t>(Nanos::max().count()) / n)
+    return Nanos::max();
+  return d * static_cast<int64_t>(n);
 }
 
 }  // namespace
@@ -28,16 +52,32 @@ Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry
                 "model handle " + std::to_string(entry->handle) + " already has " +
                     std::to_string(entry->max_slots) +
                     " requests in flight (twice the queue depth the server advertised in hello)");
+  const uint64_t bytes = entry->info.input_bytes() + entry->info.output_bytes();
+  ByteHold hold;
+  if (entry->budget) {
+    auto reserved = entry->budget->reserve(bytes, "a new run slot of " + std::to_string(bytes) +
+                                                      " bytes for model handle " +
+                                                      std::to_string(entry->handle));
+    if (!reserved) return tl::unexpected(reserved.error());
+    hold = std::move(*reserved);
+  }
   auto slot = std::make_unique<Slot>();
-  for (const auto& t : entry->info.inputs) slot->inputs.emplace_back(t.bytes);
-  for (const auto& t : entry->info.outputs) slot->outputs.emplace_back(t.bytes);
+  try {
+    for (const auto& t : entry->info.inputs) slot->inputs.emplace_back(t.bytes);
+    for (const auto& t : entry->info.outputs) slot->outputs.emplace_back(t.bytes);
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::internal, "cannot allocate " + std::to_string(bytes) +
+                                         " bytes for a run slot of model handle " +
+                                         std::to_string(entry->handle) + ": out of memory");
+  }
+  slot->hold = std::move(hold);
   slot->busy = true;
   entry->slots.push_back(std::move(slot));
   return std::make_shared<SlotLease>(entry, entry->slots.back().get());
 }
 
-DeviceHost::DeviceHost(std::unique_ptr<Device> device, Nanos request_timeout)
-    : device_(std::move(device)), request_timeout_(request_timeout) {
+DeviceHost::DeviceHost(std::unique_ptr<Device> device, HostSettings settings)
+    : device_(std::move(device)), settings_(std::move(settings)) {
   info_ = device_->info();
   info_.queue_depth = std::max<uint32_t>(1, info_.queue_depth);
   virtual_clock_ = device_->clock().is_virtual();
@@ -47,6 +87,18 @@ DeviceHost::DeviceHost(std::unique_ptr<Device> device, Nanos request_timeout)
 
 DeviceHost::~DeviceHost() {
   stop();
+  // The device goes first: requests it may still hold write into slots that
+  // in_flight_ keeps alive until then.
+  device_.reset();
+}
+
+void DeviceHost::log(const std::string& line) const {
+  if (settings_.log) settings_.log(line);
+}
+
+bool DeviceHost::stopping() const {
+  std::lock_guard lock(mu_);
+  return stopping_;
 }
 
 void DeviceHost::stop() {
@@ -56,64 +108,130 @@ void DeviceHost::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  // A reader thread may still be driving; it finishes on its own, and the
-  // server joins it before destroying the host.
+  fail_queued();
 }
 
-void DeviceHost::post(std::shared_ptr<Job> job, const std::function<bool()>& caller_has_input) {
+void DeviceHost::fail_queued() {
+  std::deque<std::shared_ptr<Job>> queued;
   {
-    std::unique_lock lock(mu_);
-    if (stopping_ && !driving_) {
-      lock.unlock();
-      JobOutcome outcome;
-      outcome.error = Error{ErrorCode::disconnected, "the server is stopping"};
-      job->done(*job, std::move(outcome));
-      return;
-    }
-    queue_.push_back(std::move(job));
-    if (driving_) return;  // the driver picks it up after its current wait
-    driving_ = true;
+    std::lock_guard lock(mu_);
+    queued.swap(queue_);
   }
-  drive(caller_has_input ? &caller_has_input : nullptr);
+  for (auto& job : queued) {
+    JobOutcome outcome;
+    outcome.error = Error{ErrorCode::disconnected, "the server is stopping"};
+    finish(job, std::move(outcome));
+  }
+}
+
+void DeviceHost::post(std::shared_ptr<Job> job) {
+  std::unique_lock lock(mu_);
+  if (stopping_) {
+    lock.unlock();
+    JobOutcome outcome;
+    outcome.error = Error{ErrorCode::disconnected, "the server is stopping"};
+    finish(job, std::move(outcome));
+    return;
+  }
+  // current_ and generation_ are driver-only, but with nobody driving and mu_
+  // held nobody can change them. A run on another model would reload it: that
+  // is a load, and loads run on the device thread.
+  const bool on_device = job->kind == Job::Kind::run && job->entry && current_ == job->entry &&
+                         job->entry->loaded_generation == generation_;
+  const bool fast = (on_device || job->kind == Job::Kind::sensors) && !driving_ && queue_.empty();
+  if (!fast) {
+    queue_.push_back(std::move(job));
+    const bool wake = !driving_;
+    lock.unlock();
+    if (wake) cv_.notify_all();
+    return;
+  }
+  driving_ = true;  // nobody drives, so nothing is in flight
+  lock.unlock();
+  drive_inline(job);
 }
 
 void DeviceHost::device_thread() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return handoff_ || stopping_; });
-    if (handoff_) {
-      handoff_ = false;
-      lock.unlock();
-      drive(nullptr);
-      lock.lock();
-      continue;
-    }
+    cv_.wait(lock, [&] { return stopping_ || handoff_ || (!driving_ && !queue_.empty()); });
+    // Stopping: requests still on the device are abandoned; stop() fails
+    // what is queued.
     if (stopping_) return;
+    handoff_ = false;
+    driving_ = true;
+    lock.unlock();
+    drive();
+    lock.lock();
   }
 }
 
-void DeviceHost::drive(const std::function<bool()>* caller_has_input) {
+void DeviceHost::drive() {
   for (;;) {
-    start_ready_jobs();
-    if (in_flight_.empty()) {
-      std::lock_guard lock(mu_);
-      if (queue_.empty()) {
-        driving_ = false;
-        return;
+    try {
+      start_ready_jobs();
+      if (in_flight_.empty()) {
+        std::unique_lock lock(mu_);
+        if (stopping_ || queue_.empty()) {
+          driving_ = false;
+          return;
+        }
+        continue;  // a job arrived after start_ready_jobs looked
       }
-      continue;  // a job arrived after start_ready_jobs looked
-    }
-    if (caller_has_input && (*caller_has_input)()) {
-      std::lock_guard lock(mu_);
-      if (!stopping_) {
-        handoff_ = true;
-        cv_.notify_all();
-        return;
+      bool room = false;
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) {
+          driving_ = false;
+          return;
+        }
+        // Nothing queued could start now (start_ready_jobs took what it
+        // could), so short slices only pay off while new jobs could come
+        // and the device could take them.
+        room = queue_.empty() && in_flight_.size() < info_.queue_depth;
       }
-      // Stopping: the device thread is gone; keep driving to drain.
+      collect(room ? kWaitSlice : kFullSlice);
+    } catch (const std::exception& e) {
+      log(std::string("device host: ") + e.what());
     }
-    on_completion(device_->wait_next(request_timeout_));
   }
+}
+
+void DeviceHost::drive_inline(const std::shared_ptr<Job>& job) {
+  try {
+    execute(job);
+    if (!in_flight_.empty()) collect(kWaitSlice);
+  } catch (const std::exception& e) {
+    log(std::string("device host: ") + e.what());
+  }
+  bool fail_rest = false, hand_off = false;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) {
+      driving_ = false;  // nobody takes the role any more
+      fail_rest = true;
+    } else if (in_flight_.empty() && queue_.empty()) {
+      driving_ = false;  // the common case: no wake-up, no hand-off
+    } else {
+      handoff_ = hand_off =
+          true;  // the device thread takes over; this thread goes back to its socket
+    }
+  }
+  if (hand_off) cv_.notify_all();
+  if (fail_rest) fail_queued();
+}
+
+bool DeviceHost::collect(Nanos slice) {
+  const Nanos left = std::max(Nanos(1), settings_.request_timeout - waited_);
+  slice = std::min(slice, left);
+  auto completion = device_->wait_next(slice);
+  if (!completion && completion.error().code == ErrorCode::timeout && slice < left) {
+    waited_ += slice;
+    return false;
+  }
+  waited_ = Nanos(0);
+  on_completion(std::move(completion));
+  return true;
 }
 
 void DeviceHost::start_ready_jobs() {
@@ -121,7 +239,7 @@ void DeviceHost::start_ready_jobs() {
     std::shared_ptr<Job> job;
     {
       std::lock_guard lock(mu_);
-      if (queue_.empty()) return;
+      if (queue_.empty() || stopping_) return;
       job = queue_.front();
       if (!(job->cancelled && job->cancelled())) {
         const bool on_device =
@@ -174,10 +292,28 @@ void DeviceHost::finish(const std::shared_ptr<Job>& job, JobOutcome outcome) {
   if (job->answered) return;
   job->answered = true;
   if (outcome.completed_at == Nanos(0)) outcome.completed_at = steady_now();
-  job->done(*job, std::move(outcome));
+  try {
+    job->done(*job, std::move(outcome));
+  } catch (const std::exception& e) {
+    log(std::string("device host: answering a ") + kind_name(job->kind) + " failed: " + e.what());
+  }
 }
 
 void DeviceHost::execute(const std::shared_ptr<Job>& job) {
+  try {
+    execute_unguarded(job);
+  } catch (const std::exception& e) {
+    // A run that reached in_flight_ stays there (answered) until the device
+    // hands its buffers back or says it holds nothing.
+    log(std::string("device host: a ") + kind_name(job->kind) + " failed: " + e.what());
+    JobOutcome outcome;
+    outcome.error = Error{ErrorCode::internal,
+                          std::string("the server failed to execute the request: ") + e.what()};
+    finish(job, std::move(outcome));
+  }
+}
+
+void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
   JobOutcome outcome;
   outcome.started_at = steady_now();
   auto failed = [&](const Error& e) {
@@ -206,7 +342,7 @@ void DeviceHost::execute(const std::shared_ptr<Job>& job) {
       auto binding = ensure_bound(job->lease->slot());
       if (!binding) return failed(binding.error());
       outcome.started_at = steady_now();
-      auto run = device_->run_for_duration(*binding, job->duration, job->sleep_between_frames);
+      auto run = run_loop(*job, *binding);
       if (!run) return failed(run.error());
       outcome.loop = *run;
       finish(job, std::move(outcome));
@@ -217,13 +353,67 @@ void DeviceHost::execute(const std::shared_ptr<Job>& job) {
       auto binding = ensure_bound(job->lease->slot());
       if (!binding) return failed(binding.error());
       const uint64_t tag = next_tag_++;
+      // In the table before the device has it: nothing can throw after
+      // submit() succeeds.
+      in_flight_.emplace(tag, job);
       job->submitted_at = steady_now();
       job->device_submitted_at = device_->clock().now();
-      if (auto ok = device_->submit(*binding, tag); !ok) return failed(ok.error());
-      in_flight_.emplace(tag, job);
+      if (auto ok = device_->submit(*binding, tag); !ok) {
+        in_flight_.erase(tag);
+        return failed(ok.error());
+      }
       return;
     }
   }
+}
+
+// A loop on a real-time clock longer than loop_slice runs as consecutive
+// device loops ("slices") so that stop() and a requester that went away are
+// noticed between them. Slices are of equal length: at most loop_slice until
+// the frame time is known (the first slice measures it), then long enough
+// for kMinFramesPerSlice frames, and never shorter than kMinFramesPerSlice
+// sleeps. Completed, aborted and
+// elapsed are summed: each slice cuts off the frame in progress at its end,
+// so frames_aborted counts up to one frame per slice, and the time of those
+// frames is in elapsed; the rate is at most 1/kMinFramesPerSlice lower than
+// one uninterrupted loop would give. A virtual-clock loop takes no real time
+// and is never split, so its counts stay exact.
+Result<DurationRun> DeviceHost::run_loop(const Job& job, BindingId binding) {
+  const Nanos limit = settings_.loop_slice;
+  if (virtual_clock_ || limit <= Nanos(0) || job.duration <= limit)
+    return device_->run_for_duration(binding, job.duration, job.sleep_between_frames);
+  DurationRun total;
+  Nanos remaining = job.duration;
+  Nanos target = std::max(limit, saturating_times(job.sleep_between_frames, kMinFramesPerSlice));
+  // Whether `target` is a lower bound (frames or sleeps per slice) rather
+  // than loop_slice, the upper bound that applies while nothing is known.
+  bool at_least = target > limit;
+  while (remaining > Nanos(0)) {
+    if (stopping()) return fail(ErrorCode::disconnected, "the server is stopping");
+    if (job.cancelled && job.cancelled())
+      return fail(ErrorCode::disconnected, "the client went away during the loop");
+    const Nanos length = std::clamp(target, Nanos(1), remaining);
+    const int64_t slices_left =
+        at_least ? std::max<int64_t>(1, remaining.count() / length.count())    // each >= target
+                 : (remaining.count() + length.count() - 1) / length.count();  // each <= target
+    const Nanos slice = slices_left <= 1 ? remaining : remaining / slices_left;
+    auto r = device_->run_for_duration(binding, slice, job.sleep_between_frames);
+    if (!r) return r;
+    total.frames_completed += r->frames_completed;
+    total.frames_aborted += r->frames_aborted;
+    total.elapsed += r->elapsed;
+    remaining -= slice;
+    if (r->frames_completed == 0) {
+      target = remaining;  // frames longer than a slice: the rest in one piece
+    } else {
+      target =
+          std::max(target, saturating_times(r->elapsed / r->frames_completed, kMinFramesPerSlice));
+    }
+    at_least = true;
+  }
+  const double seconds = std::chrono::duration<double>(total.elapsed).count();
+  total.frames_per_second = seconds > 0 ? static_cast<double>(total.frames_completed) / seconds : 0;
+  return total;
 }
 
 void DeviceHost::on_completion(Result<Completion> completion) {

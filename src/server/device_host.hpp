@@ -4,17 +4,40 @@
 // The Device interface is single-threaded, so every call happens in the one
 // thread that holds the driver role. Jobs (load, run, loop, sensors) come
 // from the connections' reader threads:
-//  * If nobody drives the device, the posting thread takes the role and runs
-//    the device itself until it is idle: a lone request costs no thread
-//    hand-off (the 64-byte round trip is within a few microseconds of a raw
-//    socket ping-pong).
-//  * As soon as that thread has more of its own input to read, it hands the
-//    role to the device thread and goes back to reading, so that a pipelining
-//    client's requests keep arriving while the device works.
-//  * Runs are submitted up to the device's queue depth; completions are
-//    matched by tag. A load, a loop, or a run on a model other than the one
-//    on the device waits until nothing is in flight (the device holds one
-//    model; switching reloads it from the bytes the server kept).
+//  * The device thread drives whenever there is work: it submits runs up to
+//    the device's queue depth, runs loads, loops and sensor reads, and
+//    collects completions.
+//  * Fast path: a run on the model the device holds, or a sensor read,
+//    posted while the device is idle and nobody drives, is executed by the
+//    posting thread itself, which then waits one wait slice (kWaitSlice) for
+//    the completion. A lone request on a fast
+//    device therefore costs no thread hand-off (the 64-byte round trip stays
+//    close to a raw socket ping-pong). If the completion takes longer, or
+//    other jobs are waiting, the poster hands the role to the device thread
+//    and goes back to reading its socket.
+//  * While requests are in flight the driver waits for completions in slices
+//    (kWaitSlice while the device has room for more, kFullSlice while it is
+//    full or the next job must wait for the device to drain) and submits jobs
+//    that arrived in between, so a new job never waits for an unrelated
+//    completion. A request fails with a timeout only when nothing has
+//    completed for request_timeout.
+//  * A load, a loop, or a run on a model other than the one on the device
+//    waits until nothing is in flight (the device holds one model; switching
+//    reloads it from the bytes the server kept). Loads and loops always run
+//    on the device thread, never on a reader.
+//  * On a real-time clock a loop longer than loop_slice runs as consecutive
+//    shorter device loops whose figures are summed (see run_loop in the .cpp
+//    and docs/protocol.md), with a check between them for stop() and for a
+//    requester that went away.
+//
+// stop() returns within one wait slice or one loop slice (plus the job the
+// device is executing, e.g. a load): queued jobs fail with disconnected,
+// requests still on the device are abandoned and the device is destroyed
+// before their buffers.
+//
+// Exceptions (std::bad_alloc, or a device that breaks the no-exceptions
+// contract) never leave a driver: the job they came from fails with an
+// internal error and the event is logged.
 //
 // Ownership: the host owns the Device and keeps the model entry whose buffers
 // the device has bound alive until the device loads another model (the
@@ -34,12 +57,14 @@
 #include <vector>
 
 #include "rig/device.hpp"
+#include "server/budget.hpp"
 
 namespace rig::server {
 
 // One tensor buffer set for one request in flight on one model.
 struct Slot {
   std::vector<std::vector<std::byte>> inputs, outputs;
+  ByteHold hold;  // its bytes, against max_pending_bytes
   // Driver-only: the binding of these buffers on the device, valid while
   // bound_generation equals the host's generation.
   BindingId binding = 0;
@@ -55,7 +80,9 @@ struct ModelEntry {
   ModelSource source;
   ModelInfo info;
   uint32_t max_slots = 1;
-  uint64_t loaded_generation = 0;  // driver-only
+  uint64_t loaded_generation = 0;      // driver-only
+  ByteHold source_hold;                // the kept model bytes, against max_pending_bytes
+  std::shared_ptr<ByteBudget> budget;  // slots are reserved against it; may be null
 
   std::mutex mu;
   std::vector<std::unique_ptr<Slot>> slots;
@@ -79,7 +106,8 @@ class SlotLease {
 };
 
 // A free slot of `entry`, allocating one while fewer than max_slots exist;
-// fails with queue_full naming the limit otherwise.
+// fails with queue_full naming the limit otherwise, and with limit_exceeded
+// when a new slot would break the entry's byte budget (max_pending_bytes).
 Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry>& entry);
 
 struct JobOutcome {
@@ -99,9 +127,11 @@ struct Job {
   std::shared_ptr<ModelEntry> entry;           // load: the entry to fill; run, loop: the model
   std::shared_ptr<SlotLease> lease;            // run, loop
   Nanos duration{0}, sleep_between_frames{0};  // loop
-  // Called once, by the driver, when the job is done or failed.
+  // Called once, by the driver, when the job is done or failed; never for a
+  // request still on the device when the host stops.
   std::function<void(Job&, JobOutcome)> done;
-  // Queued jobs whose requester went away are dropped before they start.
+  // True once the requester went away: a queued job is dropped before it
+  // starts, a split loop stops at its next slice.
   std::function<bool()> cancelled;
 
   // Driver-only bookkeeping.
@@ -110,9 +140,29 @@ struct Job {
   bool answered = false;
 };
 
+struct HostSettings {
+  // How long the driver waits without any completion before the requests in
+  // flight fail with timeout (on the device's clock).
+  Nanos request_timeout{std::chrono::seconds(30)};
+  // Longest uninterrupted device loop on a real-time clock; longer loops are
+  // split. 0: never split.
+  Nanos loop_slice{std::chrono::seconds(1)};
+  // One line per event worth telling an operator; may be empty.
+  std::function<void(const std::string&)> log;
+};
+
 class DeviceHost {
  public:
-  DeviceHost(std::unique_ptr<Device> device, Nanos request_timeout);
+  // Wait slices: while the device has room for more requests, and while it
+  // has none (then only stop() needs the driver to look up).
+  static constexpr Nanos kWaitSlice = std::chrono::microseconds(200);
+  static constexpr Nanos kFullSlice = std::chrono::milliseconds(20);
+  // A split loop's slices last at least this many frames once the frame time
+  // is known, so cutting a frame off at each slice's end costs at most 1%.
+  static constexpr uint64_t kMinFramesPerSlice = 100;
+
+  // Starts the device thread; throws std::system_error when it cannot.
+  DeviceHost(std::unique_ptr<Device> device, HostSettings settings);
   ~DeviceHost();
   DeviceHost(const DeviceHost&) = delete;
   DeviceHost& operator=(const DeviceHost&) = delete;
@@ -122,35 +172,44 @@ class DeviceHost {
   const std::vector<std::string>& sensor_names() const { return sensor_names_; }
   bool virtual_clock() const { return virtual_clock_; }
 
-  // Queues a job. If no thread drives the device, the caller does, until the
-  // device is idle or `caller_has_input` (may be empty) returns true.
-  void post(std::shared_ptr<Job> job, const std::function<bool()>& caller_has_input);
+  // Queues a job, or runs it on the calling thread (the fast path above).
+  // Never blocks for longer than one wait slice plus the job's own call.
+  void post(std::shared_ptr<Job> job);
 
-  // Lets the current driver finish, then stops the device thread. Jobs posted
-  // afterwards fail with disconnected.
+  // Stops the device thread (bounded, see above). Jobs posted afterwards fail
+  // with disconnected. Idempotent.
   void stop();
 
  private:
   void device_thread();
-  void drive(const std::function<bool()>* caller_has_input);
+  void drive();
+  void drive_inline(const std::shared_ptr<Job>& job);
+  // Waits up to `slice` for a completion and handles it; false when the slice
+  // passed without one (and request_timeout has not run out).
+  bool collect(Nanos slice);
+  void fail_queued();
   void start_ready_jobs();
   void execute(const std::shared_ptr<Job>& job);
+  void execute_unguarded(const std::shared_ptr<Job>& job);
+  Result<DurationRun> run_loop(const Job& job, BindingId binding);
   Result<void> ensure_current(const std::shared_ptr<ModelEntry>& entry);
   Result<BindingId> ensure_bound(Slot& slot);
   void finish(const std::shared_ptr<Job>& job, JobOutcome outcome);
   void on_completion(Result<Completion> completion);
+  bool stopping() const;
+  void log(const std::string& line) const;
 
   std::unique_ptr<Device> device_;
+  HostSettings settings_;
   DeviceInfo info_;
   std::vector<std::string> sensor_names_;
   bool virtual_clock_ = false;
-  Nanos request_timeout_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
-  bool driving_ = false;
-  bool handoff_ = false;
+  bool driving_ = false;  // some thread holds the driver role
+  bool handoff_ = false;  // the role waits for the device thread to take it
   bool stopping_ = false;
   std::thread thread_;
 
@@ -159,6 +218,7 @@ class DeviceHost {
   uint64_t next_tag_ = 1;
   uint64_t generation_ = 0;
   std::shared_ptr<ModelEntry> current_;
+  Nanos waited_{0};  // waiting for a completion since the last one (device clock)
 };
 
 }  // namespace rig::server

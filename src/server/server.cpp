@@ -7,11 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -34,12 +38,24 @@ constexpr size_t kStagingBytes = 64 * 1024;
 // client sees the error reply rather than a reset) up to this much.
 constexpr size_t kDrainBytes = 16 << 20;
 constexpr int kDrainPollMs = 1000;
+// After an accept() error that is not about one connection (EMFILE, ENFILE,
+// ENOBUFS, ENOMEM), the pending connection stays in the backlog and poll()
+// reports it again at once: wait before the next try, doubling up to the max.
+constexpr std::chrono::milliseconds kAcceptBackoffMin{10};
+constexpr std::chrono::milliseconds kAcceptBackoffMax{1000};
+// max_pending_bytes when neither given nor derivable from the physical memory.
+constexpr uint64_t kFallbackPendingBytes = 4ull << 30;
 
 bool equal_in_constant_time(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   for (size_t i = 0; i < b.size(); ++i)
     diff |= static_cast<unsigned char>(b[i] ^ (i < a.size() ? a[i] : 0));
   return diff == 0;
+}
+
+uint64_t physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
 uint64_t memory_of(const DeviceInfo& info) {
@@ -50,9 +66,7 @@ uint64_t memory_of(const DeviceInfo& info) {
       return 0;
     }
   }
-  if (!info.in_process) return 0;
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  return info.in_process ? physical_memory() : 0;
 }
 
 std::string peer_name(const wire::Socket& s) {
@@ -86,6 +100,7 @@ class Connection;
 
 struct Server::State {
   ServerSettings settings;
+  std::shared_ptr<ByteBudget> budget;  // max_pending_bytes
   std::unique_ptr<DeviceHost> host;
   std::unique_ptr<wire::Listener> listener;
   std::string address;
@@ -100,7 +115,8 @@ struct Server::State {
   bool stopped = false;
 
   std::atomic<uint64_t> next_id{1};
-  std::atomic<uint64_t> connections_count{0}, requests{0}, errors_sent{0}, closed_on_error{0};
+  std::atomic<uint64_t> connections_count{0}, requests{0}, errors_sent{0}, closed_on_error{0},
+      refused{0};
   std::mutex log_mu;
 
   void log(const std::string& line) {
@@ -108,7 +124,12 @@ struct Server::State {
     std::lock_guard lock(log_mu);
     settings.log(line);
   }
+  // The host goes first: stopping it may still log (log_mu) and answer jobs
+  // of connections that refer to this state.
+  ~State() { host.reset(); }
+
   void add_connection(wire::Socket socket);
+  void refuse(wire::Socket socket, size_t live);
   void accept_loop();
 };
 
@@ -120,8 +141,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(Server::State& state, wire::Socket socket, uint64_t id)
       : state_(state), socket_(std::move(socket)), id_(id), peer_(peer_name(socket_)) {}
 
+  // Throws std::system_error when the reader thread cannot start.
   void start() {
-    reader_ = std::thread([this] { reader_loop(); });
+    reader_ = std::thread([this] { reader_main(); });
   }
 
   // Wakes every thread of this connection; used when the server stops.
@@ -150,7 +172,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   struct Placed {
     uint32_t message_id = 0;
     Nanos placed_at{0};
-    std::shared_ptr<SlotLease> lease;
+    std::shared_ptr<SlotLease> lease;  // run, loop: the slot its inputs go to
+    ByteHold upload;                   // load_model: its model bytes
   };
   struct Outgoing {
     wire::OutFrame frame;
@@ -159,6 +182,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
 
   std::string who() const { return "connection " + std::to_string(id_) + " (" + peer_ + ")"; }
+
+  // Something failed that the protocol cannot answer (an exception while
+  // replying): close this connection, keep the server.
+  void abort(const std::string& why) {
+    ++state_.closed_on_error;
+    state_.log(who() + ": closing: " + why);
+    std::lock_guard lock(write_mu_);
+    mark_dead_locked();
+  }
 
   // ---- writing -------------------------------------------------------------
 
@@ -181,17 +213,44 @@ class Connection : public std::enable_shared_from_this<Connection> {
       queue_.push_back({std::move(frame), 0, now()});
     }
     if (!writer_started_) {
-      writer_started_ = true;
-      writer_ = std::thread([this] { writer_loop(); });
+      try {
+        writer_ = std::thread([this] { writer_main(); });
+        writer_started_ = true;
+      } catch (const std::system_error& e) {
+        ++state_.closed_on_error;
+        state_.log(who() + ": closing: cannot start a writer thread: " + e.what());
+        queue_.clear();  // no writer holds any of it
+        mark_dead_locked();
+        return;
+      }
     }
     write_cv_.notify_all();
+  }
+
+  void writer_main() {
+    try {
+      writer_loop();
+    } catch (const std::exception& e) {
+      ++state_.closed_on_error;
+      state_.log(who() + ": closing: writer failed: " + e.what());
+      std::lock_guard lock(write_mu_);
+      queue_.clear();  // this thread was the only one writing from it
+      mark_dead_locked();
+    }
   }
 
   void writer_loop() {
     std::unique_lock lock(write_mu_);
     for (;;) {
       write_cv_.wait(lock, [&] { return !queue_.empty() || writer_exit_; });
-      if (queue_.empty()) return;
+      if (dead_) {
+        queue_.clear();  // replies of a dead connection go nowhere
+        write_cv_.notify_all();
+      }
+      if (queue_.empty()) {
+        if (writer_exit_) return;
+        continue;
+      }
       Outgoing& out = queue_.front();  // stays put: others only push_back
       lock.unlock();
       Result<void> ok;
@@ -212,9 +271,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
   }
 
+  // No more writes. The queue is left to the writer (which may be writing
+  // its front right now) to drop.
   void mark_dead_locked() {
     dead_ = true;
-    queue_.clear();
     socket_.shutdown();
     write_cv_.notify_all();
   }
@@ -236,15 +296,33 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // ---- reading -------------------------------------------------------------
 
-  // Whether this connection has more to read (the driver then hands the
-  // device to the device thread). A read that did not fill its buffer has
-  // drained the socket: assume nothing more without a poll() per request; a
-  // pipelining client's next frames are seen at the next read.
-  bool has_input() {
-    if (parser_->has_frames() || !parser_->idle()) return true;
-    if (last_read_short_) return false;
-    pollfd p{socket_.fd(), POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0;
+  void reader_main() {
+    try {
+      reader_loop();
+    } catch (const std::exception& e) {
+      // std::bad_alloc growing a buffer, or anything else unexpected: this
+      // connection ends, the server goes on.
+      ++state_.closed_on_error;
+      state_.log(who() + ": closing after an internal failure: " + e.what());
+    }
+    close_down();
+  }
+
+  void close_down() {
+    {
+      // No new replies from here on; the shutdown below ends any write.
+      std::lock_guard lock(write_mu_);
+      dead_ = true;
+    }
+    closed_.store(true);
+    placed_.reset();
+    {
+      std::lock_guard lock(models_mu_);
+      models_.clear();
+    }
+    socket_.shutdown();
+    write_cv_.notify_all();
+    reader_done_.store(true);
   }
 
   void reader_loop() {
@@ -270,15 +348,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }
         break;
       }
-      last_read_short_ = n->bytes < into.size();
-      auto fed = direct.empty() ? parser_->feed(std::span(staging).first(n->bytes))
-                                : parser_->commit_direct(n->bytes);
-      while (!closing_) {
-        auto frame = parser_->pop();
-        if (!frame) break;
-        Placed placed = std::move(placed_.front());
-        placed_.pop_front();
-        dispatch(std::move(*frame), std::move(placed));
+      Result<void> fed;
+      if (!direct.empty()) {
+        // A direct read stays within one buffer: it completes at most one frame.
+        fed = parser_->commit_direct(n->bytes);
+        dispatch_ready();
+      } else {
+        // One frame at a time: each is handled before the next one is placed.
+        std::span<const std::byte> rest = std::span(staging).first(n->bytes);
+        while (!rest.empty() && !closing_) {
+          auto taken = parser_->feed_some(rest);
+          if (!taken) {
+            fed = tl::unexpected(taken.error());
+            break;
+          }
+          rest = rest.subspan(*taken);
+          dispatch_ready();
+        }
       }
       if (!fed) {
         // The stream lost its framing: answer, then close.
@@ -294,24 +380,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
         break;
       }
     }
-    placed_.clear();
+    placed_.reset();
     if (answer_then_close) {
       wait_until_answered();
       if (closing_) drain_input();
     }
-    {
-      // No new replies from here on; the shutdown below ends any write.
-      std::lock_guard lock(write_mu_);
-      dead_ = true;
+  }
+
+  void dispatch_ready() {
+    while (!closing_) {
+      auto frame = parser_->pop();
+      if (!frame) return;
+      // The placer ran for this frame when its body was complete.
+      Placed placed = placed_ ? std::move(*placed_) : Placed{};
+      placed_.reset();
+      dispatch(std::move(*frame), std::move(placed));
     }
-    closed_.store(true);
-    {
-      std::lock_guard lock(models_mu_);
-      models_.clear();
-    }
-    socket_.shutdown();
-    write_cv_.notify_all();
-    reader_done_.store(true);
   }
 
   // Until every job of this connection has answered and every reply is out.
@@ -319,6 +403,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::unique_lock lock(write_mu_);
     write_cv_.wait(lock,
                    [&] { return (jobs_pending_ == 0 && queue_.empty()) || dead_ || stopping_; });
+  }
+
+  // A request that names a model handle takes effect after the connection's
+  // earlier loads (a client may pipeline load then describe).
+  void await_loads() {
+    std::unique_lock lock(write_mu_);
+    write_cv_.wait(lock, [&] { return loads_pending_ == 0 || dead_ || stopping_; });
   }
 
   void drain_input() {
@@ -351,6 +442,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
                 " on this connection (loaded: " + (loaded.empty() ? "none" : loaded) + ")"};
   }
 
+  // max_models_per_connection, counting the loads still in progress.
+  std::optional<Error> models_full() {
+    size_t loaded = 0;
+    uint32_t loading = 0;
+    {
+      std::lock_guard write_lock(write_mu_);  // lock order: write_mu_, then models_mu_
+      std::lock_guard models_lock(models_mu_);
+      loaded = models_.size();
+      loading = loads_pending_;
+    }
+    const uint32_t max = state_.settings.max_models_per_connection;
+    if (loaded + loading < max) return std::nullopt;
+    return Error{ErrorCode::limit_exceeded,
+                 "this connection already holds " + std::to_string(loaded + loading) + " models (" +
+                     std::to_string(loading) + " still loading); max_models_per_connection is " +
+                     std::to_string(max) +
+                     " (rig serve --max-models-per-connection): release one first"};
+  }
+
   Result<void> check_inputs(const ModelEntry& entry, const pb::Body& body) {
     const auto& sizes = body.buffer_sizes();
     const auto& inputs = entry.info.inputs;
@@ -370,7 +480,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Decides where a request's buffers go, before any of them is read: run
   // inputs land straight in a slot the device has bound.
   wire::BufferPlan place(const wire::Header& h, const pb::Body& body) {
-    Placed placed{h.message_id, now(), nullptr};
+    Placed placed{h.message_id, now(), nullptr, {}};
     wire::BufferPlan plan;
     const size_t buffers = static_cast<size_t>(body.buffer_sizes_size());
     auto refuse = [&](Error e) { plan.error = std::move(e); };
@@ -383,6 +493,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       } else {
         const uint32_t handle =
             run ? body.run_request().handle() : body.run_for_duration_request().handle();
+        await_loads();
         auto entry = find_model(handle);
         if (!entry) {
           refuse(unknown_handle(handle));
@@ -403,7 +514,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
                 "load_model carries the model as its one buffer, or no buffer when loading by "
                 "name; got " +
                     std::to_string(buffers)});
-      // Otherwise the parser allocates the model buffer (max_model_bytes checked).
+      else if (auto full = models_full())
+        refuse(std::move(*full));
+      else if (buffers == 1) {
+        // The parser allocates the model buffer as its bytes arrive
+        // (max_model_bytes checked); the server holds it from now on.
+        const uint64_t size = body.buffer_sizes(0);
+        auto hold = state_.budget->reserve(size, "message " + std::to_string(h.message_id) +
+                                                     " (load_model) with a model of " +
+                                                     std::to_string(size) + " bytes");
+        if (!hold)
+          refuse(hold.error());
+        else
+          placed.upload = std::move(*hold);
+      }
     } else if (!wire::is_known(h.action)) {
       refuse({ErrorCode::unsupported, "unknown " + wire::to_string(h.action) + " (protocol " +
                                           std::to_string(wire::kMaxVersion) +
@@ -412,7 +536,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       refuse({ErrorCode::invalid_argument,
               wire::to_string(h.action) + " takes no buffers, got " + std::to_string(buffers)});
     }
-    placed_.push_back(std::move(placed));
+    placed_ = std::move(placed);
     return plan;
   }
 
@@ -430,9 +554,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         if (!frame.body.has_hello_request()) break;
         return handle_hello(h, frame.body.hello_request());
       case Action::load_model:
-        return handle_load(frame);
+        return handle_load(frame, std::move(placed));
       case Action::describe_model:
         if (!frame.body.has_describe_model_request()) break;
+        await_loads();
         return handle_describe(h, frame.body.describe_model_request().handle());
       case Action::run:
         return handle_run(h, std::move(placed));
@@ -443,6 +568,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         return handle_sensors(h);
       case Action::release_model:
         if (!frame.body.has_release_model_request()) break;
+        await_loads();
         return handle_release(h, frame.body.release_model_request().handle());
     }
     reply_error(h.message_id, h.action, wrong_body(h, frame.body));
@@ -513,9 +639,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return full.string();
   }
 
-  void job_started() {
+  void job_started(bool load) {
     std::lock_guard lock(write_mu_);
     ++jobs_pending_;
+    if (load) ++loads_pending_;
   }
   void job_finished() {
     {
@@ -524,11 +651,33 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     write_cv_.notify_all();
   }
+  // A load is over (its reply is out): its model, when it loaded, joins the
+  // handle table in the same step as it stops counting as loading.
+  void load_settled(const std::shared_ptr<ModelEntry>& loaded) {
+    {
+      std::lock_guard write_lock(write_mu_);
+      std::lock_guard models_lock(models_mu_);
+      if (loaded) models_[loaded->handle] = loaded;
+      --loads_pending_;
+    }
+    write_cv_.notify_all();
+  }
 
+  // Hands a job to the device host. Its completion always counts the job as
+  // finished, and an exception while answering closes this connection only.
   void post(std::shared_ptr<Job> job) {
+    job_started(job->kind == Job::Kind::load);
+    job->done = [self = shared_from_this(), answer = std::move(job->done)](Job& j, JobOutcome o) {
+      try {
+        answer(j, std::move(o));
+      } catch (const std::exception& e) {
+        self->abort(std::string("answering a request failed: ") + e.what());
+      }
+      j.lease.reset();
+      self->job_finished();
+    };
     job->cancelled = [self = shared_from_this()] { return self->closed_.load(); };
-    job_started();
-    state_.host->post(std::move(job), [this] { return has_input(); });
+    state_.host->post(std::move(job));
   }
 
   // Every tensor of a model is a buffer on the wire and a slot on the server:
@@ -555,12 +704,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return std::nullopt;
   }
 
-  void handle_load(wire::Frame& frame) {
+  void handle_load(wire::Frame& frame, Placed placed) {
     const auto& h = frame.header;
     const auto& r = frame.body.load_model_request();
     auto entry = std::make_shared<ModelEntry>();
     entry->handle = next_handle_++;
     entry->max_slots = 2 * state_.depth;
+    entry->budget = state_.budget;
     if (r.by_name()) {
       auto path = resolve_model_name(r.name());
       if (!path) return reply_error(h.message_id, h.action, path.error());
@@ -568,6 +718,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       entry->source.name = std::filesystem::path(*path).stem().string();
     } else {
       entry->source.bytes = std::move(frame.owned.at(0));
+      entry->source_hold = std::move(placed.upload);  // kept to reload the model
       entry->source.name = r.name().empty() ? "model" : r.name();
     }
     auto job = std::make_shared<Job>();
@@ -577,21 +728,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (!o.error) o.error = self->check_model_limits(j.entry->info);
       if (o.error) {
         self->reply_error(id, Action::load_model, *o.error);
-      } else {
-        {
-          std::lock_guard lock(self->models_mu_);
-          self->models_[j.entry->handle] = j.entry;
-        }
-        pb::Body body;
-        auto* m = body.mutable_load_model_reply();
-        m->set_handle(j.entry->handle);
-        wire::to_pb(j.entry->info, *m->mutable_info());
-        m->set_read_ns(o.load.read.count());
-        m->set_parse_ns(o.load.parse.count());
-        m->set_compile_ns(o.load.compile.count());
-        self->reply(id, Action::load_model, body);
+        self->load_settled(nullptr);
+        return;
       }
-      self->job_finished();
+      pb::Body body;
+      auto* m = body.mutable_load_model_reply();
+      m->set_handle(j.entry->handle);
+      wire::to_pb(j.entry->info, *m->mutable_info());
+      m->set_read_ns(o.load.read.count());
+      m->set_parse_ns(o.load.parse.count());
+      m->set_compile_ns(o.load.compile.count());
+      // The reply goes out before the handle becomes usable: a request that
+      // names it waits for load_settled, and its reply follows this one.
+      self->reply(id, Action::load_model, body);
+      self->load_settled(j.entry);
     };
     post(std::move(job));
   }
@@ -632,7 +782,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }
         self->reply(id, Action::read_sensors, body);
       }
-      self->job_finished();
     };
     post(std::move(job));
   }
@@ -670,8 +819,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
         if (o.timings.transfer_out) d->set_transfer_out_ns(o.timings.transfer_out->count());
         self->reply(id, Action::run, body, outputs_of(*j.lease), j.lease);
       }
-      j.lease.reset();
-      self->job_finished();
     };
     post(std::move(job));
   }
@@ -707,8 +854,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
         wire::to_pb(o.loop, *body.mutable_run_for_duration_reply());
         self->reply(id, Action::run_for_duration, body, outputs_of(*j.lease), j.lease);
       }
-      j.lease.reset();
-      self->job_finished();
     };
     post(std::move(job));
   }
@@ -723,17 +868,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Reader-thread state.
   std::unique_ptr<wire::FrameParser> parser_;
-  std::deque<Placed> placed_;  // one per frame the parser has placed but not yet emitted
+  std::optional<Placed> placed_;  // the frame the parser placed and has not yet emitted
   bool hello_done_ = false;
   bool closing_ = false;
-  bool last_read_short_ = false;
   uint32_t next_handle_ = 1;
 
   // Model handles: the reader and load completions (the driver) touch them.
   std::mutex models_mu_;
   std::map<uint32_t, std::shared_ptr<ModelEntry>> models_;
 
-  // Writing; write_cv_ also wakes wait_until_answered().
+  // Writing; write_cv_ also wakes wait_until_answered() and await_loads().
   std::mutex write_mu_;
   std::condition_variable write_cv_;
   std::deque<Outgoing> queue_;
@@ -742,38 +886,76 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool dead_ = false;
   bool stopping_ = false;
   uint32_t jobs_pending_ = 0;
+  uint32_t loads_pending_ = 0;  // loads posted and not yet settled (load_settled)
   std::atomic<Nanos> last_send_{Nanos(0)};
 };
 
 void Server::State::add_connection(wire::Socket socket) {
-  std::lock_guard lock(mu);
-  if (stopping) return;
-  // Reap connections that have ended.
-  for (auto it = connections.begin(); it != connections.end();) {
-    if ((*it)->finished()) {
-      (*it)->join();
-      it = connections.erase(it);
-    } else {
-      ++it;
+  size_t live = 0;
+  {
+    std::lock_guard lock(mu);
+    if (stopping) return;
+    // Reap connections that have ended.
+    for (auto it = connections.begin(); it != connections.end();) {
+      if ((*it)->finished()) {
+        (*it)->join();
+        it = connections.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    live = connections.size();
+    if (live < settings.max_connections) {
+      ++connections_count;
+      auto c = std::make_shared<Connection>(*this, std::move(socket), next_id++);
+      connections.push_back(c);
+      try {
+        c->start();
+      } catch (const std::system_error& e) {
+        connections.pop_back();  // it has no thread to join; its socket closes with it
+        log("cannot serve a new connection: cannot start its reader thread: " +
+            std::string(e.what()));
+      }
+      return;
     }
   }
-  ++connections_count;
-  auto c = std::make_shared<Connection>(*this, std::move(socket), next_id++);
-  connections.push_back(c);
-  c->start();
+  refuse(std::move(socket), live);
+}
+
+// Answers a connection over max_connections with an error (message id 0, as
+// before hello there is no request to answer) and closes it.
+void Server::State::refuse(wire::Socket socket, size_t live) {
+  ++refused;
+  const Error error{
+      ErrorCode::limit_exceeded,
+      "this server already serves " + std::to_string(live) + " connections; max_connections is " +
+          std::to_string(settings.max_connections) + " (rig serve --max-connections)"};
+  log("refused a connection from " + peer_name(socket) + ": " + error.message);
+  // A fresh socket takes these hundred bytes at once; never wait for it.
+  (void)wire::write_frame_some(socket, wire::encode_error(0, Action::hello, error), 0, true);
+  socket.shutdown_write();
 }
 
 void Server::State::accept_loop() {
+  std::chrono::milliseconds backoff{0};
   for (;;) {
-    auto socket = listener->accept();
-    if (!socket) {
-      if (socket.error().code == ErrorCode::disconnected) return;
-      log("accept: " + socket.error().to_string());
-      std::lock_guard lock(mu);
-      if (stopping) return;
-      continue;
+    try {
+      auto socket = listener->accept();
+      if (socket) {
+        backoff = std::chrono::milliseconds(0);
+        add_connection(std::move(*socket));
+        continue;
+      }
+      if (socket.error().code == ErrorCode::disconnected) return;  // shut down
+      backoff = std::clamp(2 * backoff, kAcceptBackoffMin, kAcceptBackoffMax);
+      log("accept: " + socket.error().to_string() + "; retrying in " +
+          std::to_string(backoff.count()) + " ms");
+    } catch (const std::exception& e) {
+      backoff = std::clamp(2 * backoff, kAcceptBackoffMin, kAcceptBackoffMax);
+      log("accept thread: " + std::string(e.what()) + "; retrying in " +
+          std::to_string(backoff.count()) + " ms");
     }
-    add_connection(std::move(*socket));
+    if (listener->wait_for_shutdown(backoff)) return;
   }
 }
 
@@ -802,8 +984,33 @@ Result<std::unique_ptr<Server>> Server::start(std::unique_ptr<Device> device,
   }
   if (settings.limits.max_body_bytes > (1u << 30))
     return fail(ErrorCode::invalid_argument, "max_body_bytes may be at most 1 GiB");
+  if (settings.limits.max_model_bytes > static_cast<uint64_t>(INT_MAX))
+    return fail(ErrorCode::invalid_argument, "max_model_bytes may be at most " +
+                                                 std::to_string(INT_MAX) +
+                                                 " (2 GiB - 1): a larger model cannot be parsed");
+  if (settings.max_connections == 0)
+    return fail(ErrorCode::invalid_argument, "max_connections must be at least 1");
+  if (settings.max_models_per_connection == 0)
+    return fail(ErrorCode::invalid_argument, "max_models_per_connection must be at least 1");
+  if (settings.request_timeout <= Nanos(0))
+    return fail(ErrorCode::invalid_argument, "request_timeout must be > 0");
+  if (settings.loop_slice < Nanos(0))
+    return fail(ErrorCode::invalid_argument, "loop_slice must be >= 0");
+  if (settings.max_pending_bytes == 0) {
+    const uint64_t physical = physical_memory();
+    settings.max_pending_bytes = physical > 0 ? physical / 2 : kFallbackPendingBytes;
+  }
   state->settings = std::move(settings);
-  state->host = std::make_unique<DeviceHost>(std::move(device), state->settings.request_timeout);
+  state->budget = std::make_shared<ByteBudget>(state->settings.max_pending_bytes);
+  HostSettings host;
+  host.request_timeout = state->settings.request_timeout;
+  host.loop_slice = state->settings.loop_slice;
+  host.log = [s = state.get()](const std::string& line) { s->log(line); };
+  try {
+    state->host = std::make_unique<DeviceHost>(std::move(device), std::move(host));
+  } catch (const std::system_error& e) {
+    return fail(ErrorCode::internal, std::string("cannot start the device thread: ") + e.what());
+  }
   const uint32_t device_depth = state->host->info().queue_depth;
   state->depth =
       state->settings.depth ? state->settings.depth : std::max<uint32_t>(2, 2 * device_depth);
@@ -813,7 +1020,11 @@ Result<std::unique_ptr<Server>> Server::start(std::unique_ptr<Device> device,
     if (!listener) return tl::unexpected(listener.error());
     state->listener = std::make_unique<wire::Listener>(std::move(*listener));
     state->address = state->listener->bound().to_string();
-    state->accept_thread = std::thread([s = state.get()] { s->accept_loop(); });
+    try {
+      state->accept_thread = std::thread([s = state.get()] { s->accept_loop(); });
+    } catch (const std::system_error& e) {
+      return fail(ErrorCode::internal, std::string("cannot start the accept thread: ") + e.what());
+    }
   }
   return std::unique_ptr<Server>(new Server(std::move(state)));
 }
@@ -830,6 +1041,9 @@ const DeviceInfo& Server::device_info() const {
 }
 uint32_t Server::depth() const {
   return state_->depth;
+}
+const ServerSettings& Server::settings() const {
+  return state_->settings;
 }
 
 void Server::adopt(wire::Socket socket) {
@@ -864,6 +1078,7 @@ ServerStats Server::stats() const {
   s.requests = state_->requests.load();
   s.errors_sent = state_->errors_sent.load();
   s.closed_on_error = state_->closed_on_error.load();
+  s.refused = state_->refused.load();
   return s;
 }
 

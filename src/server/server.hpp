@@ -9,13 +9,25 @@
 // left to the connection's writer, so a slow client never stalls the device
 // or the other clients.
 //
+// Order: the requests of one connection take effect in the order they were
+// sent, even when they arrive in one read (hello then load, release then run):
+// a request's buffers are placed only after every earlier request was
+// handled, and a request that names a model handle waits for the
+// connection's earlier loads to finish.
+//
 // Safety: a malformed or hostile stream costs its own connection only. Errors
 // that leave the stream in step (unknown action, unknown handle, wrong buffer
-// size, ...) are answered and the connection goes on; errors that break
-// framing (bad magic, a body or buffer over a limit, a truncated frame) are
-// answered when possible and the connection is closed. Limits are checked
-// before allocation. A listen address that is not loopback requires a token,
-// which every client must present in hello.
+// size, a server-wide limit, ...) are answered and the connection goes on;
+// errors that break framing (bad magic, a body or buffer over a limit, a
+// truncated frame) are answered when possible and the connection is closed.
+// Limits are checked before allocation; buffers grow as their bytes arrive.
+// Server-wide limits bound what all clients together can make the server
+// hold: connections, models per connection, and the bytes held for clients
+// (max_pending_bytes). Every thread body catches exceptions (std::bad_alloc,
+// std::system_error when a thread cannot start): the connection concerned is
+// closed and the event logged; the process never terminates. A listen address
+// that is not loopback requires a token, which every client must present in
+// hello.
 #pragma once
 
 #include <atomic>
@@ -39,8 +51,24 @@ struct ServerSettings {
   // Requests each connection may keep in flight, advertised in hello.
   // 0: twice the device's queue depth, at least 2.
   uint32_t depth = 0;
-  wire::Limits limits;                              // what the server accepts; advertised in hello
-  Nanos request_timeout{std::chrono::seconds(30)};  // the device's wait_next timeout
+  wire::Limits limits;  // what the server accepts; advertised in hello
+  // Connections served at once; one more is answered with a limit_exceeded
+  // error (message id 0) and closed.
+  uint32_t max_connections = 64;
+  // Models one connection may hold loaded at once.
+  uint32_t max_models_per_connection = 16;
+  // Bytes the server holds for all clients together: model uploads being
+  // received, models kept for reloading, and run slots (inputs + outputs).
+  // A request that would break it is refused with limit_exceeded.
+  // 0: half the physical memory (4 GiB when that is unknown).
+  uint64_t max_pending_bytes = 0;
+  // How long the device may go without completing anything before the
+  // requests in flight fail with timeout.
+  Nanos request_timeout{std::chrono::seconds(30)};
+  // Longest uninterrupted device loop on a real-time clock: longer loops run
+  // as consecutive slices so that stop() is not held up (docs/protocol.md).
+  // 0: never split.
+  Nanos loop_slice{std::chrono::seconds(1)};
   // One line per connection event worth telling an operator; may be empty.
   std::function<void(const std::string&)> log;
 };
@@ -50,6 +78,7 @@ struct ServerStats {
   uint64_t requests = 0;         // frames parsed
   uint64_t errors_sent = 0;      // error replies
   uint64_t closed_on_error = 0;  // connections closed because the stream broke
+  uint64_t refused = 0;          // connections refused at max_connections
 };
 
 class Server {
@@ -67,13 +96,16 @@ class Server {
   std::string address() const;
   const DeviceInfo& device_info() const;
   uint32_t depth() const;
+  // The effective settings (max_pending_bytes resolved).
+  const ServerSettings& settings() const;
 
   // Serves an already-connected socket (a socketpair end in tests and the
   // fuzzer) exactly like an accepted one.
   void adopt(wire::Socket socket);
 
-  // Stops accepting, closes every connection, lets the device finish what it
-  // started, and joins every thread. Idempotent; the destructor calls it.
+  // Stops accepting, closes every connection, stops the device host (within
+  // one wait or loop slice plus the call the device is in), and joins every
+  // thread. Idempotent; the destructor calls it.
   void stop();
 
   ServerStats stats() const;

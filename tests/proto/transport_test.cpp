@@ -155,6 +155,17 @@ TEST(Transport, TcpListenerOnAnEphemeralPort) {
   EXPECT_EQ(none.error().code, ErrorCode::disconnected);
 }
 
+// The accept loop's back-off after EMFILE and the like waits here, so that
+// stopping the server still ends it at once.
+TEST(Transport, ListenerBackOffEndsAtShutdown) {
+  auto listener = Listener::listen(*parse_listen_address("127.0.0.1:0"));
+  ASSERT_TRUE(listener) << listener.error().to_string();
+  EXPECT_FALSE(listener->wait_for_shutdown(std::chrono::milliseconds(0)));
+  listener->shutdown();
+  EXPECT_TRUE(listener->wait_for_shutdown(std::chrono::hours(1)));  // returns at once
+  EXPECT_TRUE(listener->wait_for_shutdown(std::chrono::milliseconds(0)));
+}
+
 TEST(Transport, UnixListenerReplacesAStaleSocketButNotAFile) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("rig-transport-" + std::to_string(::getpid()));

@@ -493,6 +493,111 @@ TEST(WireParser, TargetsOfTheWrongSizeAreABug) {
   EXPECT_EQ(r.error().code, ErrorCode::internal);
 }
 
+// The server's order guarantee rests on this: a frame is placed only after
+// every earlier frame was popped, even when all of them arrive in one piece.
+TEST(WireParser, FeedSomeHandsOutOneFrameAtATime) {
+  const auto a = pattern(30, 1);
+  std::vector<std::byte> stream;
+  std::vector<size_t> ends;
+  for (uint32_t id = 1; id <= 3; ++id) {
+    append_frame(must_encode(id, Action::run, run_request(id), {a}), stream);
+    ends.push_back(stream.size());
+  }
+  std::vector<std::string> events;
+  FrameParser parser(Limits{}, [&](const Header& h, const pb::Body&) {
+    events.push_back("place " + std::to_string(h.message_id));
+    return BufferPlan{};
+  });
+  std::span<const std::byte> rest(stream);
+  size_t at = 0;
+  for (uint32_t id = 1; id <= 3; ++id) {
+    auto taken = parser.feed_some(rest);
+    ASSERT_TRUE(taken) << taken.error().to_string();
+    at += *taken;
+    EXPECT_EQ(at, ends[id - 1]);  // stopped exactly at the end of the frame
+    rest = rest.subspan(*taken);
+    // Nothing more is taken while a frame waits to be popped.
+    auto none = parser.feed_some(rest);
+    ASSERT_TRUE(none);
+    EXPECT_EQ(*none, 0u);
+    auto f = parser.pop();
+    ASSERT_TRUE(f);
+    events.push_back("pop " + std::to_string(f->header.message_id));
+    EXPECT_TRUE(std::ranges::equal(f->buffers[0], a));
+  }
+  EXPECT_TRUE(rest.empty());
+  EXPECT_EQ(events,
+            (std::vector<std::string>{"place 1", "pop 1", "place 2", "pop 2", "place 3", "pop 3"}));
+  EXPECT_TRUE(parser.finish());
+}
+
+// A header that declares a large buffer costs memory only as the buffer's
+// bytes arrive.
+TEST(WireParser, OwnedBuffersGrowAsTheirBytesArrive) {
+  Limits limits;
+  limits.max_buffer_bytes = 1ull << 30;
+  pb::Body body = run_request(1);
+  body.add_buffer_sizes(1ull << 30);
+  std::string text;
+  body.SerializeToString(&text);
+  Header h;
+  h.message_id = 7;
+  h.action = Action::run;
+  h.body_size = static_cast<uint32_t>(text.size());
+  std::vector<std::byte> bytes;
+  const auto head = encode_header(h);
+  bytes.insert(bytes.end(), head.begin(), head.end());
+  for (char c : text) bytes.push_back(static_cast<std::byte>(c));
+  bytes.resize(bytes.size() + 100, std::byte{9});  // 100 bytes of the 1 GiB buffer
+  FrameParser parser(limits);
+  ASSERT_TRUE(parser.feed(bytes));
+  const auto room = parser.direct_target();
+  EXPECT_GT(room.size(), 0u);
+  EXPECT_LE(room.size() + 100, kGrowBytes);  // what is allocated so far
+  auto end = parser.finish();
+  ASSERT_FALSE(end);
+  EXPECT_NE(end.error().message.find("after 100 of 1073741824 bytes"), std::string::npos)
+      << end.error().message;
+}
+
+TEST(WireParser, GrownBuffersArriveWholeThroughBothPaths) {
+  Limits limits;
+  limits.max_buffer_bytes = 8u << 20;
+  const auto big = pattern(3 * kGrowBytes + 12345, 5), small = pattern(10, 6);
+  std::vector<std::byte> stream;
+  append_frame(must_encode(1, Action::run, run_request(1), {big, small}), stream);
+  append_frame(must_encode(2, Action::run, run_request(2), {small}), stream);
+  for (size_t chunk : {size_t{4096}, size_t{65536}, size_t{1} << 20}) {
+    for (bool direct_reads : {false, true}) {
+      SCOPED_TRACE(std::to_string(chunk) + (direct_reads ? " direct" : " fed"));
+      FrameParser parser(limits);
+      std::vector<Frame> frames;
+      size_t at = 0;
+      while (at < stream.size()) {
+        const size_t n = std::min(chunk, stream.size() - at);
+        auto direct = direct_reads ? parser.direct_target() : std::span<std::byte>{};
+        if (!direct.empty()) {
+          const size_t m = std::min(n, direct.size());
+          std::memcpy(direct.data(), stream.data() + at, m);
+          ASSERT_TRUE(parser.commit_direct(m));
+          at += m;
+        } else {
+          ASSERT_TRUE(parser.feed(std::span(stream).subspan(at, n)));
+          at += n;
+        }
+        while (auto f = parser.pop()) frames.push_back(std::move(*f));
+      }
+      ASSERT_EQ(frames.size(), 2u);
+      ASSERT_EQ(frames[0].buffers.size(), 2u);
+      EXPECT_TRUE(std::ranges::equal(frames[0].buffers[0], big));
+      EXPECT_TRUE(std::ranges::equal(frames[0].buffers[1], small));
+      EXPECT_EQ(frames[0].owned[0].capacity(), big.size());  // grown, never past the declared size
+      EXPECT_TRUE(std::ranges::equal(frames[1].buffers[0], small));
+      EXPECT_TRUE(parser.finish());
+    }
+  }
+}
+
 TEST(WireStatus, EveryErrorCodeCrossesTheWire) {
   for (int c = 0; c <= static_cast<int>(ErrorCode::internal); ++c) {
     const auto code = static_cast<ErrorCode>(c);

@@ -6,8 +6,12 @@
 // Time is virtual: each completion advances the clock by `compute`, which is
 // also the compute time reported. The loop (run_for_duration) completes
 // floor(duration / compute) frames unless the control scripts a result.
+// With real_clock, the clock is the host's steady clock instead: a held
+// wait_next gives up after its timeout (a timeout error), and a loop takes
+// its duration in real time (the counts are still computed, not measured).
 // Thread safety: driven by one thread, like every Device; FakeControl may be
-// changed by the test from another thread.
+// changed by the test from another thread, which may also wait on its cv for
+// the counters.
 #pragma once
 
 #include <condition_variable>
@@ -16,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,7 +38,9 @@ struct FakeControl {
   std::optional<DurationRun> loop_result;  // scripted run_for_duration result
   std::optional<Error> loop_error;
   std::optional<Error> run_error;  // completions fail with this
+  bool throw_on_submit = false;    // submit() breaks the Device contract: throws std::bad_alloc
   int loads = 0, runs = 0, loops = 0;
+  int submits = 0;  // requests accepted by submit()
 
   void set_hold(bool on) {
     {
@@ -47,7 +54,8 @@ struct FakeControl {
 struct FakeOptions {
   uint32_t depth = 4;
   Nanos compute{std::chrono::milliseconds(1)};
-  bool touch_data = true;  // false: outputs are left as they are (benchmarks)
+  bool touch_data = true;   // false: outputs are left as they are (benchmarks)
+  bool real_clock = false;  // see the top of this file
   std::map<std::string, double> sensors;
   std::shared_ptr<FakeControl> control = std::make_shared<FakeControl>();
 };
@@ -93,7 +101,10 @@ class FakeDevice final : public Device {
     i.properties["memory_bytes"] = "1048576";
     return i;
   }
-  Clock& clock() override { return clock_; }
+  Clock& clock() override {
+    if (o_.real_clock) return steady_clock();
+    return clock_;
+  }
 
   Result<LoadTimings> load(const ModelSource& source) override {
     bindings_.clear();
@@ -143,16 +154,27 @@ class FakeDevice final : public Device {
   Result<void> submit(BindingId binding, uint64_t tag) override {
     if (binding >= bindings_.size()) return fail(ErrorCode::invalid_argument, "unknown binding");
     if (queue_.size() >= o_.depth) return fail(ErrorCode::queue_full, "fake queue full");
+    {
+      std::lock_guard lock(o_.control->mu);
+      if (o_.control->throw_on_submit) throw std::bad_alloc();
+      ++o_.control->submits;
+    }
+    o_.control->cv.notify_all();
     queue_.push_back({binding, tag});
     return {};
   }
 
-  Result<Completion> wait_next(Nanos) override {
+  Result<Completion> wait_next(Nanos timeout) override {
     if (queue_.empty()) return fail(ErrorCode::invalid_argument, "nothing in flight");
     std::optional<Error> error;
     {
       std::unique_lock lock(o_.control->mu);
-      o_.control->cv.wait(lock, [&] { return !o_.control->hold; });
+      if (o_.real_clock) {
+        if (!o_.control->cv.wait_for(lock, timeout, [&] { return !o_.control->hold; }))
+          return fail(ErrorCode::timeout, "fake: held");
+      } else {
+        o_.control->cv.wait(lock, [&] { return !o_.control->hold; });
+      }
       ++o_.control->runs;
       error = o_.control->run_error;
     }
@@ -164,7 +186,7 @@ class FakeDevice final : public Device {
     c.binding = binding;
     c.error = error;
     c.timings = timings();
-    c.completed_at = clock_.now();
+    c.completed_at = clock().now();
     return c;
   }
 
@@ -175,10 +197,13 @@ class FakeDevice final : public Device {
     if (!queue_.empty()) return fail(ErrorCode::invalid_argument, "requests in flight");
     std::optional<DurationRun> scripted;
     {
-      std::lock_guard lock(o_.control->mu);
+      std::unique_lock lock(o_.control->mu);
       ++o_.control->loops;
+      o_.control->cv.notify_all();
       if (o_.control->loop_error) return tl::unexpected(*o_.control->loop_error);
       scripted = o_.control->loop_result;
+      // Takes its duration in real time, like a device looping a model.
+      if (o_.real_clock) o_.control->cv.wait_for(lock, duration, [] { return false; });
     }
     DurationRun r;
     if (scripted) {
@@ -193,7 +218,7 @@ class FakeDevice final : public Device {
           static_cast<double>(r.frames_completed) / (static_cast<double>(duration.count()) / 1e9);
     }
     compute(binding);
-    clock_.advance_to(clock_.now() + r.elapsed);
+    if (!o_.real_clock) clock_.advance_to(clock_.now() + r.elapsed);
     return r;
   }
 
@@ -202,7 +227,7 @@ class FakeDevice final : public Device {
 
  private:
   void compute(BindingId binding) {
-    clock_.advance_to(clock_.now() + o_.compute);
+    if (!o_.real_clock) clock_.advance_to(clock_.now() + o_.compute);
     if (!o_.touch_data) return;
     const Bindings& b = bindings_[binding];
     const auto in = b.inputs[0];

@@ -1,10 +1,20 @@
 // rig serve and the remote device, end to end over 127.0.0.1 and unix
 // sockets, with a scripted device. Servers run in-process on ephemeral ports.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -34,6 +44,28 @@ ModelSource fake_model(const std::string& text) {
   m.bytes.assign(as_bytes(text).begin(), as_bytes(text).end());
   m.name = "fake";
   return m;
+}
+
+// Waits (on the fake's condition variable, not on a clock) until `done`
+// holds; false only if it does not within a minute, so a regression fails
+// instead of hanging.
+bool wait_for(FakeControl& control, const std::function<bool(FakeControl&)>& done) {
+  std::unique_lock lock(control.mu);
+  return control.cv.wait_for(lock, std::chrono::minutes(1), [&] { return done(control); });
+}
+
+pb::Body hello_body() {
+  pb::Body b;
+  b.mutable_hello_request()->set_min_version(wire::kMinVersion);
+  b.mutable_hello_request()->set_max_version(wire::kMaxVersion);
+  return b;
+}
+
+void append(std::vector<std::byte>& out, uint32_t id, Action action, pb::Body body,
+            std::vector<std::span<const std::byte>> buffers = {}) {
+  auto f = wire::encode_frame(id, action, Status::ok, body, std::move(buffers), wire::Limits{});
+  ASSERT_TRUE(f) << f.error().to_string();
+  wire::append_frame(*f, out);
 }
 
 std::vector<std::byte> pattern(size_t n, uint8_t seed) {
@@ -87,6 +119,7 @@ TEST(Server, HelloDescribesTheHostedDevice) {
   EXPECT_EQ(info.queue_depth, 8u);  // twice the fake's depth of 4
   EXPECT_EQ(info.properties.at("server.device_kind"), "fake");
   EXPECT_EQ(info.properties.at("server.device_queue_depth"), "4");
+  EXPECT_EQ(info.properties.at("device_queue_depth"), "4");  // the device's own, beside 8
   EXPECT_EQ(info.properties.at("server.memory_bytes"), "1048576");
   EXPECT_EQ(info.properties.at("server.sensors"), "temperature_c");
   EXPECT_EQ(info.properties.at("server.clock"), "virtual");
@@ -577,6 +610,51 @@ TEST_F(RawServer, BufferOverTheLimitIsAnsweredThenClosed) {
   EXPECT_TRUE(c.at_eof());
 }
 
+// Requests that arrive in one read take effect in order: hello before load,
+// the load before a describe of the handle it creates.
+TEST_F(RawServer, HelloLoadAndDescribeInOneWrite) {
+  auto c = RawClient::connect(server_->address());
+  const std::string model = "in=8,out=4";
+  std::vector<std::byte> bytes;
+  append(bytes, 1, Action::hello, hello_body());
+  pb::Body load;
+  load.mutable_load_model_request()->set_name("m");
+  append(bytes, 2, Action::load_model, load, {as_bytes(model)});
+  pb::Body describe;
+  describe.mutable_describe_model_request()->set_handle(1);
+  append(bytes, 3, Action::describe_model, describe);
+  c.send_bytes(bytes);
+  for (uint32_t id = 1; id <= 3; ++id) {
+    auto f = c.read();
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.message_id, id);
+    ASSERT_EQ(f->header.status, Status::ok) << f->body.error_reply().message();
+  }
+}
+
+TEST_F(RawServer, ReleaseThenRunInOneWriteStayInOrder) {
+  auto c = RawClient::connect(server_->address());
+  c.hello();
+  const uint32_t handle = c.load("in=8,out=4");
+  const auto in = pattern(8, 1);
+  std::vector<std::byte> bytes;
+  pb::Body release;
+  release.mutable_release_model_request()->set_handle(handle);
+  append(bytes, 3, Action::release_model, release);
+  pb::Body run;
+  run.mutable_run_request()->set_handle(handle);
+  append(bytes, 4, Action::run, run, {in});
+  c.send_bytes(bytes);
+  auto released = c.read();
+  ASSERT_TRUE(released);
+  EXPECT_EQ(released->header.message_id, 3u);
+  EXPECT_EQ(released->header.status, Status::ok);
+  auto refused = c.read();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->header.message_id, 4u);
+  EXPECT_EQ(refused->header.status, Status::not_found) << refused->body.error_reply().message();
+}
+
 // A client that dies mid-transfer costs its own connection only.
 TEST_F(RawServer, ClientKilledMidTransferDoesNotDisturbAnother) {
   auto good = open(server_->address());
@@ -664,6 +742,329 @@ TEST(Server, SilentServerTimesOut) {
   EXPECT_EQ(load.error().code, ErrorCode::timeout);
   d.reset();  // closes the connection; the fake sees EOF
   fake.join();
+}
+
+// ---- server-wide limits ----------------------------------------------------
+
+TEST(Server, ConnectionsOverTheLimitAreAnsweredAndClosed) {
+  ServerSettings s;
+  s.max_connections = 2;
+  auto server = start_server({}, s);
+  auto a = RawClient::connect(server->address());
+  auto b = RawClient::connect(server->address());
+  EXPECT_EQ(a.hello().header.status, Status::ok);  // both are being served
+  EXPECT_EQ(b.hello().header.status, Status::ok);
+  auto c = RawClient::connect(server->address());
+  auto f = c.read();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.message_id, 0u);
+  EXPECT_EQ(f->header.status, Status::limit_exceeded);
+  EXPECT_NE(f->body.error_reply().message().find("max_connections is 2"), std::string::npos)
+      << f->body.error_reply().message();
+  EXPECT_TRUE(c.at_eof());
+  // The remote device reports the server's reason.
+  auto d = open_device(server->address());
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().code, ErrorCode::limit_exceeded) << d.error().to_string();
+  EXPECT_NE(d.error().message.find("max_connections is 2"), std::string::npos);
+  EXPECT_EQ(server->stats().refused, 2u);
+  // The connections being served go on.
+  pb::Body sensors;
+  sensors.mutable_read_sensors_request();
+  EXPECT_EQ(a.request(5, Action::read_sensors, sensors).header.status, Status::ok);
+}
+
+TEST(Server, ModelsPerConnectionAreLimited) {
+  ServerSettings s;
+  s.max_models_per_connection = 2;
+  auto server = start_server({}, s);
+  auto c = RawClient::connect(server->address());
+  c.hello();
+  const uint32_t first = c.load("in=4,out=4", 2);
+  c.load("in=4,out=4", 3);
+  pb::Body load;
+  load.mutable_load_model_request()->set_name("m");
+  const std::string model = "in=4,out=4";
+  auto f = c.request(4, Action::load_model, load, {as_bytes(model)});
+  EXPECT_EQ(f.header.status, Status::limit_exceeded);
+  EXPECT_NE(f.body.error_reply().message().find("max_models_per_connection is 2"),
+            std::string::npos)
+      << f.body.error_reply().message();
+  pb::Body release;
+  release.mutable_release_model_request()->set_handle(first);
+  EXPECT_EQ(c.request(5, Action::release_model, release).header.status, Status::ok);
+  c.load("in=4,out=4", 6);
+}
+
+TEST(Server, PendingBytesLimitIsCheckedBeforeReceiving) {
+  ServerSettings s;
+  s.max_pending_bytes = 10000;
+  EXPECT_EQ(start_server({}, ServerSettings{})->settings().max_pending_bytes > 0, true);
+  auto server = start_server({}, s);
+  EXPECT_EQ(server->settings().max_pending_bytes, 10000u);
+  auto c = RawClient::connect(server->address());
+  c.hello();
+  // A model upload the server cannot hold is refused before its bytes are
+  // read; the connection stays in step.
+  std::string big = "in=4,out=4";
+  big.resize(20000, ' ');
+  pb::Body load;
+  load.mutable_load_model_request()->set_name("big");
+  auto f = c.request(2, Action::load_model, load, {as_bytes(big)});
+  EXPECT_EQ(f.header.status, Status::limit_exceeded);
+  EXPECT_NE(f.body.error_reply().message().find("max_pending_bytes is 10000"), std::string::npos)
+      << f.body.error_reply().message();
+  c.load("in=4,out=4", 3);
+}
+
+TEST(Server, PendingBytesLimitCoversRunSlots) {
+  auto control = std::make_shared<FakeControl>();
+  control->hold = true;
+  FakeOptions o;
+  o.control = control;
+  o.real_clock = true;  // a held request does not keep its reader from reading
+  ServerSettings s;
+  s.max_pending_bytes = 10000;
+  auto server = start_server(o, s);
+  auto c = RawClient::connect(server->address());
+  c.hello();
+  const uint32_t handle = c.load("in=3000,out=3000");  // 6000 bytes per slot
+  const auto in = pattern(3000, 1);
+  pb::Body run;
+  run.mutable_run_request()->set_handle(handle);
+  c.send(3, Action::run, run, {in});
+  ASSERT_TRUE(wait_for(*control, [](FakeControl& f) { return f.submits == 1; }));
+  // A second slot would take the server past 10000 bytes.
+  auto refused = c.request(4, Action::run, run, {in});
+  EXPECT_EQ(refused.header.message_id, 4u);
+  EXPECT_EQ(refused.header.status, Status::limit_exceeded);
+  EXPECT_NE(refused.body.error_reply().message().find("max_pending_bytes is 10000"),
+            std::string::npos)
+      << refused.body.error_reply().message();
+  control->set_hold(false);
+  auto done = c.read();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->header.message_id, 3u);
+  EXPECT_EQ(done->header.status, Status::ok);
+  // (Its slot is free again once the server has finished writing the reply,
+  // which may be just after the client has read it.)
+}
+
+// Out of file descriptors, accept() fails while the connection waits in the
+// backlog: the accept loop backs off (10, 20, 40 ms, ...) instead of
+// spinning, and serves the connection once descriptors are available again.
+TEST(Server, AcceptBacksOffWhenOutOfFileDescriptors) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> accept_errors;
+  ServerSettings s;
+  s.log = [&](const std::string& line) {
+    if (line.rfind("accept: ", 0) != 0) return;
+    std::lock_guard lock(mu);
+    accept_errors.push_back(line);
+    cv.notify_all();
+  };
+  auto server = start_server({}, s);
+  auto where = wire::parse_endpoint(server->address());
+  ASSERT_TRUE(where);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(where->port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // The client's descriptor exists before the limit; connect() needs none.
+  wire::Socket client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(client.valid());
+  const int lowest_free = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(lowest_free, 0);
+  ::close(lowest_free);
+  rlimit normal{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &normal), 0);
+  rlimit none = normal;
+  none.rlim_cur = static_cast<rlim_t>(lowest_free);  // no descriptor left to allocate
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &none), 0);
+  const int connected =
+      ::connect(client.fd(), reinterpret_cast<const sockaddr*>(&address), sizeof address);
+  bool three = false;
+  if (connected == 0) {
+    std::unique_lock lock(mu);
+    three = cv.wait_for(lock, std::chrono::minutes(1), [&] { return accept_errors.size() >= 3; });
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &normal), 0);
+  ASSERT_EQ(connected, 0) << std::strerror(errno);
+  ASSERT_TRUE(three);
+  {
+    std::lock_guard lock(mu);
+    EXPECT_NE(accept_errors[0].find("retrying in 10 ms"), std::string::npos) << accept_errors[0];
+    EXPECT_NE(accept_errors[1].find("retrying in 20 ms"), std::string::npos) << accept_errors[1];
+    EXPECT_NE(accept_errors[2].find("retrying in 40 ms"), std::string::npos) << accept_errors[2];
+  }
+  RawClient c(std::move(client));
+  EXPECT_EQ(c.hello().header.status, Status::ok);
+}
+
+// ---- the device host ---------------------------------------------------------
+
+// A run posted while another one is on the device is submitted at once, not
+// at the next completion.
+TEST(Server, NewRunsAreSubmittedWhileOthersAreInFlight) {
+  auto control = std::make_shared<FakeControl>();
+  control->hold = true;
+  FakeOptions o;
+  o.control = control;
+  o.real_clock = true;
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=4,out=4")));
+  auto a = bind(*d, 4, 4, 1), b = bind(*d, 4, 4, 2);
+  ASSERT_TRUE(d->submit(a.id, 1));
+  ASSERT_TRUE(wait_for(*control, [](FakeControl& f) { return f.submits == 1; }));
+  ASSERT_TRUE(d->submit(b.id, 2));
+  // Both on the device while neither has completed.
+  ASSERT_TRUE(wait_for(*control, [](FakeControl& f) { return f.submits == 2; }));
+  {
+    std::lock_guard lock(control->mu);
+    EXPECT_EQ(control->runs, 0);
+  }
+  control->set_hold(false);
+  std::set<uint64_t> tags;
+  for (int i = 0; i < 2; ++i) {
+    auto c = d->wait_next(std::chrono::seconds(30));
+    ASSERT_TRUE(c && !c->error);
+    tags.insert(c->tag);
+  }
+  EXPECT_EQ(tags, (std::set<uint64_t>{1, 2}));
+  EXPECT_EQ(a.out, testing::fake_expected(a.in, 0, 4));
+}
+
+// A loop on a real-time clock longer than loop_slice runs as slices; the
+// figures are their sums (docs/protocol.md, run_for_duration).
+TEST(Server, LongLoopsRunInSlicesWhoseFiguresAreSummed) {
+  auto control = std::make_shared<FakeControl>();
+  FakeOptions o;
+  o.control = control;
+  o.real_clock = true;
+  o.compute = std::chrono::microseconds(300);
+  ServerSettings s;
+  s.loop_slice = std::chrono::milliseconds(20);
+  auto server = start_server(o, s);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=16,out=16")));
+  auto f = bind(*d, 16, 16, 3);
+  // Up to loop_slice: one device loop, 66 frames, the 67th cut off.
+  auto one = d->run_for_duration(f.id, std::chrono::milliseconds(20), Nanos(0));
+  ASSERT_TRUE(one) << one.error().to_string();
+  EXPECT_EQ(one->frames_completed, 66u);
+  EXPECT_EQ(one->frames_aborted, 1u);
+  {
+    std::lock_guard lock(control->mu);
+    EXPECT_EQ(control->loops, 1);
+    control->loops = 0;
+  }
+  // 60 ms: a first slice of 20 ms (60 / 3) measures the frame time, 0.3 ms;
+  // 100 frames take 30 ms, so the remaining 40 ms are one slice (two slices
+  // of 20 ms would hold under 100 frames each). Every slice cuts a frame off
+  // at its end.
+  auto split = d->run_for_duration(f.id, std::chrono::milliseconds(60), Nanos(0));
+  ASSERT_TRUE(split) << split.error().to_string();
+  EXPECT_EQ(split->frames_completed, 66u + 133u);
+  EXPECT_EQ(split->frames_aborted, 2u);
+  EXPECT_EQ(split->elapsed, std::chrono::milliseconds(60));
+  EXPECT_DOUBLE_EQ(split->frames_per_second, 199 / 0.060);
+  EXPECT_EQ(f.out, testing::fake_expected(f.in, 0, 16));
+  {
+    std::lock_guard lock(control->mu);
+    EXPECT_EQ(control->loops, 2);
+    control->loops = 0;
+  }
+  // Sleeping 1 ms between frames: a slice would hold under 100 frames, so
+  // the loop is not split.
+  auto sleepy =
+      d->run_for_duration(f.id, std::chrono::milliseconds(60), std::chrono::milliseconds(1));
+  ASSERT_TRUE(sleepy) << sleepy.error().to_string();
+  std::lock_guard lock(control->mu);
+  EXPECT_EQ(control->loops, 1);
+}
+
+// stop() does not wait for an hour-long loop: it is split, and the server
+// looks up between slices.
+TEST(Server, StopDoesNotWaitForALongLoop) {
+  auto control = std::make_shared<FakeControl>();
+  FakeOptions o;
+  o.control = control;
+  o.real_clock = true;
+  o.compute = std::chrono::microseconds(10);
+  ServerSettings s;
+  s.loop_slice = std::chrono::milliseconds(10);
+  auto server = start_server(o, s);
+  auto c = RawClient::connect(server->address());
+  c.hello();
+  const uint32_t handle = c.load("in=4,out=4");
+  pb::Body loop;
+  loop.mutable_run_for_duration_request()->set_handle(handle);
+  loop.mutable_run_for_duration_request()->set_duration_ns(
+      std::chrono::nanoseconds(std::chrono::hours(1)).count());
+  const auto in = pattern(4, 1);
+  c.send(3, Action::run_for_duration, loop, {in});
+  ASSERT_TRUE(wait_for(*control, [](FakeControl& f) { return f.loops >= 1; }));
+  server->stop();  // returns within a slice (the test would hang otherwise)
+  while (c.read()) {
+  }
+  EXPECT_TRUE(c.at_eof());
+}
+
+// A client whose connection breaks mid-loop (reset, as when a process dies
+// with unread data) frees the device for the others at the next slice. (A
+// client that only closes may have half-closed: the server still answers.)
+TEST(Server, LoopStopsWhenItsClientGoesAway) {
+  auto control = std::make_shared<FakeControl>();
+  FakeOptions o;
+  o.control = control;
+  o.real_clock = true;
+  o.compute = std::chrono::microseconds(10);
+  ServerSettings s;
+  s.loop_slice = std::chrono::milliseconds(10);
+  auto server = start_server(o, s);
+  {
+    auto c = RawClient::connect(server->address());
+    c.hello();
+    const uint32_t handle = c.load("in=4,out=4");
+    pb::Body loop;
+    loop.mutable_run_for_duration_request()->set_handle(handle);
+    loop.mutable_run_for_duration_request()->set_duration_ns(
+        std::chrono::nanoseconds(std::chrono::hours(1)).count());
+    const auto in = pattern(4, 1);
+    c.send(3, Action::run_for_duration, loop, {in});
+    ASSERT_TRUE(wait_for(*control, [](FakeControl& f) { return f.loops >= 1; }));
+    const linger reset{1, 0};
+    ASSERT_EQ(::setsockopt(c.socket().fd(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+  }  // closed with a reset
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=4,out=4")));  // waits for the device
+  auto f = bind(*d, 4, 4, 2);
+  EXPECT_TRUE(d->run(f.id));
+}
+
+// An exception on the device path (here a device that breaks the
+// no-exceptions contract) fails that request, never the process.
+TEST(Server, ExceptionsOnTheDevicePathFailTheRequestOnly) {
+  auto control = std::make_shared<FakeControl>();
+  control->throw_on_submit = true;
+  FakeOptions o;
+  o.control = control;
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=4,out=4")));
+  auto f = bind(*d, 4, 4, 1);
+  auto r = d->run(f.id);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::internal) << r.error().to_string();
+  EXPECT_NE(r.error().message.find("bad_alloc"), std::string::npos) << r.error().message;
+  {
+    std::lock_guard lock(control->mu);
+    control->throw_on_submit = false;
+  }
+  ASSERT_TRUE(d->run(f.id));
+  EXPECT_EQ(f.out, testing::fake_expected(f.in, 0, 4));
 }
 
 TEST(Server, StopIsIdempotentAndClosesClients) {

@@ -102,7 +102,8 @@ class RemoteDevice final : public Device {
     // The socket stays blocking: writes and most reads pass MSG_DONTWAIT, and
     // a wait with nothing to write blocks in recv() itself, in slices of
     // kBlockingSlice so that deadlines are still checked.
-    const timeval slice{0, static_cast<suseconds_t>(kBlockingSlice.count() / 1000)};
+    const timeval slice{static_cast<time_t>(kBlockingSlice.count() / 1'000'000),
+                        static_cast<suseconds_t>(kBlockingSlice.count() % 1'000'000)};
     if (::setsockopt(socket_.fd(), SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice) != 0)
       return fail(ErrorCode::io, std::string("setsockopt(SO_RCVTIMEO): ") + std::strerror(errno));
     pb::Body body;
@@ -132,6 +133,10 @@ class RemoteDevice final : public Device {
     info_.properties["server.protocol_version"] = std::to_string(r.version());
     info_.properties["server.device_spec"] = r.device_spec();
     info_.properties["server.device_kind"] = r.device_kind();
+    // queue_depth is what this client may keep in flight (the server's
+    // per-connection depth); the hosted device's own depth is a property, so
+    // that analyses can compare a knee in the curve with it.
+    info_.properties["device_queue_depth"] = std::to_string(r.device_queue_depth());
     info_.properties["server.device_queue_depth"] = std::to_string(r.device_queue_depth());
     info_.properties["server.memory_bytes"] = std::to_string(r.memory_bytes());
     info_.properties["server.clock"] = r.virtual_clock() ? "virtual" : "real";
@@ -485,9 +490,24 @@ class RemoteDevice final : public Device {
                             " closed the connection mid-reply: " + end.error().message}));
       }
       bytes_.link_out += n->bytes;
-      auto fed = direct.empty() ? parser_.feed(std::span(staging_).first(n->bytes))
-                                : parser_.commit_direct(n->bytes);
-      while (auto frame = parser_.pop()) on_frame(std::move(*frame));
+      Result<void> fed;
+      if (!direct.empty()) {
+        fed = parser_.commit_direct(n->bytes);
+        while (auto frame = parser_.pop()) on_frame(std::move(*frame));
+      } else {
+        // One frame at a time, like the server: a reply is handled before
+        // the next one is placed.
+        std::span<const std::byte> rest = std::span(staging_).first(n->bytes);
+        while (!rest.empty() && !dead_) {
+          auto taken = parser_.feed_some(rest);
+          if (!taken) {
+            fed = tl::unexpected(taken.error());
+            break;
+          }
+          rest = rest.subspan(*taken);
+          while (auto frame = parser_.pop()) on_frame(std::move(*frame));
+        }
+      }
       if (!fed)
         return tl::unexpected(
             kill({fed.error().code, "reply stream from " + options_.endpoint.to_string() + ": " +

@@ -7,6 +7,12 @@
 //            declared dead and every pending request fails (default 30s; a
 //            run_for_duration gets its duration and sleep on top)
 //
+// Queue depth: info().queue_depth is what this client may keep in flight (the
+// server's per-connection depth, twice the hosted device's by default);
+// info().properties["device_queue_depth"] is the hosted device's own queue
+// depth, for comparing a knee in a depth sweep with it. The other facts of
+// the hosted device are properties named "server.*".
+//
 // What it measures: the clock is the host's steady clock. Bytes: payload_*
 // count tensor bytes; link_* count every byte that crossed the socket
 // (headers, bodies, buffers, and the hello and model upload). Timings of a
