@@ -158,6 +158,10 @@ class Device {
   virtual std::map<std::string, double> read_sensors() { return {}; }
 };
 
+// The check every Device::bind does: one buffer per tensor, each exactly the
+// tensor's byte size and not null. Errors name the tensor, expected and actual.
+Result<void> check_bindings(const ModelInfo& model, const Bindings& buffers);
+
 // Opens a device from a spec string:
 //   cpu[:threads=N,workers=N,depth=N]
 //   sim:compute=2.27ms,bw=290MB/s,lat=0.45ms,depth=32,...

@@ -1,5 +1,7 @@
 #include "rig/device.hpp"
 
+#include <string>
+
 namespace rig {
 
 std::string_view to_string(ElementType t) {
@@ -46,6 +48,39 @@ size_t element_size(ElementType t) {
       return 1;
   }
   return 1;
+}
+
+Result<void> check_bindings(const ModelInfo& model, const Bindings& buffers) {
+  if (buffers.inputs.size() != model.inputs.size() ||
+      buffers.outputs.size() != model.outputs.size())
+    return fail(ErrorCode::invalid_argument,
+                "bind: model '" + model.name + "' has " + std::to_string(model.inputs.size()) +
+                    " inputs and " + std::to_string(model.outputs.size()) + " outputs, got " +
+                    std::to_string(buffers.inputs.size()) + " and " +
+                    std::to_string(buffers.outputs.size()) + " buffers");
+  auto check = [](const char* role, size_t i, const TensorInfo& tensor, size_t size,
+                  const void* data) -> Result<void> {
+    const std::string which =
+        std::string(role) + " " + std::to_string(i) + " ('" + tensor.name + "')";
+    if (size != tensor.bytes)
+      return fail(ErrorCode::invalid_argument, "bind: " + which + " expects " +
+                                                   std::to_string(tensor.bytes) + " bytes, got " +
+                                                   std::to_string(size));
+    if (data == nullptr)
+      return fail(ErrorCode::invalid_argument, "bind: " + which + " is a null buffer");
+    return {};
+  };
+  for (size_t i = 0; i < buffers.inputs.size(); ++i)
+    if (auto ok =
+            check("input", i, model.inputs[i], buffers.inputs[i].size(), buffers.inputs[i].data());
+        !ok)
+      return ok;
+  for (size_t i = 0; i < buffers.outputs.size(); ++i)
+    if (auto ok = check("output", i, model.outputs[i], buffers.outputs[i].size(),
+                        buffers.outputs[i].data());
+        !ok)
+      return ok;
+  return {};
 }
 
 size_t ModelInfo::input_bytes() const {

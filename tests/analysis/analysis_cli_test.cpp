@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_support.hpp"
 #include "rig/model.hpp"
 
 namespace rig {
@@ -18,42 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
+using test::CliRun;
+using test::rig;
 
-CliRun rig(const std::string& args) {
-  const std::string cmd = std::string(RIG_BINARY) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int raw = ::pclose(p);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  return r;
-}
-
-class AnalysisCli : public ::testing::Test {
+class AnalysisCli : public test::CliFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rig-analysis-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    TransportSpec spec;
-    spec.frame = {64, 64};
-    auto bytes = build_transport_model(spec);
-    ASSERT_TRUE(bytes.has_value());
-    model_ = (dir_ / "t64.onnx").string();
-    ASSERT_TRUE(write_file_atomic(model_, *bytes).has_value());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   nlohmann::json read_json(const std::string& file) {
     std::ifstream in(file);
     return nlohmann::json::parse(in);
@@ -73,9 +43,6 @@ class AnalysisCli : public ::testing::Test {
       EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos)
           << "temporary file left: " << entry.path();
   }
-
-  fs::path dir_;
-  std::string model_;
 };
 
 constexpr const char* kSim = "-d sim:link=usb3-gen2,compute=0.1ms --duration 200ms -q";

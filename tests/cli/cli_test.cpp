@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_support.hpp"
 #include "rig/model.hpp"
 
 namespace rig {
@@ -17,45 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
+using test::CliRun;
+using test::rig;
 
-CliRun rig(const std::string& args) {
-  const std::string cmd = std::string(RIG_BINARY) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int raw = ::pclose(p);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  return r;
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rig-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    TransportSpec spec;
-    spec.frame = {64, 64};
-    auto bytes = build_transport_model(spec);
-    ASSERT_TRUE(bytes.has_value());
-    model_ = (dir_ / "t64.onnx").string();
-    ASSERT_TRUE(write_file_atomic(model_, *bytes).has_value());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-  std::string model_;
-};
+class Cli : public test::CliFixture {};
 
 constexpr const char* kSim = "-d sim:compute=1ms,bw=1GB/s,depth=4 --duration 2s -q";
 

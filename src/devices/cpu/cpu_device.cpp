@@ -400,36 +400,7 @@ Result<LoadTimings> CpuDevice::load(const ModelSource& source) {
 
 Result<BindingId> CpuDevice::bind(const Bindings& buffers) {
   if (!loaded_) return fail(ErrorCode::invalid_argument, "bind() before a model is loaded");
-  if (buffers.inputs.size() != model_.inputs.size() ||
-      buffers.outputs.size() != model_.outputs.size())
-    return fail(ErrorCode::invalid_argument,
-                "bind(): model '" + model_.name + "' has " + std::to_string(model_.inputs.size()) +
-                    " inputs and " + std::to_string(model_.outputs.size()) + " outputs, got " +
-                    std::to_string(buffers.inputs.size()) + " and " +
-                    std::to_string(buffers.outputs.size()) + " buffers");
-  auto check = [](std::string_view role, size_t i, const TensorInfo& tensor, size_t size,
-                  const void* data) -> Result<void> {
-    if (size != tensor.bytes)
-      return fail(ErrorCode::invalid_argument, "bind(): " + std::string(role) + " " +
-                                                   std::to_string(i) + " ('" + tensor.name +
-                                                   "') expects " + std::to_string(tensor.bytes) +
-                                                   " bytes, got " + std::to_string(size));
-    if (data == nullptr)
-      return fail(ErrorCode::invalid_argument, "bind(): " + std::string(role) + " " +
-                                                   std::to_string(i) + " ('" + tensor.name +
-                                                   "') is a null buffer");
-    return {};
-  };
-  for (size_t i = 0; i < buffers.inputs.size(); ++i)
-    if (auto ok =
-            check("input", i, model_.inputs[i], buffers.inputs[i].size(), buffers.inputs[i].data());
-        !ok)
-      return tl::unexpected(ok.error());
-  for (size_t i = 0; i < buffers.outputs.size(); ++i)
-    if (auto ok = check("output", i, model_.outputs[i], buffers.outputs[i].size(),
-                        buffers.outputs[i].data());
-        !ok)
-      return tl::unexpected(ok.error());
+  if (auto ok = check_bindings(model_, buffers); !ok) return tl::unexpected(ok.error());
   const BindingId id = next_binding_++;
   bindings_.emplace(id, std::make_unique<Binding>(Binding{buffers, false}));
   return id;

@@ -211,23 +211,7 @@ class RemoteDevice final : public Device {
 
   Result<BindingId> bind(const Bindings& b) override {
     if (handle_ == 0) return fail(ErrorCode::invalid_argument, "bind: no model loaded");
-    if (b.inputs.size() != model_.inputs.size() || b.outputs.size() != model_.outputs.size())
-      return fail(ErrorCode::invalid_argument,
-                  "bind: model has " + std::to_string(model_.inputs.size()) + " inputs and " +
-                      std::to_string(model_.outputs.size()) + " outputs, got " +
-                      std::to_string(b.inputs.size()) + " and " + std::to_string(b.outputs.size()));
-    for (size_t i = 0; i < b.inputs.size(); ++i)
-      if (b.inputs[i].size() != model_.inputs[i].bytes)
-        return fail(ErrorCode::invalid_argument,
-                    "bind: input '" + model_.inputs[i].name + "' expects " +
-                        std::to_string(model_.inputs[i].bytes) + " bytes, got " +
-                        std::to_string(b.inputs[i].size()));
-    for (size_t i = 0; i < b.outputs.size(); ++i)
-      if (b.outputs[i].size() != model_.outputs[i].bytes)
-        return fail(ErrorCode::invalid_argument,
-                    "bind: output '" + model_.outputs[i].name + "' expects " +
-                        std::to_string(model_.outputs[i].bytes) + " bytes, got " +
-                        std::to_string(b.outputs[i].size()));
+    if (auto ok = check_bindings(model_, b); !ok) return tl::unexpected(ok.error());
     bindings_.push_back(b);
     busy_.push_back(false);
     return static_cast<BindingId>(bindings_.size() - 1);
