@@ -132,6 +132,10 @@ struct SteadyRepeat {
   double wait_fraction = 0;  // share of the measured time the engine spent waiting on the device
 };
 
+// Warm-up windows of min(500 ms, one measurement window): rig bench and the
+// analyses warm up alike.
+Nanos default_warmup_window(Nanos duration, uint32_t windows);
+
 // Runs one pipelined repeat. The workspace needs at least settings.depth slots.
 SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
                             const SteadySettings& settings);

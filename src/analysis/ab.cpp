@@ -145,8 +145,7 @@ Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, cons
     auto cold = cold_start(device, model, slots, point.seed);
     if (!cold) {
       Error e = cold.error();
-      e.message = std::string(side) + ": model '" + (model.path.empty() ? model.name : model.path) +
-                  "': " + e.message;
+      e.message = std::string(side) + ": " + e.message;
       return tl::unexpected(e);
     }
     return cold;

@@ -39,9 +39,7 @@ PointResult measure_point(Device& device, const Workspace& workspace, uint32_t d
   ss.windows = s.windows;
   ss.stability_tolerance = s.stability_tolerance;
   ss.warmup_max = s.warmup_max;
-  // As rig bench: warm-up windows of min(500 ms, one measurement window).
-  ss.warmup_window = std::max<Nanos>(
-      Nanos(1), std::min<Nanos>(std::chrono::milliseconds(500), s.duration / s.windows));
+  ss.warmup_window = default_warmup_window(s.duration, s.windows);
   ss.request_timeout = s.request_timeout;
   PointResult r;
   r.depth = depth;

@@ -163,11 +163,7 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model, const Sw
     r.skipped.push_back(s.max_depth);
 
   auto cold = cold_start(device, model, hi, s.point.seed);
-  if (!cold) {
-    Error e = cold.error();
-    e.message = "model '" + (model.path.empty() ? model.name : model.path) + "': " + e.message;
-    return tl::unexpected(e);
-  }
+  if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   const Workspace& ws = cold->workspace;

@@ -45,11 +45,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   r.effective.depth = depth;
 
   auto cold = cold_start(device, model, depth, settings.seed);
-  if (!cold) {
-    Error e = cold.error();
-    e.message = "model '" + (model.path.empty() ? model.name : model.path) + "': " + e.message;
-    return tl::unexpected(e);
-  }
+  if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   const Workspace& ws = cold->workspace;
@@ -67,9 +63,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   ss.windows = settings.windows;
   ss.stability_tolerance = settings.stability_tolerance;
   ss.warmup_max = settings.warmup_max;
-  ss.warmup_window = std::max<Nanos>(
-      Nanos(1),
-      std::min<Nanos>(std::chrono::milliseconds(500), settings.duration / settings.windows));
+  ss.warmup_window = default_warmup_window(settings.duration, settings.windows);
   ss.request_timeout = settings.request_timeout;
   ss.reservoir_capacity = settings.reservoir_capacity;
   r.steady.depth = depth;

@@ -109,6 +109,11 @@ void quarantine(const Workspace& workspace) {
 
 }  // namespace
 
+Nanos default_warmup_window(Nanos duration, uint32_t windows) {
+  return std::max<Nanos>(Nanos(1), std::min<Nanos>(std::chrono::milliseconds(500),
+                                                   duration / std::max<uint32_t>(1, windows)));
+}
+
 uint64_t memory_budget_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_size = ::sysconf(_SC_PAGESIZE);
@@ -133,8 +138,10 @@ Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots
   return {};
 }
 
-Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
-                             uint64_t seed) {
+namespace {
+
+Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, uint32_t slots,
+                                     uint64_t seed) {
   Clock& clock = device.clock();
   ColdStart cs;
   const Nanos t0 = clock.now();
@@ -161,6 +168,19 @@ Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t 
   cs.ttfo.total = cs.ttfo.load + cs.ttfo.allocate + cs.ttfo.first_inference;
   if (auto grown = grow_workspace(device, cs.workspace, std::max<uint32_t>(slots, 1), seed); !grown)
     return tl::unexpected(grown.error());
+  return cs;
+}
+
+}  // namespace
+
+Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
+                             uint64_t seed) {
+  auto cs = cold_start_unnamed(device, model, slots, seed);
+  if (!cs) {
+    Error e = cs.error();
+    e.message = "model '" + (model.path.empty() ? model.name : model.path) + "': " + e.message;
+    return tl::unexpected(e);
+  }
   return cs;
 }
 
