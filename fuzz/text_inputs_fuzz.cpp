@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
-#include "rig/analysis.hpp"
-#include "rig/analysis_report.hpp"
+#include "rig/device_spec.hpp"
 #include "rig/link_profile.hpp"
 #include "rig/model.hpp"
+#include "rig/report/bench_report.hpp"
+#include "rig/scenario/predict.hpp"
+#include "rig/scenario/sweep.hpp"
 #include "rig/units.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)rig::parse_count(text);
   (void)rig::parse_frame_size(text);
   (void)rig::parse_depth_range(text);
-  auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_discarded()) (void)rig::predict_source_from_json(doc, "fuzz");
+  (void)rig::parse_device_spec(text);
+  if (auto bench = rig::read_bench_json(text, "fuzz")) (void)rig::predict_source(*bench, "fuzz");
   return 0;
 }

@@ -9,6 +9,14 @@ namespace rig {
 
 using Nanos = std::chrono::nanoseconds;
 
+// A duration as a real number of milliseconds or seconds, for figures.
+inline double to_ms(Nanos d) {
+  return static_cast<double>(d.count()) / 1e6;
+}
+inline double to_seconds(Nanos d) {
+  return static_cast<double>(d.count()) / 1e9;
+}
+
 class Clock {
  public:
   virtual ~Clock() = default;

@@ -52,11 +52,16 @@ struct ModelInfo {
   size_t output_bytes() const;
 };
 
-// Where a model comes from: a path on the host, or bytes already in memory.
+// Where a model comes from: bytes already in memory, a file on this host, or
+// a model the server of a remote device holds under its --model-dir. Exactly
+// one of the three is used, in that order of precedence. Devices read it
+// through read_model_source() and name it with model_display_name()
+// (rig/model.hpp): one rule for every device.
 struct ModelSource {
-  std::string path;              // used when bytes is empty
-  std::vector<std::byte> bytes;  // the serialized model (ONNX)
-  std::string name;              // display name; defaults to the path's stem
+  std::vector<std::byte> bytes;  // the serialized model (ONNX, or a device's own format)
+  std::string path;              // a file on this host; used when bytes is empty
+  std::string server_name;       // a path under the server's --model-dir (remote devices only)
+  std::string name;              // display name; empty: the stem of path or server_name
 };
 
 // Breakdown of load(). Phases a device cannot separate are reported as 0 with
@@ -108,13 +113,39 @@ struct ByteCounters {
   uint64_t link_out = 0;  // device -> host
 };
 
+// Whether a link's two directions share one channel (half) or overlap (full).
+enum class Duplex { half, full, unknown };
+std::string_view to_string(Duplex duplex);
+
+// The clock a device's own figures (compute times, its on-device loop) are on.
+enum class ClockKind { real, virtual_time };
+std::string_view to_string(ClockKind clock);
+
 struct DeviceInfo {
-  std::string spec;                               // the effective spec, all parameters spelled out
-  std::string kind;                               // "cpu", "sim", "remote"
-  std::string description;                        // human readable
-  uint32_t queue_depth = 1;                       // max requests in flight
-  bool in_process = true;                         // false when a link is crossed
-  std::map<std::string, std::string> properties;  // device-specific facts
+  std::string spec;          // the effective spec, all parameters spelled out
+  std::string kind;          // "cpu", "sim", "remote"
+  std::string description;   // human readable
+  uint32_t queue_depth = 1;  // max requests in flight
+  bool in_process = true;    // false when a link is crossed
+
+  // Typed facts: what code outside the devices reads. For a remote device
+  // they describe the device that rig serve hosts, from its hello reply.
+  // The device's own queue depth; 0: queue_depth. A remote device takes more
+  // in flight per connection (queue_depth) than the hosted device queues.
+  uint32_t own_queue_depth = 0;
+  // The duplex of the link the device models or knows (the sim's duplex=);
+  // unknown when the device does not say. A remote device says unknown: the
+  // network between client and server has no declared duplex.
+  Duplex duplex = Duplex::unknown;
+  // virtual_time when the device's own timings are simulated (the sim, or a
+  // remote device hosting one), whatever clock() the client reads.
+  ClockKind clock = ClockKind::real;
+  std::optional<uint64_t> memory_bytes;  // memory for models and buffers; nullopt: unknown
+
+  // The device's own queue depth: own_queue_depth, else queue_depth (>= 1).
+  uint32_t device_queue_depth() const;
+
+  std::map<std::string, std::string> properties;  // device-specific facts, for display only
   std::vector<std::string> warnings;              // e.g. reduced-performance power mode
 };
 
@@ -162,10 +193,14 @@ class Device {
 // tensor's byte size and not null. Errors name the tensor, expected and actual.
 Result<void> check_bindings(const ModelInfo& model, const Bindings& buffers);
 
-// Opens a device from a spec string:
+// Opens a device from its parsed spec (rig/device_spec.hpp), or from spec
+// text, parsed by parse_device_spec:
 //   cpu[:threads=N,workers=N,depth=N]
-//   sim:compute=2.27ms,bw=290MB/s,lat=0.45ms,depth=32,...
-//   tcp://host:port, unix:/path (when the remote device is built in)
+//   sim:compute=2.27ms,bw=290MB/s,lat=0.45ms,depth=32,... (link=PROFILE expanded)
+//   tcp://host:port, unix:/path
+// Implemented by the device registry (src/devices/registry.cpp).
+struct DeviceSpec;
+Result<std::unique_ptr<Device>> open_device(const DeviceSpec& spec);
 Result<std::unique_ptr<Device>> open_device(std::string_view spec);
 
 }  // namespace rig

@@ -132,11 +132,14 @@ struct SteadyRepeat {
   double wait_fraction = 0;  // share of the measured time the engine spent waiting on the device
 };
 
-// Warm-up windows of min(500 ms, one measurement window): rig bench and the
-// analyses warm up alike.
+// Warm-up windows of min(500 ms, one measurement window): every scenario
+// warms up alike (steady_settings in rig/scenario/settings.hpp).
 Nanos default_warmup_window(Nanos duration, uint32_t windows);
 
 // Runs one pipelined repeat. The workspace needs at least settings.depth slots.
+// Its body is the engine's timed state machine (warm-up, windows, drain) and
+// stays one function on purpose: split, its state would cross calls between
+// the clock reads of the timed region.
 SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
                             const SteadySettings& settings);
 

@@ -33,6 +33,8 @@ struct LinkProfile {
 
 // The named profiles, in a stable order.
 std::span<const LinkProfile> link_profiles();
+// Their names, "usb3-gen2, pcie-gen2-x1, ...", for error messages.
+std::string link_profile_names();
 
 // A named profile ("usb3-gen2", "pcie-gen2-x1", "pcie-gen3-x4") or a custom
 // one "bw=BW,lat=DUR,depth=N" (optionally "custom:" first; bw_in=/bw_out= in
@@ -43,11 +45,12 @@ Result<LinkProfile> parse_link_profile(std::string_view text);
 // The profile as sim parameters: "bw_in=...,bw_out=...,lat=...,depth=N,duplex=...".
 std::string to_sim_params(const LinkProfile& profile);
 
-// Expands `link=NAME` in a sim spec into the profile's sim parameters;
-// parameters given explicitly in the spec win over the profile's
-// ("sim:link=usb3-gen2,depth=8" keeps depth 8; an explicit bw replaces both
-// directions). Other specs, and sim specs without link=, come back unchanged.
-// An unknown profile name is invalid_argument.
+// Expands `link=NAME` in a sim spec text into the profile's sim parameters,
+// through expand_link_profile (rig/device_spec.hpp); parameters given
+// explicitly in the spec win over the profile's ("sim:link=usb3-gen2,depth=8"
+// keeps depth 8; an explicit bw replaces both directions). Other specs,
+// malformed ones, and sim specs without link=, come back unchanged. An unknown
+// profile name is invalid_argument.
 Result<std::string> expand_link_profiles(std::string_view spec);
 
 }  // namespace rig

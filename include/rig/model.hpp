@@ -58,6 +58,35 @@ Result<std::vector<std::byte>> build_cnn_model(const CnnSpec& spec);
 // invalid_argument.
 Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string name);
 
+// A model's bytes as read from a ModelSource: its own bytes (not copied) or
+// the file's (owned here). `bytes` views one of them; moving a ModelBytes
+// keeps the view valid.
+struct ModelBytes {
+  std::vector<std::byte> owned;
+  std::span<const std::byte> bytes;
+
+  ModelBytes() = default;
+  ModelBytes(ModelBytes&&) = default;
+  ModelBytes& operator=(ModelBytes&&) = default;
+  // A copy's view would still point at the original's buffer.
+  ModelBytes(const ModelBytes&) = delete;
+  ModelBytes& operator=(const ModelBytes&) = delete;
+};
+
+// The one reader of a ModelSource for every device: bytes if given, else the
+// file at path. Fails with invalid_argument for a server_name (only a remote
+// device can load one; it sends the name) or a source with nothing in it, and
+// with not_found / io naming the path.
+Result<ModelBytes> read_model_source(const ModelSource& source);
+
+// The one display-name rule: `name` when set, else the stem of the path (or
+// of server_name), else "model".
+std::string model_display_name(const ModelSource& source);
+
+// Where a model came from, for the record (a result's settings.model): its
+// path, "server:NAME" for a model on the server, or "" for bytes in memory.
+std::string model_origin(const ModelSource& source);
+
 // Reads a whole file; not_found / io errors name the path.
 Result<std::vector<std::byte>> read_file(const std::string& path);
 

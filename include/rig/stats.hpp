@@ -1,4 +1,4 @@
-// Statistics used by the engine and the analyses. Everything here is
+// Statistics used by the engine and the scenarios. Everything here is
 // deterministic: the reservoir uses a seeded generator. Figures that do not
 // exist (the median of nothing, a spread around a zero median) are
 // std::nullopt, never NaN.

@@ -2,11 +2,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
-#include "rig/analysis_report.hpp"
-#include "rig/report.hpp"
+#include "cli/point_options.hpp"
+#include "rig/device_spec.hpp"
+#include "rig/report/ab_report.hpp"
 
 namespace rig::cli {
 namespace {
@@ -35,12 +35,12 @@ int run_ab_command(const AbOptions& o) {
   s.point = *point;
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   AbConfig base;
-  base.spec = o.device;
-  if (o.depth) {
-    if (*o.depth == 0)
-      return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
-    base.depth = *o.depth;
-  }
+  auto spec = parse_device_spec(o.device);
+  if (!spec) return report_error(spec.error());
+  base.spec = *spec;
+  auto depth_given = depth_option(o.depth);
+  if (!depth_given) return report_error(depth_given.error());
+  base.depth = *depth_given;
   auto a = apply_knobs(base, o.a);
   if (!a) return report_error({a.error().code, "--a: " + a.error().message});
   auto b = apply_knobs(base, o.b);
@@ -51,19 +51,15 @@ int run_ab_command(const AbOptions& o) {
   auto model = resolve_model(o.model);
   if (!model) return report_error(model.error());
   if (!o.quiet)
-    std::fprintf(stderr, "rig: A/B of %s on %s: %u pairs of %s runs...\n", model->path.c_str(),
-                 o.device.c_str(), s.pairs, format_duration(s.point.duration).c_str());
-  auto result = run_ab(open_with_links, *model, *a, *b, s);
+    std::fprintf(stderr, "rig: A/B of %s on %s: %u pairs of %s runs...\n",
+                 model_display_name(*model).c_str(), o.device.c_str(), s.pairs,
+                 format_duration(s.point.duration).c_str());
+  auto open = [](const DeviceSpec& side) { return open_device(side); };
+  auto result = run_ab(open, *model, *a, *b, s);
   if (!result) return report_error(result.error());
   add_library_versions(result->environment);
-  std::fputs(format_ab_text(*result).c_str(), stdout);
-  if (!o.json.empty()) {
-    auto doc = ab_to_json(*result);
-    doc["model"]["path"] = model->path;
-    if (auto ok = write_json_file(o.json, doc); !ok) return report_error(ok.error());
-    if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json.c_str());
-  }
-  return 0;
+  return finish(format_ab_text(*result), ab_to_json(*result), o.json, o.quiet, result->judgement,
+                o.point.strict);
 }
 
 }  // namespace

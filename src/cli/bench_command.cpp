@@ -5,8 +5,9 @@
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
 #include "cli/options.hpp"
-#include "rig/bench.hpp"
-#include "rig/report.hpp"
+#include "cli/point_options.hpp"
+#include "rig/report/bench_report.hpp"
+#include "rig/scenario/bench.hpp"
 #include "rig/units.hpp"
 
 namespace rig::cli {
@@ -16,17 +17,11 @@ struct BenchOptions {
   std::string model;
   std::string device = "cpu";
   std::optional<uint32_t> depth;
-  std::string duration = "10s";
-  uint32_t repeats = 3;
-  uint32_t windows = 10;
-  uint64_t min_inferences = 100;
-  double tolerance = 0.05;
+  // bench's defaults: 10 s and 100 inferences per repeat.
+  PointOptions point = {.duration = "10s", .min_inferences = 100};
   double repeat_tolerance = 0.10;
-  std::string warmup_max = "5s";
   uint64_t latency_samples = 200;
   std::string latency_max = "5s";
-  std::string timeout = "30s";
-  uint64_t seed = 1;
   std::string json;
   bool strict = false;
   bool quiet = false;
@@ -36,54 +31,35 @@ int run_bench_command(const BenchOptions& o) {
   BenchSettings s;
   s.model = o.model;
   s.device = o.device;
-  if (o.depth) {
-    if (*o.depth == 0)
-      return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
-    s.depth = *o.depth;
-  }
-  auto duration = positive_duration("--duration", o.duration);
-  if (!duration) return report_error(duration.error());
-  s.duration = *duration;
-  auto warm = parse_duration(o.warmup_max);
-  if (!warm)
-    return report_error({ErrorCode::invalid_argument, "--warmup-max: " + warm.error().message});
-  s.warmup_max = *warm;
+  auto depth_given = depth_option(o.depth);
+  if (!depth_given) return report_error(depth_given.error());
+  s.depth = *depth_given;
+  auto point = to_point_settings(o.point);
+  if (!point) return report_error(point.error());
+  s.point = *point;
   auto lat = positive_duration("--latency-duration", o.latency_max);
   if (!lat) return report_error(lat.error());
   s.latency_max = *lat;
-  auto timeout = positive_duration("--timeout", o.timeout);
-  if (!timeout) return report_error(timeout.error());
-  s.request_timeout = *timeout;
-  s.repeats = o.repeats;
-  s.windows = o.windows;
-  s.min_inferences = o.min_inferences;
-  s.stability_tolerance = o.tolerance;
   s.repeat_tolerance = o.repeat_tolerance;
   s.latency_samples = o.latency_samples;
-  s.seed = o.seed;
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
 
   auto model = resolve_model(o.model);
   if (!model) return report_error(model.error());
-  s.model = model->path;
-  auto device = open_device(s.device);
+  s.model = model_origin(*model);
+  auto device = open_spec(s.device);
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: measuring %s on %s (about %s per repeat, %u repeats)...\n",
-                 model->path.c_str(), s.device.c_str(), format_duration(s.duration).c_str(),
-                 s.repeats);
+                 s.model.c_str(), s.device.c_str(), format_duration(s.point.duration).c_str(),
+                 s.point.repeats);
   auto result = run_bench(**device, *model, s);
   if (!result) return report_error(result.error());
   add_library_versions(result->environment);
-  std::fputs(format_bench_text(*result).c_str(), stdout);
-  if (!o.json.empty()) {
-    if (auto ok = write_json_file(o.json, bench_to_json(*result)); !ok)
-      return report_error(ok.error());
-    if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json.c_str());
-  }
-  return (o.strict && !result->verdict.valid) ? 1 : 0;
+  return finish(format_bench_text(*result), bench_to_json(*result), o.json, o.quiet,
+                result->verdict, o.strict);
 }
 
 }  // namespace
@@ -97,31 +73,32 @@ Command add_bench_command(CLI::App& app) {
                   "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
-  sub->add_option("--duration", o->duration, "measured time per repeat, e.g. 10s")
+  sub->add_option("--duration", o->point.duration, "measured time per repeat, e.g. 10s")
       ->capture_default_str();
-  sub->add_option("--repeats", o->repeats, "repeats of the steady-state measurement")
+  sub->add_option("--repeats", o->point.repeats, "repeats of the steady-state measurement")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub->add_option("--windows", o->windows, "windows per repeat (stability compares the last 3)")
+  sub->add_option("--windows", o->point.windows,
+                  "windows per repeat (stability compares the last 3)")
       ->capture_default_str()
       ->check(CLI::Range(3u, 100000u));
-  sub->add_option("--min-inferences", o->min_inferences, "inferences per repeat, at least")
+  sub->add_option("--min-inferences", o->point.min_inferences, "inferences per repeat, at least")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub->add_option("--tolerance", o->tolerance, "stability tolerance of the last 3 windows")
+  sub->add_option("--tolerance", o->point.tolerance, "stability tolerance of the last 3 windows")
       ->capture_default_str()
       ->check(CLI::Range(1e-6, 10.0));
   sub->add_option("--repeat-tolerance", o->repeat_tolerance, "allowed spread across repeats")
       ->capture_default_str()
       ->check(CLI::Range(1e-6, 10.0));
-  sub->add_option("--warmup-max", o->warmup_max, "cap on the warm-up")->capture_default_str();
+  sub->add_option("--warmup-max", o->point.warmup_max, "cap on the warm-up")->capture_default_str();
   sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{10000000}));
   sub->add_option("--latency-duration", o->latency_max, "cap on the lone-frame phase")
       ->capture_default_str();
-  sub->add_option("--timeout", o->timeout, "per-request timeout")->capture_default_str();
-  sub->add_option("--seed", o->seed, "seed of the input data")->capture_default_str();
+  sub->add_option("--timeout", o->point.timeout, "per-request timeout")->capture_default_str();
+  sub->add_option("--seed", o->point.seed, "seed of the input data")->capture_default_str();
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");

@@ -1,4 +1,5 @@
 #include "cli/environment_info.hpp"
+#include "rig/version.hpp"
 
 #include <google/protobuf/stubs/common.h>
 #include <opencv2/core/version.hpp>
@@ -8,7 +9,7 @@
 namespace rig::cli {
 
 void add_library_versions(Environment& env) {
-  env.facts["rig_version"] = "0.1.0";
+  env.facts["rig_version"] = std::string(kVersion);
   env.facts["opencv_version"] = CV_VERSION;
   env.facts["protobuf_version"] =
       google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION);

@@ -2,11 +2,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
-#include "rig/analysis_report.hpp"
-#include "rig/report.hpp"
+#include "cli/point_options.hpp"
+#include "rig/report/ladder_report.hpp"
 
 namespace rig::cli {
 namespace {
@@ -25,11 +24,9 @@ struct LadderOptions {
 int run_ladder_command(const LadderOptions& o) {
   LadderSettings s;
   s.sizes = o.sizes;
-  if (o.depth) {
-    if (*o.depth == 0)
-      return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
-    s.depth = *o.depth;
-  }
+  auto depth_given = depth_option(o.depth);
+  if (!depth_given) return report_error(depth_given.error());
+  if (o.depth) s.depth = *depth_given;  // else the ladder's default
   auto point = to_point_settings(o.point);
   if (!point) return report_error(point.error());
   s.point = *point;
@@ -44,7 +41,7 @@ int run_ladder_command(const LadderOptions& o) {
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
 
-  auto device = open_with_links(o.device);
+  auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: ladder on %s: %zu sizes, %u repeats of %s each...\n",
@@ -53,13 +50,8 @@ int run_ladder_command(const LadderOptions& o) {
   auto result = run_ladder(**device, s);
   if (!result) return report_error(result.error());
   add_library_versions(result->environment);
-  std::fputs(format_ladder_text(*result).c_str(), stdout);
-  if (!o.json.empty()) {
-    if (auto ok = write_json_file(o.json, ladder_to_json(*result)); !ok)
-      return report_error(ok.error());
-    if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json.c_str());
-  }
-  return 0;
+  return finish(format_ladder_text(*result), ladder_to_json(*result), o.json, o.quiet,
+                result->verdict, o.point.strict);
 }
 
 }  // namespace

@@ -12,15 +12,12 @@
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
 #include "cli/options.hpp"
-#include "rig/engine.hpp"
-#include "rig/environment.hpp"
-#include "rig/report.hpp"
+#include "rig/report/loop_report.hpp"
+#include "rig/scenario/loop.hpp"
 #include "rig/units.hpp"
 
 namespace rig::cli {
 namespace {
-
-using nlohmann::json;
 
 struct LoopOptions {
   std::string model;
@@ -31,12 +28,9 @@ struct LoopOptions {
   std::string timeout = "30s";
   uint64_t seed = 1;
   std::string json_path;
+  bool strict = false;
   bool quiet = false;
 };
-
-double seconds(Nanos d) {
-  return static_cast<double>(d.count()) / 1e9;
-}
 
 // A duration with a unit, or a bare number of milliseconds.
 Result<Nanos> sleep_option(const std::string& text) {
@@ -59,170 +53,46 @@ Result<Nanos> sleep_option(const std::string& text) {
   return Nanos(static_cast<int64_t>(ns));
 }
 
-json error_json(const std::optional<Error>& e) {
-  if (!e) return nullptr;
-  return {{"code", std::string(to_string(e->code))}, {"message", e->message}};
-}
-
 int run_loop_command(const LoopOptions& o) {
+  LoopSettings s;
+  s.model = o.model;
+  s.device = o.device;
   auto duration = positive_duration("--duration", o.duration);
   if (!duration) return report_error(duration.error());
+  s.point.duration = *duration;
   auto sleep = sleep_option(o.sleep);
   if (!sleep) return report_error(sleep.error());
+  s.sleep_between_frames = *sleep;
   auto timeout = positive_duration("--timeout", o.timeout);
   if (!timeout) return report_error(timeout.error());
-  if (o.depth && *o.depth == 0)
-    return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
+  s.point.request_timeout = *timeout;
+  s.point.seed = o.seed;
+  auto depth_given = depth_option(o.depth);
+  if (!depth_given) return report_error(depth_given.error());
+  s.depth = *depth_given;
+  if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json_path.empty())
     if (auto ok = check_writable("--json", o.json_path); !ok) return report_error(ok.error());
   auto model = resolve_model(o.model);
   if (!model) return report_error(model.error());
-  auto device = open_device(o.device);
+  s.model = model_origin(*model);
+  auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
-  Device& d = **device;
-  const DeviceInfo info = d.info();
-  // As rig bench: more than the device takes would only fail with queue_full.
-  const uint32_t device_depth = std::max<uint32_t>(1, info.queue_depth);
-  uint32_t depth = o.depth.value_or(device_depth);
-  std::vector<std::string> warnings;
-  if (depth > device_depth) {
-    warnings.push_back("depth " + std::to_string(depth) + " exceeds the device's queue depth " +
-                       std::to_string(device_depth) + "; clamped to " +
-                       std::to_string(device_depth));
-    depth = device_depth;
-  }
-  for (const auto& w : warnings) std::fprintf(stderr, "rig: warning: %s\n", w.c_str());
-
   if (!o.quiet)
-    std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it at depth %u...\n",
-                 model->path.empty() ? model->name.c_str() : model->path.c_str(), info.spec.c_str(),
-                 format_duration(*duration).c_str(), depth);
-  auto cold = cold_start(d, *model, depth, o.seed);
-  if (!cold) return report_error(cold.error());
-
-  // 1. The device's own rate.
-  auto loop = d.run_for_duration(cold->workspace.bindings[0], *duration, *sleep);
-  if (!loop) return report_error(loop.error());
-
-  // 2. The host-observed pipelined rate of the same model.
-  SteadySettings s;
-  s.depth = depth;
-  s.min_duration = *duration;
-  s.request_timeout = *timeout;
-  s.seed = o.seed;
-  const SteadyRepeat steady = measure_steady(d, cold->workspace, s);
-
-  const double device_rate = loop->frames_per_second;
-  const double host_rate = steady.rate;
-  // A remote device serving a sim: the loop rate is simulated, the host rate real.
-  const auto clock_it = info.properties.find("server.clock");
-  const bool mixed_clocks =
-      !d.clock().is_virtual() && clock_it != info.properties.end() && clock_it->second == "virtual";
-  const bool comparable = device_rate > 0 && host_rate > 0 && !steady.aborted && !mixed_clocks;
-  std::optional<double> cost_ms, cost_share;
-  if (comparable) {
-    cost_ms = 1e3 / host_rate - 1e3 / device_rate;
-    cost_share = *cost_ms / (1e3 / host_rate);
-  }
-
-  std::printf("rig loop: %s on %s\n",
-              cold->workspace.bindings.empty() ? "" : d.model_info().name.c_str(),
-              info.spec.c_str());
-  for (const auto& w : warnings) std::printf("  warning: %s\n", w.c_str());
-  std::printf("  device loop (run_for_duration on one frame, no per-frame transfers)\n");
-  std::printf("    frames completed      %llu\n",
-              static_cast<unsigned long long>(loop->frames_completed));
-  std::printf("    frames aborted        %llu (cut off by the end of the loop%s; not counted)\n",
-              static_cast<unsigned long long>(loop->frames_aborted),
-              info.in_process ? "" : ", or of a slice of it on the server");
-  std::printf("    elapsed               %s\n", format_duration(loop->elapsed).c_str());
-  std::printf("    sleep between frames  %s\n", format_duration(*sleep).c_str());
-  std::printf("    device rate           %s frames/s", format_fixed(device_rate, 2).c_str());
-  if (device_rate > 0) std::printf(" (%s per frame)", format_ms(1e3 / device_rate).c_str());
-  std::printf("\n  host-observed pipelined rate (depth %u, every frame crosses the link)\n",
-              steady.depth);
-  if (steady.aborted) {
-    std::printf("    INVALID: %s\n",
-                steady.first_error ? steady.first_error->to_string().c_str() : "aborted");
-  } else {
-    std::printf("    host rate             %s frames/s (%s per frame, %llu frames in %s, %s)\n",
-                format_fixed(host_rate, 2).c_str(),
-                host_rate > 0 ? format_ms(1e3 / host_rate).c_str() : "-",
-                static_cast<unsigned long long>(steady.inferences),
-                format_duration(steady.elapsed).c_str(), steady.stable ? "stable" : "unstable");
-    std::printf("    bytes per frame       %s in, %s out (payload); %s in, %s out (link)\n",
-                format_bytes(steady.payload_in_per_inference).c_str(),
-                format_bytes(steady.payload_out_per_inference).c_str(),
-                format_bytes(steady.link_in_per_inference).c_str(),
-                format_bytes(steady.link_out_per_inference).c_str());
-  }
-  if (cost_ms) {
-    std::printf(
-        "  cost of per-frame transfers: %s per frame (%s%% of the host-observed frame time)\n",
-        format_ms(*cost_ms).c_str(), format_fixed(*cost_share * 100, 1).c_str());
-    if (*sleep > Nanos(0))
-      std::printf(
-          "  note: the device rate includes the sleeps between frames, so the difference "
-          "is not the transfer cost alone\n");
-    else if (*cost_ms < 0)
-      std::printf(
-          "  note: the host pipeline was faster than the device loop; the difference is "
-          "noise or the loop runs one frame at a time where the pipeline overlaps\n");
-  }
-  if (mixed_clocks)
-    std::printf(
-        "  note: the server's device runs on a virtual clock while the host's is real: the "
-        "two rates are not comparable, so no transfer cost is given\n");
-  if (d.clock().is_virtual())
-    std::printf("  note: %s runs on a virtual clock; both rates are simulated\n",
-                info.kind.c_str());
-
-  if (!o.json_path.empty()) {
-    json doc;
-    doc["schema_version"] = kJsonSchemaVersion;
-    doc["tool"] = "rig loop";
-    doc["settings"] = {{"model", model->path.empty() ? model->name : model->path},
-                       {"device", o.device},
-                       {"duration_s", seconds(*duration)},
-                       {"sleep_between_frames_ms", static_cast<double>(sleep->count()) / 1e6},
-                       {"depth", depth},
-                       {"request_timeout_s", seconds(*timeout)},
-                       {"seed", o.seed}};
-    Environment env = collect_environment();
-    add_library_versions(env);
-    doc["environment"] = {{"facts", env.facts}, {"warnings", env.warnings}};
-    doc["device"] = {{"spec", info.spec},
-                     {"kind", info.kind},
-                     {"description", info.description},
-                     {"queue_depth", info.queue_depth},
-                     {"properties", info.properties},
-                     {"warnings", info.warnings}};
-    doc["loop"] = {{"frames_completed", loop->frames_completed},
-                   {"frames_aborted", loop->frames_aborted},
-                   {"elapsed_s", seconds(loop->elapsed)},
-                   {"frames_per_second", json_number(device_rate)}};
-    doc["steady"] = {
-        {"depth", steady.depth},
-        {"inferences", steady.inferences},
-        {"elapsed_s", seconds(steady.elapsed)},
-        {"rate", json_number(steady.aborted ? std::nullopt : std::optional<double>(host_rate))},
-        {"stable", steady.stable},
-        {"aborted", steady.aborted},
-        {"errors", steady.errors},
-        {"first_error", error_json(steady.first_error)},
-        {"payload_in_per_inference", steady.payload_in_per_inference},
-        {"payload_out_per_inference", steady.payload_out_per_inference},
-        {"link_in_per_inference", steady.link_in_per_inference},
-        {"link_out_per_inference", steady.link_out_per_inference}};
-    doc["transfer_cost"] = {{"per_frame_ms", json_number(cost_ms)},
-                            {"share_of_host_frame_time", json_number(cost_share)}};
-    doc["warnings"] = warnings;
-    doc["verdict"] = {{"valid", !steady.aborted}};
-    if (auto ok = write_json_file(o.json_path, doc); !ok) return report_error(ok.error());
-    if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json_path.c_str());
-  }
-  if (steady.aborted && steady.first_error) return exit_code_for(steady.first_error->code);
-  return steady.aborted ? 3 : 0;
+    std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it...\n",
+                 model_display_name(*model).c_str(), o.device.c_str(),
+                 format_duration(*duration).c_str());
+  auto result = run_loop(**device, *model, s);
+  if (!result) return report_error(result.error());
+  if (result->depth_note) std::fprintf(stderr, "rig: warning: %s\n", result->depth_note->c_str());
+  add_library_versions(result->environment);
+  const int status = finish(format_loop_text(*result), loop_to_json(*result), o.json_path, o.quiet,
+                            result->verdict, o.strict);
+  // An aborted pipelined run is a device failure, whatever --strict says.
+  if (result->steady.aborted)
+    return result->steady.first_error ? exit_code_for(result->steady.first_error->code) : 3;
+  if (status != 0) return status;
+  return 0;
 }
 
 }  // namespace
@@ -245,6 +115,7 @@ Command add_loop_command(CLI::App& app) {
   sub->add_option("--timeout", o->timeout, "per-request timeout")->capture_default_str();
   sub->add_option("--seed", o->seed, "seed of the input data")->capture_default_str();
   sub->add_option("--json", o->json_path, "also write the result as JSON to this file");
+  sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
   return {sub, [o] { return run_loop_command(*o); }};
 }

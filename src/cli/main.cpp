@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "rig/version.hpp"
 
 namespace rig::cli {
 
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
   using namespace rig::cli;
   CLI::App app{"rig: a measurement rig for inference accelerators"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "rig 0.1.0");
+  app.set_version_flag("--version", std::string(rig::kVersionString));
   std::vector<Command> commands = {
       add_bench_command(app), add_model_command(app),   add_serve_command(app),
       add_loop_command(app),  add_ladder_command(app),  add_sweep_command(app),

@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/options.hpp"
 #include "rig/model.hpp"
+#include "rig/report/model_report.hpp"
 #include "rig/units.hpp"
 
 namespace rig::cli {
@@ -29,10 +30,7 @@ int write_model(const std::string& path, const Result<std::vector<std::byte>>& b
   if (auto ok = write_file_atomic(path, *bytes); !ok) return report_error(ok.error());
   auto info = inspect_onnx(*bytes, path);
   if (!info) return report_error(info.error());
-  std::printf("wrote %s (%s): in %s, out %s\n", path.c_str(),
-              format_bytes(static_cast<double>(bytes->size())).c_str(),
-              format_bytes(static_cast<double>(info->input_bytes())).c_str(),
-              format_bytes(static_cast<double>(info->output_bytes())).c_str());
+  std::fputs(format_model_written_text(path, bytes->size(), *info).c_str(), stdout);
   return 0;
 }
 
@@ -72,16 +70,7 @@ int run_inspect(const ModelOptions& o) {
   if (!bytes) return report_error(bytes.error());
   auto info = inspect_onnx(*bytes, o.inspect_path);
   if (!info) return report_error(info.error());
-  auto print = [](const char* dir, const TensorInfo& t) {
-    std::string shape;
-    for (size_t i = 0; i < t.shape.size(); ++i)
-      shape += (i ? "x" : "") + std::to_string(t.shape[i]);
-    std::printf("  %-6s %-20s %-8s %-20s %zu bytes\n", dir, t.name.c_str(),
-                std::string(to_string(t.type)).c_str(), shape.c_str(), t.bytes);
-  };
-  std::printf("%s\n", o.inspect_path.c_str());
-  for (const auto& t : info->inputs) print("input", t);
-  for (const auto& t : info->outputs) print("output", t);
+  std::fputs(format_model_text(o.inspect_path, *info).c_str(), stdout);
   return 0;
 }
 

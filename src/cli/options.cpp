@@ -2,8 +2,12 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
+#include "cli/command.hpp"
+#include "rig/device_spec.hpp"
+#include "rig/report/document.hpp"
 #include "rig/units.hpp"
 
 namespace rig::cli {
@@ -14,6 +18,11 @@ Result<Nanos> positive_duration(const std::string& option, const std::string& te
   if (*d <= Nanos(0))
     return fail(ErrorCode::invalid_argument, option + " must be positive, got '" + text + "'");
   return *d;
+}
+
+Result<uint32_t> depth_option(const std::optional<uint32_t>& depth) {
+  if (depth && *depth == 0) return fail(ErrorCode::invalid_argument, "--depth must be >= 1, got 0");
+  return depth.value_or(0);
 }
 
 Result<void> check_writable(const std::string& option, const std::string& path) {
@@ -40,8 +49,7 @@ Result<ModelSource> resolve_model(const std::string& path) {
     return source;
   }
   if (path.rfind("server:", 0) == 0) {  // loaded by name under the server's --model-dir
-    source.path = path;
-    source.name = std::filesystem::path(path.substr(7)).stem().string();
+    source.server_name = path.substr(7);
     return source;
   }
   std::error_code ec;
@@ -49,6 +57,22 @@ Result<ModelSource> resolve_model(const std::string& path) {
     return fail(ErrorCode::not_found, "model file '" + path + "' does not exist");
   source.path = path;
   return source;
+}
+
+Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {
+  auto parsed = parse_device_spec(spec);
+  if (!parsed) return tl::unexpected(parsed.error());
+  return open_device(*parsed);
+}
+
+int finish(const std::string& text, const std::string& json_document, const std::string& json_path,
+           bool quiet, const Verdict& verdict, bool strict) {
+  std::fputs(text.c_str(), stdout);
+  if (!json_path.empty()) {
+    if (auto ok = write_json_file(json_path, json_document); !ok) return report_error(ok.error());
+    if (!quiet) std::fprintf(stderr, "rig: wrote %s\n", json_path.c_str());
+  }
+  return strict_exit_status(verdict, strict);
 }
 
 }  // namespace rig::cli

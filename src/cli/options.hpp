@@ -4,20 +4,39 @@
 #include <optional>
 #include <string>
 
+#include <memory>
+
 #include "rig/clock.hpp"
+#include "rig/device.hpp"
 #include "rig/error.hpp"
 #include "rig/model.hpp"
+#include "rig/scenario/verdict.hpp"
 
 namespace rig::cli {
 
 // A duration option that must be > 0; the error names the option.
 Result<Nanos> positive_duration(const std::string& option, const std::string& text);
 
+// --depth: the value when given (>= 1, else invalid_argument naming the
+// option), 0 ("the device's queue depth") when not.
+Result<uint32_t> depth_option(const std::optional<uint32_t>& depth);
+
 // Fails with io when `path` cannot be created (missing or unwritable
 // directory), before any measurement starts.
 Result<void> check_writable(const std::string& option, const std::string& path);
 
-// The model to use: `path` if given (must exist), else the built-in demo.
+// The model to use: `path` if given (must exist), "server:NAME" for a model
+// under the remote server's --model-dir, else the built-in demo.
 Result<ModelSource> resolve_model(const std::string& path);
+
+// Parses a -d spec once and opens the device it names.
+Result<std::unique_ptr<Device>> open_spec(const std::string& spec);
+
+// The end of every measuring subcommand: prints the text on stdout, writes
+// the JSON document to `json_path` when one was given (atomically; "rig:
+// wrote PATH" on stderr unless quiet), and returns the exit status: the
+// write's error, else 1 when `strict` and the verdict is INVALID, else 0.
+int finish(const std::string& text, const std::string& json_document, const std::string& json_path,
+           bool quiet, const Verdict& verdict, bool strict);
 
 }  // namespace rig::cli

@@ -5,9 +5,10 @@
 
 #include "cli/command.hpp"
 #include "cli/options.hpp"
-#include "rig/analysis_report.hpp"
 #include "rig/link_profile.hpp"
-#include "rig/report.hpp"
+#include "rig/report/bench_report.hpp"
+#include "rig/report/document.hpp"
+#include "rig/report/predict_report.hpp"
 #include "rig/units.hpp"
 
 namespace rig::cli {
@@ -22,12 +23,7 @@ struct PredictOptions {
 };
 
 int list_links() {
-  std::printf("%-14s %12s %12s %12s %7s %7s  %s\n", "profile", "bw in", "bw out", "lat/transfer",
-              "queue", "duplex", "source");
-  for (const auto& p : link_profiles())
-    std::printf("%-14s %12s %12s %12s %7u %7s  %s\n", p.name.c_str(), format_rate(p.bw_in).c_str(),
-                format_rate(p.bw_out).c_str(), format_duration(p.latency).c_str(), p.queue_depth,
-                p.full_duplex ? "full" : "half", p.source.c_str());
+  std::fputs(format_link_profiles_text().c_str(), stdout);
   return 0;
 }
 
@@ -42,27 +38,19 @@ int run_predict_command(const PredictOptions& o) {
                          "(rig predict --list-links)"});
   auto link = parse_link_profile(o.link);
   if (!link) return report_error({link.error().code, "--link: " + link.error().message});
-  uint32_t depth = 0;
-  if (o.depth) {
-    if (*o.depth == 0)
-      return report_error({ErrorCode::invalid_argument, "--depth must be >= 1, got 0"});
-    depth = *o.depth;
-  }
+  auto depth = depth_option(o.depth);
+  if (!depth) return report_error(depth.error());
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
 
   auto bytes = read_file(o.result);
   if (!bytes) return report_error(bytes.error());
-  nlohmann::json doc =
-      nlohmann::json::parse(reinterpret_cast<const char*>(bytes->data()),
-                            reinterpret_cast<const char*>(bytes->data()) + bytes->size(), nullptr,
-                            /*allow_exceptions=*/false);
-  if (doc.is_discarded())
-    return report_error({ErrorCode::invalid_argument,
-                         o.result + ": not JSON (expected a rig bench --json result)"});
-  auto source = predict_source_from_json(doc, o.result);
+  const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  auto bench = read_bench_json(text, o.result, "predict");
+  if (!bench) return report_error(bench.error());
+  auto source = predict_source(*bench, o.result);
   if (!source) return report_error(source.error());
-  const Prediction p = predict(*source, *link, depth);
+  const Prediction p = predict(*source, *link, *depth);
   std::fputs(format_prediction_text(*source, p).c_str(), stdout);
   if (!o.json.empty())
     if (auto ok = write_json_file(o.json, prediction_to_json(o.result, *source, p)); !ok)

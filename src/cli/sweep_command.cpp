@@ -2,11 +2,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "cli/analysis_options.hpp"
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
-#include "rig/analysis_report.hpp"
-#include "rig/report.hpp"
+#include "cli/point_options.hpp"
+#include "rig/report/sweep_report.hpp"
 
 namespace rig::cli {
 namespace {
@@ -42,23 +41,17 @@ int run_sweep_command(const SweepOptions& o) {
 
   auto model = resolve_model(o.model);
   if (!model) return report_error(model.error());
-  auto device = open_with_links(o.device);
+  auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: sweeping depth %u..%u of %s on %s (%u repeats of %s each)...\n",
-                 s.min_depth, s.max_depth, model->path.c_str(), o.device.c_str(), s.point.repeats,
-                 format_duration(s.point.duration).c_str());
+                 s.min_depth, s.max_depth, model_display_name(*model).c_str(), o.device.c_str(),
+                 s.point.repeats, format_duration(s.point.duration).c_str());
   auto result = run_sweep(**device, *model, s);
   if (!result) return report_error(result.error());
   add_library_versions(result->environment);
-  std::fputs(format_sweep_text(*result).c_str(), stdout);
-  if (!o.json.empty()) {
-    auto doc = sweep_to_json(*result);
-    doc["model"]["path"] = model->path;
-    if (auto ok = write_json_file(o.json, doc); !ok) return report_error(ok.error());
-    if (!o.quiet) std::fprintf(stderr, "rig: wrote %s\n", o.json.c_str());
-  }
-  return 0;
+  return finish(format_sweep_text(*result), sweep_to_json(*result), o.json, o.quiet,
+                result->verdict, o.point.strict);
 }
 
 }  // namespace

@@ -9,13 +9,6 @@
 namespace rig {
 namespace {
 
-double ns_to_ms(Nanos d) {
-  return static_cast<double>(d.count()) / 1e6;
-}
-double ns_to_s(Nanos d) {
-  return static_cast<double>(d.count()) / 1e9;
-}
-
 uint64_t splitmix(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -202,11 +195,11 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
       if (r.errors >= 3) break;
       continue;
     }
-    overall.push_back(ns_to_ms(t1 - t0));
-    if (t->compute) hw.push_back(ns_to_ms(*t->compute));
-    if (t->transfer_in) tin.push_back(ns_to_ms(*t->transfer_in));
-    if (t->transfer_out) tout.push_back(ns_to_ms(*t->transfer_out));
-    if (t->queue_wait) qwait.push_back(ns_to_ms(*t->queue_wait));
+    overall.push_back(to_ms(t1 - t0));
+    if (t->compute) hw.push_back(to_ms(*t->compute));
+    if (t->transfer_in) tin.push_back(to_ms(*t->transfer_in));
+    if (t->transfer_out) tout.push_back(to_ms(*t->transfer_out));
+    if (t->queue_wait) qwait.push_back(to_ms(*t->queue_wait));
     if (t1 - start >= settings.max_duration) break;
   }
   r.samples = overall.size();
@@ -299,7 +292,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
       ++warm_window_count;
       if (t_done - warm_window_start >= s.warmup_window && warm_window_count >= warm_min) {
         const double rate =
-            static_cast<double>(warm_window_count) / ns_to_s(t_done - warm_window_start);
+            static_cast<double>(warm_window_count) / to_seconds(t_done - warm_window_start);
         const bool settled =
             last_warm_rate && std::abs(rate - *last_warm_rate) <=
                                   s.stability_tolerance * std::max(rate, *last_warm_rate);
@@ -319,12 +312,12 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
       ++r.inferences;
       ++window_count;
       t_last = t_done;
-      latencies.add(ns_to_ms(t_done - submitted_at[slot]));
+      latencies.add(to_ms(t_done - submitted_at[slot]));
       // Windows, too, close on the start slot: each holds whole pipeline cycles.
       if (t_done - window_start >= window_len && slot == start_slot) {
         WindowFigure w;
-        w.start_s = ns_to_s(window_start - t_start);
-        w.duration_s = ns_to_s(t_done - window_start);
+        w.start_s = to_seconds(window_start - t_start);
+        w.duration_s = to_seconds(t_done - window_start);
         w.inferences = window_count;
         w.rate = static_cast<double>(window_count) / w.duration_s;
         r.windows.push_back(w);
@@ -375,7 +368,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   }
   r.completed_total = all_completed;
   r.elapsed = t_last - t_start;
-  if (r.elapsed > Nanos(0)) r.rate = static_cast<double>(r.inferences) / ns_to_s(r.elapsed);
+  if (r.elapsed > Nanos(0)) r.rate = static_cast<double>(r.inferences) / to_seconds(r.elapsed);
   if (phase == Phase::warmup) r.warmup = clock.now() - t_begin;
   std::vector<double> lat = latencies.samples();
   r.latency_ms = summarize(lat);
@@ -392,7 +385,8 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   if (real_time && r.inferences > 0) {
     r.bookkeeping_ns_per_inference =
         static_cast<double>(bookkeeping.count()) / static_cast<double>(all_completed);
-    if (r.elapsed > Nanos(0)) r.wait_fraction = std::min(1.0, ns_to_s(waited) / ns_to_s(r.elapsed));
+    if (r.elapsed > Nanos(0))
+      r.wait_fraction = std::min(1.0, to_seconds(waited) / to_seconds(r.elapsed));
   }
   return r;
 }

@@ -1,10 +1,11 @@
-// Named link profiles and their expansion into sim parameters.
+// Named link profiles, and the expansion of link= in sim spec text.
 // docs/link-profiles.md derives every number in the table below.
 #include "rig/link_profile.hpp"
 
 #include <cstdio>
 #include <string>
 
+#include "rig/device_spec.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
@@ -22,12 +23,6 @@ const LinkProfile kProfiles[] = {
      "PCIe 3.0 x4: 3.94 GB/s after 128b/130b, x 128/152 TLP efficiency; latency and queue "
      "assumed"},
 };
-
-std::string known_names() {
-  std::string s;
-  for (const auto& p : kProfiles) s += (s.empty() ? "" : ", ") + p.name;
-  return s;
-}
 
 std::string compact(double v) {
   char buf[32];
@@ -104,62 +99,40 @@ std::span<const LinkProfile> link_profiles() {
   return kProfiles;
 }
 
+std::string link_profile_names() {
+  std::string s;
+  for (const auto& p : kProfiles) s += (s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
 Result<LinkProfile> parse_link_profile(std::string_view text) {
   for (const auto& p : kProfiles)
     if (text == p.name) return p;
   if (text.find('=') != std::string_view::npos) return parse_custom(text);
   return fail(ErrorCode::invalid_argument, "unknown link profile '" + std::string(text) +
-                                               "' (known: " + known_names() +
+                                               "' (known: " + link_profile_names() +
                                                ", or custom bw=BW,lat=DUR,depth=N)");
 }
 
 std::string to_sim_params(const LinkProfile& p) {
   return "bw_in=" + compact(p.bw_in / 1e6) + "MB/s,bw_out=" + compact(p.bw_out / 1e6) +
-         "MB/s,lat=" + compact(static_cast<double>(p.latency.count()) / 1e6) +
-         "ms,depth=" + std::to_string(p.queue_depth) +
+         "MB/s,lat=" + compact(to_ms(p.latency)) + "ms,depth=" + std::to_string(p.queue_depth) +
          ",duplex=" + (p.full_duplex ? "full" : "half");
 }
 
 Result<std::string> expand_link_profiles(std::string_view spec_text) {
-  if (spec_text.rfind("tcp://", 0) == 0 || spec_text.rfind("unix:", 0) == 0)
+  auto parsed = parse_spec(spec_text);
+  // A malformed spec is open_device's to report, with its own message; remote
+  // specs parse as kind "tcp" or "unix", or not at all.
+  if (!parsed || parsed->kind != "sim" || parsed->params.count("link") == 0)
     return std::string(spec_text);
-  auto spec = parse_spec(spec_text);
-  // A malformed spec is open_device's to report, with its own message.
-  if (!spec || spec->kind != "sim") return std::string(spec_text);
-  auto link = spec->params.find("link");
-  if (link == spec->params.end()) return std::string(spec_text);
-  const std::string name = link->second;
-  if (name.find('=') != std::string::npos)
-    return fail(ErrorCode::invalid_argument,
-                "sim parameter link takes a profile name (" + known_names() +
-                    "); give a custom link as the sim's own bw=, lat=, depth=");
-  auto profile = parse_link_profile(name);
-  if (!profile) {
-    Error e = profile.error();
-    e.message = "sim parameter link: " + e.message;
-    return tl::unexpected(e);
-  }
-  spec->params.erase(link);
-  const bool explicit_bw = spec->params.count("bw") != 0;
-  auto set = [&](const std::string& key, std::string value) {
-    spec->params.emplace(key, std::move(value));  // an explicit parameter wins
-  };
-  if (!explicit_bw) {
-    set("bw_in", compact(profile->bw_in / 1e6) + "MB/s");
-    set("bw_out", compact(profile->bw_out / 1e6) + "MB/s");
-  }
-  set("lat", compact(static_cast<double>(profile->latency.count()) / 1e6) + "ms");
-  set("depth", std::to_string(profile->queue_depth));
-  set("duplex", profile->full_duplex ? "full" : "half");
-  std::string out = "sim";
-  char sep = ':';
-  for (const auto& param : spec->params) {
-    const std::string& key = param.first;
-    const std::string& value = param.second;
-    out += sep + key + "=" + value;
-    sep = ',';
-  }
-  return out;
+  DeviceSpec spec;
+  spec.kind = parsed->kind;
+  spec.given = std::move(parsed->params);
+  auto params = expand_link_profile(spec.given);
+  if (!params) return tl::unexpected(params.error());
+  spec.params = std::move(*params);
+  return spec.text();
 }
 
 }  // namespace rig

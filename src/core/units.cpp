@@ -178,7 +178,7 @@ std::string format_ms(double ms) {
 }
 
 std::string format_duration(Nanos d) {
-  return format_ms(static_cast<double>(d.count()) / 1e6);
+  return format_ms(to_ms(d));
 }
 
 std::string format_bytes(double bytes) {

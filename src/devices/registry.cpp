@@ -1,28 +1,49 @@
-// open_device: the one place that maps a spec string to a device.
+// The device registry: the one place that parses spec text into a DeviceSpec
+// and maps a DeviceSpec to a device.
 #include <string>
 
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/remote/remote_device.hpp"
 #include "devices/sim/sim_device.hpp"
 #include "rig/device.hpp"
-#include "rig/link_profile.hpp"
+#include "rig/device_spec.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
+namespace {
 
-Result<std::unique_ptr<Device>> open_device(std::string_view spec_text) {
-  if (spec_text.rfind("tcp://", 0) == 0 || spec_text.rfind("unix:", 0) == 0)
-    return open_remote_device(spec_text);
+tl::unexpected<Error> unknown_kind(const std::string& kind) {
+  return fail(ErrorCode::invalid_argument,
+              "unknown device '" + kind + "' (known: cpu, sim:..., tcp://HOST:PORT, unix:PATH)");
+}
+
+}  // namespace
+
+Result<DeviceSpec> parse_device_spec(std::string_view text) {
+  DeviceSpec spec;
+  if (text.rfind("tcp://", 0) == 0 || text.rfind("unix:", 0) == 0) {
+    spec.kind = "remote";
+    spec.endpoint = std::string(text);  // the remote device parses its own options
+    return spec;
+  }
+  auto parsed = parse_spec(text);
+  if (!parsed) return tl::unexpected(parsed.error());
+  if (parsed->kind != "cpu" && parsed->kind != "sim") return unknown_kind(parsed->kind);
   // sim:link=usb3-gen2,... -> the profile's bw_in, bw_out, lat, depth, duplex
-  auto expanded = expand_link_profiles(spec_text);
-  if (!expanded) return tl::unexpected(expanded.error());
-  auto spec = parse_spec(*expanded);
+  return DeviceSpec::from_params(parsed->kind, std::move(parsed->params));
+}
+
+Result<std::unique_ptr<Device>> open_device(const DeviceSpec& spec) {
+  if (spec.remote()) return open_remote_device(spec.endpoint);
+  if (spec.kind == "cpu") return open_cpu_device(spec.params);
+  if (spec.kind == "sim") return open_sim_device(spec.params);
+  return unknown_kind(spec.kind);
+}
+
+Result<std::unique_ptr<Device>> open_device(std::string_view text) {
+  auto spec = parse_device_spec(text);
   if (!spec) return tl::unexpected(spec.error());
-  if (spec->kind == "cpu") return open_cpu_device(*spec);
-  if (spec->kind == "sim") return open_sim_device(*spec);
-  return fail(
-      ErrorCode::invalid_argument,
-      "unknown device '" + spec->kind + "' (known: cpu, sim:..., tcp://HOST:PORT, unix:PATH)");
+  return open_device(*spec);
 }
 
 }  // namespace rig

@@ -156,8 +156,7 @@ Result<DurationRun> from_pb(const pb::RunForDurationReply& reply) {
   if (run.elapsed < Nanos(0) || !std::isfinite(run.frames_per_second) || run.frames_per_second < 0)
     return fail(ErrorCode::protocol, "run_for_duration reply is not a valid result: " + figures);
   if (run.elapsed > Nanos(0)) {
-    const double expected = static_cast<double>(run.frames_completed) /
-                            (static_cast<double>(run.elapsed.count()) / 1e9);
+    const double expected = static_cast<double>(run.frames_completed) / to_seconds(run.elapsed);
     if (std::abs(run.frames_per_second - expected) > 1e-6 * std::max(1.0, expected))
       return fail(ErrorCode::protocol, "run_for_duration reply disagrees with itself: " + figures +
                                            " (frames / elapsed is " + std::to_string(expected) +

@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "rig/model.hpp"
+#include "rig/units.hpp"
 
 namespace rig {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 std::unique_ptr<Device> open_cpu(const std::string& text) {
   auto spec = parse_spec(text);
   EXPECT_TRUE(spec) << text;
-  auto device = open_cpu_device(*spec);
+  auto device = open_cpu_device(spec->params);
   EXPECT_TRUE(device) << text << ": " << device.error().to_string();
   return device ? std::move(*device) : nullptr;
 }
@@ -111,11 +112,11 @@ TEST(CpuDevice, RejectsBadSpecs) {
                            "cpu:depth=two", "cpu:workers=0"}) {
     auto spec = parse_spec(text);
     ASSERT_TRUE(spec) << text;
-    auto device = open_cpu_device(*spec);
+    auto device = open_cpu_device(spec->params);
     ASSERT_FALSE(device) << text;
     EXPECT_EQ(device.error().code, ErrorCode::invalid_argument) << text;
   }
-  auto unknown = open_cpu_device(*parse_spec("cpu:thread=2"));
+  auto unknown = open_cpu_device(parse_spec("cpu:thread=2")->params);
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.error().message.find("'thread'"), std::string::npos);
   EXPECT_NE(unknown.error().message.find("threads, workers, depth"), std::string::npos);

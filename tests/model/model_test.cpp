@@ -382,5 +382,84 @@ TEST(Files, DefaultCacheDirHonoursRigCacheDir) {
   if (saved) ::setenv("RIG_CACHE_DIR", restore.c_str(), 1);
 }
 
+// ---- ModelSource: the one reading and naming rule ---------------------------
+
+std::vector<std::byte> bytes_of(std::string_view text) {
+  const auto* p = reinterpret_cast<const std::byte*>(text.data());
+  return {p, p + text.size()};
+}
+
+TEST(ModelSource, BytesAreViewedNotCopied) {
+  ModelSource source;
+  source.bytes = bytes_of("model bytes");
+  source.path = "/does/not/exist.onnx";  // not read: bytes come first
+  auto model = read_model_source(source);
+  ASSERT_TRUE(model) << model.error().to_string();
+  EXPECT_TRUE(model->owned.empty());
+  EXPECT_EQ(model->bytes.data(), source.bytes.data());
+  EXPECT_EQ(model->bytes.size(), source.bytes.size());
+}
+
+TEST(ModelSource, AFileIsReadAndOwnedAndSurvivesAMove) {
+  TempDir dir;
+  const std::string path = (dir.path() / "net.onnx").string();
+  ASSERT_TRUE(write_file_atomic(path, std::string_view("file bytes")));
+  ModelSource source;
+  source.path = path;
+  auto model = read_model_source(source);
+  ASSERT_TRUE(model) << model.error().to_string();
+  EXPECT_EQ(model->owned, bytes_of("file bytes"));
+  const ModelBytes moved = std::move(*model);
+  ASSERT_EQ(moved.bytes.size(), moved.owned.size());
+  EXPECT_EQ(moved.bytes.data(), moved.owned.data());
+}
+
+TEST(ModelSource, MissingFilesServerNamesAndEmptySourcesFail) {
+  TempDir dir;
+  ModelSource missing;
+  missing.path = (dir.path() / "missing.onnx").string();
+  auto not_found = read_model_source(missing);
+  ASSERT_FALSE(not_found);
+  EXPECT_EQ(not_found.error().code, ErrorCode::not_found);
+  EXPECT_NE(not_found.error().message.find(missing.path), std::string::npos);
+
+  ModelSource directory;
+  directory.path = dir.path().string();
+  auto io = read_model_source(directory);
+  ASSERT_FALSE(io);
+  EXPECT_EQ(io.error().code, ErrorCode::io);
+
+  ModelSource by_name;
+  by_name.server_name = "sub/a.onnx";
+  auto remote_only = read_model_source(by_name);
+  ASSERT_FALSE(remote_only);
+  EXPECT_EQ(remote_only.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(remote_only.error().message.find("sub/a.onnx"), std::string::npos);
+  EXPECT_NE(remote_only.error().message.find("remote device"), std::string::npos);
+
+  auto empty = read_model_source(ModelSource{});
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().code, ErrorCode::invalid_argument);
+}
+
+TEST(ModelSource, DisplayName) {
+  auto name = [](std::string given, std::string path, std::string server_name) {
+    ModelSource source;
+    source.name = std::move(given);
+    source.path = std::move(path);
+    source.server_name = std::move(server_name);
+    return model_display_name(source);
+  };
+  EXPECT_EQ(name("mine", "/models/net.onnx", ""), "mine");
+  EXPECT_EQ(name("", "/models/net.onnx", ""), "net");
+  EXPECT_EQ(name("", "/models/net.v2.onnx", ""), "net.v2");
+  EXPECT_EQ(name("", "/models/net", ""), "net");
+  EXPECT_EQ(name("", "relative/yolo.bin", ""), "yolo");
+  EXPECT_EQ(name("", "", "sub/a.fake"), "a");
+  EXPECT_EQ(name("", "/models/", "sub/a.fake"), "a");
+  EXPECT_EQ(name("", "", ""), "model");
+  EXPECT_EQ(name("", "/models/", ""), "model");
+}
+
 }  // namespace
 }  // namespace rig

@@ -99,6 +99,7 @@ class FakeDevice final : public Device {
     i.queue_depth = o_.depth;
     i.in_process = true;
     i.properties["memory_bytes"] = "1048576";
+    i.memory_bytes = 1048576;
     return i;
   }
   Clock& clock() override {

@@ -38,6 +38,20 @@ class SimServer : public ::testing::Test {
   ModelSource model_;
 };
 
+TEST_F(SimServer, TheTypedFactsDescribeTheHostedSim) {
+  const DeviceInfo info = remote_->info();
+  EXPECT_EQ(info.kind, "remote");
+  EXPECT_EQ(info.own_queue_depth, 4u);
+  EXPECT_EQ(info.device_queue_depth(), 4u);
+  EXPECT_GT(info.queue_depth, 4u);
+  EXPECT_EQ(info.clock, ClockKind::virtual_time);
+  EXPECT_FALSE(info.memory_bytes);  // the sim declares none: hello says 0
+  // The sim's duplex is the hosted link's, a display fact; the client's link
+  // is the network.
+  EXPECT_EQ(info.duplex, Duplex::unknown);
+  EXPECT_EQ(info.properties.at("server.duplex"), "half");
+}
+
 TEST_F(SimServer, LoopCountsAreExactEndToEnd) {
   auto cold =
       cold_start(*remote_, model_, 1, 7);  // its first run also clears the sim's first-frame cost

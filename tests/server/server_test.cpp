@@ -128,6 +128,30 @@ TEST(Server, HelloDescribesTheHostedDevice) {
   EXPECT_EQ(sensors.at("temperature_c"), 41.5);
 }
 
+TEST(Server, HelloFillsTheTypedFactsOfTheHostedDevice) {
+  auto server = start_server();
+  auto d = open(server->address());
+  ASSERT_TRUE(d);
+  const DeviceInfo info = d->info();
+  EXPECT_EQ(info.queue_depth, 8u);      // what this client may keep in flight
+  EXPECT_EQ(info.own_queue_depth, 4u);  // the fake's own
+  EXPECT_EQ(info.device_queue_depth(), 4u);
+  EXPECT_EQ(info.clock, ClockKind::virtual_time);
+  ASSERT_TRUE(info.memory_bytes);
+  EXPECT_EQ(*info.memory_bytes, 1048576u);
+  EXPECT_EQ(info.duplex, Duplex::unknown);  // the network declares none
+
+  FakeOptions real;
+  real.real_clock = true;
+  real.depth = 3;
+  auto real_server = start_server(real);
+  auto r = open(real_server->address());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->info().clock, ClockKind::real);
+  EXPECT_EQ(r->info().own_queue_depth, 3u);
+  EXPECT_EQ(r->info().properties.at("server.clock"), "real");
+}
+
 TEST(Server, RunCarriesInputsOutputsTimingsAndCountsBytes) {
   auto server = start_server();
   auto d = open(server->address());
@@ -418,7 +442,7 @@ TEST(Server, LoadByNameStaysUnderTheModelDir) {
   auto server = start_server({}, s);
   auto d = open(server->address());
   ModelSource by_name;
-  by_name.path = "server:sub/a.fake";
+  by_name.server_name = "sub/a.fake";
   auto ok = d->load(by_name);
   ASSERT_TRUE(ok) << ok.error().to_string();
   EXPECT_EQ(d->model_info().name, "a");
@@ -433,7 +457,7 @@ TEST(Server, LoadByNameStaysUnderTheModelDir) {
            {"missing.fake", ErrorCode::not_found},
            {"", ErrorCode::invalid_argument}}) {
     ModelSource m;
-    m.path = "server:" + name;
+    m.server_name = name;
     auto r = d->load(m);
     ASSERT_FALSE(r) << name;
     EXPECT_EQ(r.error().code, code) << name << ": " << r.error().to_string();
@@ -443,7 +467,7 @@ TEST(Server, LoadByNameStaysUnderTheModelDir) {
   auto plain = start_server();
   auto p = open(plain->address());
   ModelSource m;
-  m.path = "server:a.fake";
+  m.server_name = "a.fake";
   EXPECT_EQ(p->load(m).error().code, ErrorCode::unsupported);
 }
 

@@ -21,7 +21,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -47,17 +46,17 @@ struct CpuConfig {
   uint32_t depth = 2;
 };
 
-Result<CpuConfig> parse_config(const Spec& spec) {
+Result<CpuConfig> parse_config(const std::map<std::string, std::string>& params) {
   static const char* const known[] = {"threads", "workers", "depth"};
-  for (const auto& param : spec.params) {
+  for (const auto& param : params) {
     const std::string& key = param.first;
     if (std::find(std::begin(known), std::end(known), key) == std::end(known))
       return fail(ErrorCode::invalid_argument,
                   "unknown cpu parameter '" + key + "' (known: threads, workers, depth)");
   }
   auto count = [&](const std::string& key, uint64_t fallback, uint64_t max) -> Result<uint32_t> {
-    auto it = spec.params.find(key);
-    if (it == spec.params.end()) return static_cast<uint32_t>(fallback);
+    auto it = params.find(key);
+    if (it == params.end()) return static_cast<uint32_t>(fallback);
     auto value = parse_count(it->second);
     if (!value || *value < 1 || *value > max)
       return fail(ErrorCode::invalid_argument, "cpu parameter " + key + "='" + it->second +
@@ -181,6 +180,88 @@ struct Worker {
   std::thread thread;
 };
 
+// The model as OpenCV 4.6 takes it: every graph output's shape declared,
+// filled in from what inspect_onnx inferred. The op types name the culprit
+// when the import fails.
+struct OpenCvModel {
+  std::set<std::string> op_types;
+  std::string patched;  // the model re-serialized; empty: the bytes as given
+};
+
+OpenCvModel prepare_for_opencv(std::span<const std::byte> bytes, const ModelInfo& info) {
+  OpenCvModel model;
+  onnx::ModelProto proto;
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return model;
+  for (const auto& node : proto.graph().node()) model.op_types.insert(node.op_type());
+  bool changed = false;
+  for (int i = 0; i < proto.graph().output_size(); ++i) {
+    auto* type = proto.mutable_graph()->mutable_output(i)->mutable_type();
+    if (!type->has_tensor_type() || type->tensor_type().has_shape()) continue;
+    auto* shape = type->mutable_tensor_type()->mutable_shape();
+    for (int64_t d : info.outputs[static_cast<size_t>(i)].shape) shape->add_dim()->set_dim_value(d);
+    changed = true;
+  }
+  if (changed) model.patched = proto.SerializeAsString();
+  return model;
+}
+
+// Parse: one cv::dnn::Net per worker, all from the same bytes.
+Result<std::vector<std::unique_ptr<Worker>>> import_nets(std::span<const std::byte> bytes,
+                                                         const OpenCvModel& model, uint32_t count) {
+  const bool patched = !model.patched.empty();
+  const char* data = patched ? model.patched.data() : reinterpret_cast<const char*>(bytes.data());
+  const size_t size = patched ? model.patched.size() : bytes.size();
+  std::vector<std::unique_ptr<Worker>> workers;
+  try {
+    QuietOpenCvLog quiet;
+    for (uint32_t i = 0; i < count; ++i) {
+      auto worker = std::make_unique<Worker>();
+      worker->net = cv::dnn::readNetFromONNX(data, size);
+      workers.push_back(std::move(worker));
+    }
+  } catch (const std::exception& e) {
+    return tl::unexpected(import_error(e.what(), model.op_types));
+  } catch (...) {
+    return tl::unexpected(import_error("unknown exception", model.op_types));
+  }
+  return workers;
+}
+
+// Compile: configures each Net for OpenCV's own backend on the CPU and returns
+// OpenCV's names of the model's outputs, in the model's order. OpenCV
+// allocates its layers on the first forward(), which therefore stays cold, as
+// on a fresh device.
+Result<std::vector<std::string>> configure_nets(std::vector<std::unique_ptr<Worker>>& workers,
+                                                const ModelInfo& info,
+                                                const std::set<std::string>& op_types) {
+  std::vector<std::string> names;
+  try {
+    auto& net = workers.front()->net;
+    bool all_found = true;
+    for (const auto& output : info.outputs) {
+      names.push_back(output.name);
+      all_found = all_found && net.getLayerId(output.name) >= 0;
+    }
+    if (!all_found) {
+      // Fall back to OpenCV's own output names when they line up one to one.
+      auto unconnected = net.getUnconnectedOutLayersNames();
+      if (unconnected.size() != info.outputs.size())
+        return fail(ErrorCode::unsupported,
+                    "the cpu device cannot map the model's " + std::to_string(info.outputs.size()) +
+                        " outputs to OpenCV's " + std::to_string(unconnected.size()));
+      names.assign(unconnected.begin(), unconnected.end());
+    }
+    for (auto& worker : workers) {
+      worker->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+      worker->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+      worker->inputs.resize(info.inputs.size());
+    }
+  } catch (const std::exception& e) {
+    return tl::unexpected(import_error(e.what(), op_types));
+  }
+  return names;
+}
+
 class CpuDevice final : public Device {
  public:
   explicit CpuDevice(CpuConfig config) : config_(config) {}
@@ -200,6 +281,7 @@ class CpuDevice final : public Device {
                        std::to_string(config_.workers) + " workers)";
     info.queue_depth = config_.depth;
     info.in_process = true;
+    info.clock = ClockKind::real;
     info.properties = {
         {"opencv_version", opencv_version()},
         {"threads", std::to_string(config_.threads)},
@@ -248,6 +330,8 @@ class CpuDevice final : public Device {
   Result<void> set_inputs(Worker& worker, const Bindings& buffers);
   Result<void> copy_outputs(Worker& worker, const Bindings& buffers);
   Result<InferenceTimings> infer(Worker& worker, const Bindings& buffers);
+  void release_model();
+  void start_workers(std::vector<std::unique_ptr<Worker>> workers);
   void worker_loop(Worker& worker);
   void stop_workers();
 
@@ -293,109 +377,46 @@ Result<LoadTimings> CpuDevice::load(const ModelSource& source) {
                 "load() with " + std::to_string(in_flight()) +
                     " requests in flight; collect them with wait_next() first");
   // A failed load leaves no model loaded: the old one is released up front.
+  release_model();
+
+  Clock& clk = clock();
+  LoadTimings timings;
+  const Nanos t0 = clk.now();
+  auto model = read_model_source(source);
+  if (!model) return tl::unexpected(model.error());
+  const Nanos t1 = clk.now();
+  timings.read = t1 - t0;
+
+  auto info = inspect_onnx(model->bytes, model_display_name(source));
+  if (!info) return tl::unexpected(info.error());
+  const OpenCvModel prepared = prepare_for_opencv(model->bytes, *info);
+  auto workers = import_nets(model->bytes, prepared, config_.workers);
+  if (!workers) return tl::unexpected(workers.error());
+  const Nanos t2 = clk.now();
+  timings.parse = t2 - t1;
+
+  auto names = configure_nets(*workers, *info, prepared.op_types);
+  if (!names) return tl::unexpected(names.error());
+  model_ = std::move(*info);
+  output_names_ = std::move(*names);
+  start_workers(std::move(*workers));
+  loaded_ = true;
+  timings.compile = clk.now() - t2;
+  return timings;
+}
+
+void CpuDevice::release_model() {
   stop_workers();
   bindings_.clear();
   loaded_ = false;
   model_ = ModelInfo{};
   output_names_.clear();
+}
 
-  Clock& clk = clock();
-  LoadTimings timings;
-  const Nanos t0 = clk.now();
-  std::vector<std::byte> read_bytes;
-  std::span<const std::byte> bytes(source.bytes);
-  if (bytes.empty()) {
-    if (source.path.empty())
-      return fail(ErrorCode::invalid_argument, "model source has neither a path nor bytes");
-    auto file = read_file(source.path);
-    if (!file) return tl::unexpected(file.error());
-    read_bytes = std::move(*file);
-    bytes = read_bytes;
-  }
-  const Nanos t1 = clk.now();
-  timings.read = t1 - t0;
-
-  std::string name = source.name;
-  if (name.empty() && !source.path.empty())
-    name = std::filesystem::path(source.path).stem().string();
-  if (name.empty()) name = "model";
-  auto info = inspect_onnx(bytes, name);
-  if (!info) return tl::unexpected(info.error());
-
-  // OpenCV 4.6 needs every graph output's shape declared; fill in the ones
-  // inspect_onnx inferred. The op types also name the culprit on failure.
-  onnx::ModelProto proto;
-  std::set<std::string> op_types;
-  std::string patched;
-  if (proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    for (const auto& node : proto.graph().node()) op_types.insert(node.op_type());
-    bool changed = false;
-    for (int i = 0; i < proto.graph().output_size(); ++i) {
-      auto* type = proto.mutable_graph()->mutable_output(i)->mutable_type();
-      if (!type->has_tensor_type() || type->tensor_type().has_shape()) continue;
-      auto* shape = type->mutable_tensor_type()->mutable_shape();
-      for (int64_t d : info->outputs[static_cast<size_t>(i)].shape)
-        shape->add_dim()->set_dim_value(d);
-      changed = true;
-    }
-    if (changed) patched = proto.SerializeAsString();
-  }
-  const char* data = patched.empty() ? reinterpret_cast<const char*>(bytes.data()) : patched.data();
-  const size_t size = patched.empty() ? bytes.size() : patched.size();
-
-  std::vector<std::unique_ptr<Worker>> workers;
-  try {
-    QuietOpenCvLog quiet;
-    for (uint32_t i = 0; i < config_.workers; ++i) {
-      auto worker = std::make_unique<Worker>();
-      worker->net = cv::dnn::readNetFromONNX(data, size);
-      workers.push_back(std::move(worker));
-    }
-  } catch (const std::exception& e) {
-    return tl::unexpected(import_error(e.what(), op_types));
-  } catch (...) {
-    return tl::unexpected(import_error("unknown exception", op_types));
-  }
-  const Nanos t2 = clk.now();
-  timings.parse = t2 - t1;
-
-  // Compile: configure each Net. OpenCV allocates its layers on the first
-  // forward(), which therefore stays cold, as on a fresh device.
-  std::vector<std::string> names;
-  try {
-    auto& net = workers.front()->net;
-    bool all_found = true;
-    for (const auto& output : info->outputs) {
-      names.push_back(output.name);
-      all_found = all_found && net.getLayerId(output.name) >= 0;
-    }
-    if (!all_found) {
-      // Fall back to OpenCV's own output names when they line up one to one.
-      auto unconnected = net.getUnconnectedOutLayersNames();
-      if (unconnected.size() != info->outputs.size())
-        return fail(ErrorCode::unsupported, "the cpu device cannot map the model's " +
-                                                std::to_string(info->outputs.size()) +
-                                                " outputs to OpenCV's " +
-                                                std::to_string(unconnected.size()));
-      names.assign(unconnected.begin(), unconnected.end());
-    }
-    for (auto& worker : workers) {
-      worker->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-      worker->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-      worker->inputs.resize(info->inputs.size());
-    }
-  } catch (const std::exception& e) {
-    return tl::unexpected(import_error(e.what(), op_types));
-  }
-
-  model_ = std::move(*info);
-  output_names_ = std::move(names);
+void CpuDevice::start_workers(std::vector<std::unique_ptr<Worker>> workers) {
   workers_ = std::move(workers);
   for (auto& worker : workers_)
     worker->thread = std::thread([this, w = worker.get()] { worker_loop(*w); });
-  loaded_ = true;
-  timings.compile = clk.now() - t2;
-  return timings;
 }
 
 Result<BindingId> CpuDevice::bind(const Bindings& buffers) {
@@ -618,10 +639,8 @@ Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
 
 }  // namespace
 
-Result<std::unique_ptr<Device>> open_cpu_device(const Spec& spec) {
-  if (spec.kind != "cpu")
-    return fail(ErrorCode::invalid_argument, "not a cpu spec: '" + spec.kind + "'");
-  auto config = parse_config(spec);
+Result<std::unique_ptr<Device>> open_cpu_device(const std::map<std::string, std::string>& params) {
+  auto config = parse_config(params);
   if (!config) return tl::unexpected(config.error());
   // OpenCV's thread count is process-wide: the last cpu device opened sets it.
   cv::setNumThreads(static_cast<int>(config->threads));

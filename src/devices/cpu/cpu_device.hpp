@@ -15,13 +15,15 @@
 // are converted from OpenCV's f32 to the declared type.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "rig/device.hpp"
-#include "rig/units.hpp"
 
 namespace rig {
 
-Result<std::unique_ptr<Device>> open_cpu_device(const Spec& spec);
+// `params`: a DeviceSpec's params (rig/device_spec.hpp), link profiles expanded.
+Result<std::unique_ptr<Device>> open_cpu_device(const std::map<std::string, std::string>& params);
 
 }  // namespace rig

@@ -1,4 +1,5 @@
 #include "devices/remote/remote_device.hpp"
+#include "rig/version.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -10,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <functional>
 #include <unordered_map>
 
@@ -111,7 +111,7 @@ class RemoteDevice final : public Device {
     h->set_min_version(wire::kMinVersion);
     h->set_max_version(wire::kMaxVersion);
     h->set_token(options_.token);
-    h->set_client("rig 0.1.0 remote device");
+    h->set_client(std::string(kVersionString) + " remote device");
     auto reply = call(Action::hello, body, {}, Nanos(0), std::nullopt, false);
     if (!reply) return tl::unexpected(reply.error());
     if (!reply->frame.body.has_hello_reply()) return wrong_reply(reply->frame);
@@ -129,13 +129,16 @@ class RemoteDevice final : public Device {
                         r.device_kind() + ": " + r.device_description();
     info_.queue_depth = depth_;
     info_.in_process = false;
+    // The typed facts describe the hosted device. Duplex stays unknown: the
+    // network between here and the server declares none.
+    info_.own_queue_depth = r.device_queue_depth();
+    info_.clock = r.virtual_clock() ? ClockKind::virtual_time : ClockKind::real;
+    if (r.memory_bytes() != 0) info_.memory_bytes = r.memory_bytes();
     info_.properties["server"] = r.server();
     info_.properties["server.protocol_version"] = std::to_string(r.version());
     info_.properties["server.device_spec"] = r.device_spec();
     info_.properties["server.device_kind"] = r.device_kind();
-    // queue_depth is what this client may keep in flight (the server's
-    // per-connection depth); the hosted device's own depth is a property, so
-    // that analyses can compare a knee in the curve with it.
+    // For display: the typed facts above are what code reads.
     info_.properties["device_queue_depth"] = std::to_string(r.device_queue_depth());
     info_.properties["server.device_queue_depth"] = std::to_string(r.device_queue_depth());
     info_.properties["server.memory_bytes"] = std::to_string(r.memory_bytes());
@@ -172,23 +175,18 @@ class RemoteDevice final : public Device {
     const Nanos t0 = now();
     pb::Body body;
     auto* r = body.mutable_load_model_request();
-    std::vector<std::byte> owned;
-    std::span<const std::byte> bytes = source.bytes;
+    ModelBytes model;  // what is uploaded; it must outlive call()
     std::vector<std::span<const std::byte>> buffers;
-    if (source.bytes.empty() && source.path.rfind("server:", 0) == 0) {
+    if (source.bytes.empty() && source.path.empty() && !source.server_name.empty()) {
+      // The server reads it under its --model-dir and names it.
       r->set_by_name(true);
-      r->set_name(source.path.substr(7));
+      r->set_name(source.server_name);
     } else {
-      if (bytes.empty()) {
-        auto file = read_file(source.path);
-        if (!file) return tl::unexpected(file.error());
-        owned = std::move(*file);
-        bytes = owned;
-      }
-      std::string name = source.name;
-      if (name.empty()) name = std::filesystem::path(source.path).stem().string();
-      r->set_name(name.empty() ? "model" : name);
-      buffers.push_back(bytes);
+      auto read = read_model_source(source);
+      if (!read) return tl::unexpected(read.error());
+      model = std::move(*read);
+      r->set_name(model_display_name(source));
+      buffers.push_back(model.bytes);
     }
     auto reply =
         call(Action::load_model, body, std::move(buffers), options_.timeout, std::nullopt, false);

@@ -9,9 +9,17 @@
 //
 // Queue depth: info().queue_depth is what this client may keep in flight (the
 // server's per-connection depth, twice the hosted device's by default);
-// info().properties["device_queue_depth"] is the hosted device's own queue
-// depth, for comparing a knee in a depth sweep with it. The other facts of
-// the hosted device are properties named "server.*".
+// info().own_queue_depth (displayed as properties["device_queue_depth"]) is
+// the hosted device's own queue depth, for comparing a knee in a depth sweep
+// with it. The typed facts come from the hello reply: own_queue_depth, clock
+// (virtual_time when the hosted device's timings are simulated) and
+// memory_bytes (when the server knows it); duplex is unknown, since the
+// network has none declared. The other facts of the hosted device are
+// display properties named "server.*".
+//
+// Models: bytes or a file on this host are uploaded, named by
+// model_display_name(); a ModelSource with only a server_name is loaded by
+// name from the server's --model-dir, and the server names it.
 //
 // What it measures: the clock is the host's steady clock. Bytes: payload_*
 // count tensor bytes; link_* count every byte that crossed the socket

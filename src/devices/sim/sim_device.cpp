@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "rig/model.hpp"
+#include "rig/units.hpp"
 
 namespace rig {
 namespace {
@@ -40,9 +41,9 @@ struct SimParams {
   bool realtime = false;
 };
 
-Result<SimParams> parse_params(const Spec& spec) {
+Result<SimParams> parse_params(const std::map<std::string, std::string>& params) {
   SimParams p;
-  for (const auto& param : spec.params) {
+  for (const auto& param : params) {
     const std::string& key = param.first;
     const std::string& value = param.second;
     auto bad = [&](const Error& e) {
@@ -138,7 +139,7 @@ std::string effective_spec(const SimParams& p) {
     std::snprintf(buf, sizeof buf, "%.9g", v);
     return std::string(buf);
   };
-  auto ms = [&](Nanos d) { return compact(static_cast<double>(d.count()) / 1e6) + "ms"; };
+  auto ms = [&](Nanos d) { return compact(to_ms(d)) + "ms"; };
   auto mbs = [&](double b) { return compact(b / 1e6) + "MB/s"; };
   std::string s = "sim:compute=" + ms(p.compute) + ",bw_in=" + mbs(p.bw_in) +
                   ",bw_out=" + mbs(p.bw_out) + ",lat=" + ms(p.latency) +
@@ -168,10 +169,12 @@ class SimDevice final : public Device {
                     std::string(p_.full_duplex ? "full" : "half") + "-duplex link (virtual clock)";
     i.queue_depth = p_.depth;
     i.in_process = false;
-    i.properties["compute_ms"] = format_fixed(static_cast<double>(p_.compute.count()) / 1e6, 6);
+    i.duplex = p_.full_duplex ? Duplex::full : Duplex::half;
+    i.clock = ClockKind::virtual_time;
+    i.properties["compute_ms"] = format_fixed(to_ms(p_.compute), 6);
     i.properties["bw_in_bytes_per_s"] = format_fixed(p_.bw_in, 0);
     i.properties["bw_out_bytes_per_s"] = format_fixed(p_.bw_out, 0);
-    i.properties["latency_ms"] = format_fixed(static_cast<double>(p_.latency.count()) / 1e6, 6);
+    i.properties["latency_ms"] = format_fixed(to_ms(p_.latency), 6);
     i.properties["duplex"] = p_.full_duplex ? "full" : "half";
     i.properties["clock"] = p_.realtime ? "virtual, paced to real time" : "virtual";
     return i;
@@ -181,20 +184,9 @@ class SimDevice final : public Device {
 
   Result<LoadTimings> load(const ModelSource& source) override {
     reset_model();
-    std::vector<std::byte> owned;
-    std::span<const std::byte> bytes = source.bytes;
-    if (bytes.empty()) {
-      auto read = read_file(source.path);
-      if (!read) return tl::unexpected(read.error());
-      owned = std::move(*read);
-      bytes = owned;
-    }
-    std::string name = source.name;
-    if (name.empty()) {
-      name = source.path.substr(source.path.find_last_of('/') + 1);
-      if (auto dot = name.rfind(".onnx"); dot != std::string::npos) name.resize(dot);
-    }
-    auto info = inspect_onnx(bytes, name);
+    auto model = read_model_source(source);
+    if (!model) return tl::unexpected(model.error());
+    auto info = inspect_onnx(model->bytes, model_display_name(source));
     if (!info) return tl::unexpected(info.error());
     model_ = std::move(*info);
     loaded_ = true;
@@ -284,8 +276,7 @@ class SimDevice final : public Device {
     }
     advance_to(end);
     r.elapsed = duration;
-    r.frames_per_second =
-        static_cast<double>(r.frames_completed) / (static_cast<double>(duration.count()) / 1e9);
+    r.frames_per_second = static_cast<double>(r.frames_completed) / to_seconds(duration);
     advance_to(clock_.now() + transfer_time(out, p_.bw_out) + p_.latency);
     payload_out_ += out;
     fill_outputs(binding);
@@ -330,7 +321,7 @@ class SimDevice final : public Device {
 
   Nanos compute_time(Nanos at) {
     double c = static_cast<double>(p_.compute.count());
-    const double t_s = static_cast<double>(at.count()) / 1e9;
+    const double t_s = to_seconds(at);
     if (p_.drift != 0) c *= 1 + p_.drift * t_s;
     if (p_.slow_at >= Nanos(0) && at >= p_.slow_at) c *= p_.slow_factor;
     if (p_.jitter != 0) {
@@ -521,8 +512,8 @@ class SimDevice final : public Device {
 
 }  // namespace
 
-Result<std::unique_ptr<Device>> open_sim_device(const Spec& spec) {
-  auto p = parse_params(spec);
+Result<std::unique_ptr<Device>> open_sim_device(const std::map<std::string, std::string>& params) {
+  auto p = parse_params(params);
   if (!p) return tl::unexpected(p.error());
   return std::unique_ptr<Device>(std::make_unique<SimDevice>(*p));
 }

@@ -2,10 +2,11 @@
 // virtual clock. See open_sim_device for the parameters.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "rig/device.hpp"
-#include "rig/units.hpp"
 
 namespace rig {
 
@@ -23,6 +24,7 @@ namespace rig {
 //   slow_at=DUR, slow_factor=F  compute time x F from virtual time slow_at on
 //   jitter=F           compute time x (1 + uniform(-F, F)), seeded by seed=N
 //   realtime=0|1       pace the virtual clock against the wall clock (demos)
-Result<std::unique_ptr<Device>> open_sim_device(const Spec& spec);
+// `params`: a DeviceSpec's params (rig/device_spec.hpp), link profiles expanded.
+Result<std::unique_ptr<Device>> open_sim_device(const std::map<std::string, std::string>& params);
 
 }  // namespace rig

@@ -1,0 +1,68 @@
+// A device spec, parsed once into a value: which device, with which
+// parameters, or where a remote one is served. The CLI parses the text the
+// user typed (parse_device_spec, in the device registry); scenarios edit the
+// value (A/B knobs) and hand it to open_device. Nothing else parses device
+// spec text (parse_spec in rig/units.hpp is the key=value splitter it uses).
+//
+// Grammar:
+//   cpu[:KEY=VALUE,...]   sim[:KEY=VALUE,...]   (keys unique, values non-empty)
+//   tcp://HOST:PORT[?timeout=T&token=...]       unix:PATH[?...]
+// A sim's link=PROFILE names a link profile (rig/link_profile.hpp); its
+// parameters fill in every link parameter the spec does not give itself.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "rig/error.hpp"
+
+namespace rig {
+
+struct DeviceSpec {
+  std::string kind;  // "cpu", "sim" or "remote"
+  // The parameters as given (a sim's link=NAME stays a name): what A/B knobs
+  // edit. Empty for a remote device.
+  std::map<std::string, std::string> given;
+  // What the device is opened with: `given` with the link profile expanded
+  // (link= removed, the profile's bw_in, bw_out, lat, depth and duplex added
+  // where `given` lacks them; an explicit bw replaces both directions).
+  std::map<std::string, std::string> params;
+  std::string endpoint;  // remote: the spec text, "tcp://HOST:PORT..." or "unix:PATH..."
+
+  bool remote() const { return kind == "remote"; }
+
+  // A cpu or sim spec from its parameters as given: `params` is `given` with
+  // a sim's link profile expanded. The registry builds every parsed spec
+  // with it; errors are the expansion's (an unknown profile).
+  static Result<DeviceSpec> from_params(std::string kind, std::map<std::string, std::string> given);
+
+  // Sets one parameter as if given, and expands the link profile again (a
+  // sim's only: other kinds have params == given). Fails with
+  // invalid_argument for a remote device (it has no parameters), an empty key
+  // or value, a key or value with ',' or '=', or an unknown profile; on
+  // failure the spec is unchanged.
+  Result<void> set(const std::string& key, const std::string& value);
+
+  // "kind:key=value,..." in key order, of `given` ("kind" alone without
+  // parameters); the endpoint when remote.
+  std::string given_text() const;
+  // The same of `params`: what the device is opened with.
+  std::string text() const;
+
+  bool operator==(const DeviceSpec&) const = default;
+};
+
+// Parses spec text. Errors are invalid_argument and name the problem: an
+// empty spec, a malformed or duplicate parameter, an unknown device kind
+// (listing the known ones), an unknown link profile. Parameters a kind does
+// not know are the device's to refuse when it is opened.
+Result<DeviceSpec> parse_device_spec(std::string_view text);
+
+// The link expansion DeviceSpec uses, on a parameter map of a sim: `link=`
+// replaced by the profile's parameters where `given` lacks them. Maps
+// without link= come back unchanged.
+Result<std::map<std::string, std::string>> expand_link_profile(
+    const std::map<std::string, std::string>& given);
+
+}  // namespace rig

@@ -1,0 +1,27 @@
+// Result documents: the JSON layout's version and writing a document to a
+// file. Every scenario's reporter (rig/report/*_report.hpp) turns its result
+// into one document; docs/results-schema.md lists every key of every
+// version.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "rig/error.hpp"
+
+namespace rig {
+
+// Version of the JSON layout (not the rig version). Bumped whenever a key
+// moves; docs/results-schema.md has the history.
+inline constexpr int kJsonSchemaVersion = 2;
+
+// The versions readers of results accept: every version the schema document
+// still lists. Others are refused by name.
+std::span<const int> readable_schema_versions();
+
+// Writes a serialized document through a temporary file and a rename, so a
+// reader never sees a half-written result.
+Result<void> write_json_file(const std::string& path, std::string_view document);
+
+}  // namespace rig

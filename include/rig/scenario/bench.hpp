@@ -1,0 +1,85 @@
+// rig bench: the three quantities apart — time to first output (cold),
+// steady-state rate (pipelined, warm) and bytes per inference — plus lone-frame
+// latency, the rig's own overhead, and a VALID/INVALID verdict with reasons.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rig/device.hpp"
+#include "rig/engine.hpp"
+#include "rig/environment.hpp"
+#include "rig/scenario/settings.hpp"
+#include "rig/scenario/verdict.hpp"
+
+namespace rig {
+
+// What the user asked for. Defaults keep the demo near a minute on 2 cores.
+struct BenchSettings {
+  std::string model;           // where the model came from, for the record (model_origin)
+  std::string device = "cpu";  // device spec, as given
+  uint32_t depth = 0;          // requests in flight; 0 = the device's queue depth
+  // The steady-state repeats: 10 s and 100 inferences each, at least.
+  PointSettings point = {.duration = std::chrono::seconds(10), .min_inferences = 100};
+  double repeat_tolerance = 0.10;  // repeats must agree within this (spread)
+  uint64_t latency_samples = 200;
+  Nanos latency_max{std::chrono::seconds(5)};
+  size_t reservoir_capacity = 10000;
+  double overhead_limit = 0.05;  // flag the rig when its bookkeeping exceeds this share
+};
+
+// Checks ranges (depth >= 1 once resolved, positive durations, ...); the
+// message names the setting. Independent of NDEBUG.
+Result<void> validate(const BenchSettings& settings);
+
+struct SteadyResult {
+  uint32_t depth = 0;
+  std::vector<SteadyRepeat> repeats;
+  Summary rate;                             // across repeats, inferences per second
+  std::optional<double> time_per_frame_ms;  // 1000 / median rate
+  bool stable = false;                      // every repeat stable and repeats agree
+};
+
+struct BytesResult {
+  double payload_in = 0, payload_out = 0;  // per inference
+  double link_in = 0, link_out = 0;        // per inference, 0 for in-process devices
+  size_t model_in = 0, model_out = 0;      // the model's frame sizes
+  std::optional<double> payload_mb_per_s;  // (in + out) x median rate / 1e6
+  std::optional<double> link_mb_per_s;
+};
+
+struct OverheadResult {
+  bool measured = false;  // false on virtual clocks
+  double bookkeeping_ns_per_inference = 0;
+  double bookkeeping_share = 0;  // of the time per frame
+  double wait_fraction = 0;      // share of measured time spent waiting on the device
+  bool limiting = false;
+  std::string note;
+};
+
+struct BenchResult {
+  BenchSettings requested;
+  BenchSettings effective;  // depth resolved, clamped to the device
+  Environment environment;
+  DeviceInfo device;
+  ModelInfo model;
+  TtfoResult ttfo;
+  LatencyResult latency;
+  SteadyResult steady;
+  BytesResult bytes;
+  OverheadResult overhead;
+  Verdict verdict;  // judge(BenchResult)
+  bool virtual_clock = false;
+  // Notes of the run itself that the verdict's rules read: the depth clamp.
+  std::optional<std::string> depth_note;
+};
+
+// Runs the whole benchmark on an opened device. Fails only when nothing can be
+// measured (the model does not load or bind); later failures make the result
+// INVALID with reasons and keep what was seen.
+Result<BenchResult> run_bench(Device& device, const ModelSource& model,
+                              const BenchSettings& settings);
+
+}  // namespace rig

@@ -1,0 +1,61 @@
+// rig loop: the device's own rate (run_for_duration: one frame looped on the
+// device, no per-frame transfers) beside the host-observed pipelined rate of
+// the same model (measure_steady: every frame crosses the link). Their
+// difference is what the per-frame transfers cost. Drives the device from
+// the calling thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rig/device.hpp"
+#include "rig/engine.hpp"
+#include "rig/environment.hpp"
+#include "rig/scenario/settings.hpp"
+#include "rig/scenario/verdict.hpp"
+
+namespace rig {
+
+struct LoopSettings {
+  std::string model;           // where the model came from, for the record (model_origin)
+  std::string device = "cpu";  // device spec, as given
+  uint32_t depth = 0;          // the pipelined run's depth; 0 = the device's queue depth
+  Nanos sleep_between_frames{0};
+  // The loop's length and the pipelined run's (one repeat, 100 inferences at
+  // least; warm-up as rig bench's).
+  PointSettings point = {.duration = std::chrono::seconds(3), .min_inferences = 100, .repeats = 1};
+};
+
+// Names the bad setting; independent of NDEBUG.
+Result<void> validate(const LoopSettings& settings);
+
+struct LoopResult {
+  LoopSettings requested;
+  LoopSettings effective;  // depth resolved, clamped to the device
+  Environment environment;
+  DeviceInfo device;
+  ModelInfo model;
+  bool virtual_clock = false;  // the clock the host reads (Device::clock) is virtual
+  // The device's own timings are simulated while the host's clock is real (a
+  // remote device hosting a sim): the two rates are not comparable.
+  bool mixed_clocks = false;
+  std::optional<std::string> depth_note;  // the depth clamp, when it happened
+  TtfoResult ttfo;
+  DurationRun loop;                   // the device's own loop
+  SteadyRepeat steady;                // the host-observed pipelined run
+  std::optional<double> device_rate;  // frames/s of the loop; nullopt when it completed none
+  std::optional<double> host_rate;    // frames/s pipelined; nullopt when the run aborted
+  // 1000/host - 1000/device, and its share of the host-observed frame time;
+  // nullopt unless both rates exist on comparable clocks.
+  std::optional<double> transfer_cost_ms, transfer_cost_share;
+  Verdict verdict;  // judge(LoopResult)
+};
+
+// Cold-starts the model, loops it on the device, then pipelines it. Fails
+// when the model does not load or bind, or the loop itself fails; a pipelined
+// run that aborts makes the result INVALID and keeps what was seen.
+Result<LoopResult> run_loop(Device& device, const ModelSource& model, const LoopSettings& settings);
+
+}  // namespace rig

@@ -1,0 +1,66 @@
+// rig predict: a bench result on another link. The model is the sim
+// device's (docs/methodology.md), so a prediction can be checked against a
+// sim run configured with the same link and compute. The source figures come
+// from a bench result: read_bench_json (rig/report/bench_report.hpp), then
+// predict_source.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rig/link_profile.hpp"
+#include "rig/scenario/bench.hpp"
+
+namespace rig {
+
+// What prediction needs from a rig bench result.
+struct PredictSource {
+  std::string device_spec, model_name;
+  double compute_ms = 0;                   // latency.hardware_ms.median
+  std::string compute_from;                // which field compute_ms came from
+  double bytes_in = 0, bytes_out = 0;      // per inference
+  uint32_t depth = 0;                      // the measured pipeline depth
+  std::optional<double> measured_rate;     // steady.rate_per_s.median
+  std::optional<double> measured_lone_ms;  // latency.overall_ms.median
+  double load_ms = 0, allocate_ms = 0, first_inference_ms = 0;
+  std::optional<double> first_compute_ms;  // ttfo.first_inference_device.compute_ms
+};
+
+// What prediction needs from a bench result (read from its JSON document by
+// read_bench_json). `what` names the result in errors, which are
+// invalid_argument naming the field: a device that reported no compute time
+// across a link ("latency.hardware_ms.median" is null), a depth of 0.
+Result<PredictSource> predict_source(const BenchResult& bench, std::string_view what);
+
+enum class Bottleneck { bus, compute, latency };
+std::string_view to_string(Bottleneck b);
+
+struct Prediction {
+  LinkProfile link;
+  uint32_t depth = 0;                              // requests in flight on the target
+  double transfer_in_ms = 0, transfer_out_ms = 0;  // channel occupancy per frame
+  double lone_ms = 0;                              // in + lat + compute + out + lat
+  double bus_ms_per_frame = 0;                     // busiest channel's occupancy per frame
+  // The compute stage's time per frame when pipelined: the device's compute
+  // latency, or the source's measured time per frame when that is shorter (a
+  // dataflow accelerator overlaps frames inside the chip: seeds/002 measured
+  // 2.27 ms of compute latency at 0.86 ms per frame).
+  double compute_ms_per_frame = 0;
+  bool compute_overlaps = false;  // the measured time per frame was the shorter
+  double rate = 0;                // frames/s: min(depth / lone, 1 / slowest stage)
+  double ms_per_frame = 0;
+  Bottleneck bound = Bottleneck::bus;
+  double traffic_in_bytes_per_s = 0, traffic_out_bytes_per_s = 0;  // at the predicted rate
+  double bus_utilization = 0;                                      // busiest channel, 0..1
+  double bus_idle = 0;                                             // 1 - utilization
+  double ttfo_ms = 0;  // load + allocate + first compute + crossing
+  double first_compute_ms = 0;
+};
+
+// The model: the sim device's (docs/methodology.md), with the compute stage's
+// time per frame as above. `depth` 0 takes the profile's queue depth.
+Prediction predict(const PredictSource& source, const LinkProfile& link, uint32_t depth = 0);
+
+}  // namespace rig

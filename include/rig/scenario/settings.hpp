@@ -1,0 +1,69 @@
+// Settings shared by every scenario, and the one mapping of them onto the
+// engine's phases: a pipelined measurement point (PointSettings), the depth a
+// scenario runs at (resolve_depth), and the engine settings derived from both.
+// Settings are plain structs with documented defaults; validate() names the
+// bad setting and does not depend on NDEBUG.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rig/device.hpp"
+#include "rig/engine.hpp"
+#include "rig/environment.hpp"
+
+namespace rig {
+
+// One pipelined measurement point: `repeats` x measure_steady at one depth.
+// rig bench embeds it with its own defaults (10 s, 100 inferences).
+struct PointSettings {
+  Nanos duration{std::chrono::seconds(2)};  // measured time per repeat, at least
+  uint64_t min_inferences = 20;             // completions per repeat, at least
+  uint32_t windows = 10;                    // per repeat (stability compares the last 3)
+  double stability_tolerance = 0.05;
+  Nanos warmup_max{std::chrono::seconds(5)};
+  Nanos request_timeout{std::chrono::seconds(30)};
+  uint32_t repeats = 3;
+  uint64_t seed = 1;
+};
+
+// Names the bad setting; independent of NDEBUG.
+Result<void> validate(const PointSettings& settings);
+
+// The engine's settings for repeat `repeat` (0-based) of a point at `depth`:
+// seed + repeat, and the warm-up window every scenario shares
+// (default_warmup_window). reservoir_capacity keeps the engine's default.
+SteadySettings steady_settings(const PointSettings& point, uint32_t depth, uint32_t repeat = 0);
+
+// The engine's lone-frame settings.
+LatencySettings latency_settings(uint64_t samples, Nanos max_duration, Nanos request_timeout);
+
+// The depth a scenario runs at: `requested`, or the device's queue depth
+// (DeviceInfo::queue_depth, the most requests it takes in flight) when
+// `requested` is 0. A depth above it is clamped, with a note that says so.
+struct DepthChoice {
+  uint32_t depth = 1;
+  std::optional<std::string> clamped_note;  // "depth 64 exceeds the device's queue depth 8; ..."
+};
+DepthChoice resolve_depth(const DeviceInfo& info, uint32_t requested);
+
+// The fields every scenario's result starts with: the settings as requested
+// and (until resolved) effective, the device's facts, its clock, and the
+// environment.
+template <class R, class Settings>
+void start_result(R& r, Device& device, const Settings& settings) {
+  r.requested = settings;
+  r.effective = settings;
+  r.device = device.info();
+  r.virtual_clock = device.clock().is_virtual();
+  r.environment = collect_environment();
+}
+
+// The device's own queue depth (DeviceInfo::device_queue_depth): for a remote
+// device the hosted device's, while queue_depth is what one connection may
+// keep in flight. queue_depth stays the limit on requests in flight.
+uint32_t device_queue_depth(const DeviceInfo& info);
+
+}  // namespace rig

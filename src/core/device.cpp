@@ -1,0 +1,119 @@
+#include "rig/device.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace rig {
+
+std::string_view to_string(ElementType t) {
+  switch (t) {
+    case ElementType::f32:
+      return "float32";
+    case ElementType::f16:
+      return "float16";
+    case ElementType::f64:
+      return "float64";
+    case ElementType::u8:
+      return "uint8";
+    case ElementType::i8:
+      return "int8";
+    case ElementType::u16:
+      return "uint16";
+    case ElementType::i16:
+      return "int16";
+    case ElementType::i32:
+      return "int32";
+    case ElementType::i64:
+      return "int64";
+    case ElementType::boolean:
+      return "bool";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Duplex duplex) {
+  switch (duplex) {
+    case Duplex::half:
+      return "half";
+    case Duplex::full:
+      return "full";
+    case Duplex::unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(ClockKind clock) {
+  return clock == ClockKind::virtual_time ? "virtual" : "real";
+}
+
+uint32_t DeviceInfo::device_queue_depth() const {
+  return own_queue_depth != 0 ? own_queue_depth : std::max<uint32_t>(1, queue_depth);
+}
+
+size_t element_size(ElementType t) {
+  switch (t) {
+    case ElementType::f64:
+    case ElementType::i64:
+      return 8;
+    case ElementType::f32:
+    case ElementType::i32:
+      return 4;
+    case ElementType::f16:
+    case ElementType::u16:
+    case ElementType::i16:
+      return 2;
+    case ElementType::u8:
+    case ElementType::i8:
+    case ElementType::boolean:
+      return 1;
+  }
+  return 1;
+}
+
+Result<void> check_bindings(const ModelInfo& model, const Bindings& buffers) {
+  if (buffers.inputs.size() != model.inputs.size() ||
+      buffers.outputs.size() != model.outputs.size())
+    return fail(ErrorCode::invalid_argument,
+                "bind: model '" + model.name + "' has " + std::to_string(model.inputs.size()) +
+                    " inputs and " + std::to_string(model.outputs.size()) + " outputs, got " +
+                    std::to_string(buffers.inputs.size()) + " and " +
+                    std::to_string(buffers.outputs.size()) + " buffers");
+  auto check = [](const char* role, size_t i, const TensorInfo& tensor, size_t size,
+                  const void* data) -> Result<void> {
+    const std::string which =
+        std::string(role) + " " + std::to_string(i) + " ('" + tensor.name + "')";
+    if (size != tensor.bytes)
+      return fail(ErrorCode::invalid_argument, "bind: " + which + " expects " +
+                                                   std::to_string(tensor.bytes) + " bytes, got " +
+                                                   std::to_string(size));
+    if (data == nullptr)
+      return fail(ErrorCode::invalid_argument, "bind: " + which + " is a null buffer");
+    return {};
+  };
+  for (size_t i = 0; i < buffers.inputs.size(); ++i)
+    if (auto ok =
+            check("input", i, model.inputs[i], buffers.inputs[i].size(), buffers.inputs[i].data());
+        !ok)
+      return ok;
+  for (size_t i = 0; i < buffers.outputs.size(); ++i)
+    if (auto ok = check("output", i, model.outputs[i], buffers.outputs[i].size(),
+                        buffers.outputs[i].data());
+        !ok)
+      return ok;
+  return {};
+}
+
+size_t ModelInfo::input_bytes() const {
+  size_t n = 0;
+  for (const auto& t : inputs) n += t.bytes;
+  return n;
+}
+
+size_t ModelInfo::output_bytes() const {
+  size_t n = 0;
+  for (const auto& t : outputs) n += t.bytes;
+  return n;
+}
+
+}  // namespace rig

@@ -1,0 +1,75 @@
+// rig ab's reporters: text with units, and the JSON document.
+#include "rig/report/ab_report.hpp"
+
+#include "report/json_common.hpp"
+#include "report/text_common.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using report::json;
+using namespace report;
+
+}  // namespace
+
+std::string format_ab_text(const AbResult& r) {
+  std::string out = "rig ab: " + r.model.name + ", " + std::to_string(r.rates_a.size()) +
+                    " interleaved pairs (A B A B ...), " +
+                    format_duration(r.settings.point.duration) + " per run\n";
+  auto side = [&](const char* name, const AbConfig& c, const DeviceInfo& d, uint32_t depth) {
+    std::string knobs;
+    for (const auto& k : c.knobs) knobs += (knobs.empty() ? "" : ", ") + k;
+    return std::string(name) + ": " + knobs + "  ->  " + d.spec + " at depth " +
+           std::to_string(depth) + "\n";
+  };
+  out += side("A", r.a, r.device_a, r.depth_a);
+  out += side("B", r.b, r.device_b, r.depth_b);
+  out += "\n" + line("%-8s %14s %14s %8s\n", "pair", "A frames/s", "B frames/s", "B/A");
+  for (size_t i = 0; i < r.ratios.size(); ++i)
+    out += line("%-8zu %14.2f %14.2f %8.4f\n", i + 1, r.rates_a[i], r.rates_b[i], r.ratios[i]);
+  out += line("%-8s %14s %14s %8s\n", "median", opt_fixed(r.rate_a.median, 2).c_str(),
+              opt_fixed(r.rate_b.median, 2).c_str(), opt_fixed(r.ratio.median, 4).c_str());
+  out += line("%-8s %14s %14s %8s\n", "spread", opt_pct(r.rate_a.spread).c_str(),
+              opt_pct(r.rate_b.spread).c_str(), opt_pct(r.ratio.spread).c_str());
+  out += "\nverdict: " + r.verdict_text + "\n";
+  append_notes(out, r.notes);
+  return out;
+}
+
+std::string ab_to_json(const AbResult& r) {
+  json doc = document("rig ab");
+  auto side = [](const AbConfig& c) {
+    return json{{"spec", c.spec.given_text()}, {"depth", c.depth}, {"knobs", c.knobs}};
+  };
+  doc["settings"] = {{"a", side(r.a)},
+                     {"b", side(r.b)},
+                     {"pairs", r.settings.pairs},
+                     {"point", point_settings_json(r.settings.point)}};
+  doc["environment"] = environment_json(r.environment, r.virtual_clock,
+                                        {{"device_a", &r.device_a}, {"device_b", &r.device_b}});
+  doc["model"] = model_summary_json(r.model);
+  doc["model"]["path"] = r.model_path;
+  json pairs = json::array();
+  for (size_t i = 0; i < r.ratios.size(); ++i)
+    pairs.push_back({{"pair", i + 1},
+                     {"a_rate_per_s", json_number(r.rates_a[i])},
+                     {"b_rate_per_s", json_number(r.rates_b[i])},
+                     {"ratio", json_number(r.ratios[i])}});
+  doc["results"] = {{"shared_device", r.shared_device},
+                    {"depth_a", r.depth_a},
+                    {"depth_b", r.depth_b},
+                    {"pairs", pairs},
+                    {"a_rate_per_s", json_summary(r.rate_a)},
+                    {"b_rate_per_s", json_summary(r.rate_b)},
+                    {"ratio", json_summary(r.ratio)},
+                    {"difference", json_number(r.difference)},
+                    {"noise", json_number(r.noise)},
+                    {"verdict", std::string(to_string(r.verdict))},
+                    {"verdict_text", r.verdict_text}};
+  doc["notes"] = r.notes;
+  doc["verdict"] = verdict_json(r.judgement);
+  return dump(doc);
+}
+
+}  // namespace rig

@@ -1,0 +1,635 @@
+// rig bench's reporters. The JSON document is written and read through one
+// table of keys, bench_fields(): a JsonWriter walks it to build the document,
+// a JsonReader walks the same table to read one back, so every key is named
+// once and the reader cannot drift from the writer.
+#include "rig/report/bench_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "report/json_common.hpp"
+#include "report/text_common.hpp"
+#include "rig/report/document.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using report::json;
+using namespace report;
+
+// ---------------------------------------------------------------------------
+// The two walkers of the key table. Each method takes a key and a field; the
+// writer stores the field under the key, the reader fills the field from it.
+// `since` is the schema version that added a key: a reader of an older
+// document leaves the field at its default when the key is absent.
+
+template <class E>
+std::optional<E> enum_from(std::string_view text, std::initializer_list<E> values) {
+  for (E v : values)
+    if (to_string(v) == text) return v;
+  return std::nullopt;
+}
+
+constexpr std::initializer_list<ElementType> kElementTypes = {
+    ElementType::f32, ElementType::f16, ElementType::f64, ElementType::u8,  ElementType::i8,
+    ElementType::u16, ElementType::i16, ElementType::i32, ElementType::i64, ElementType::boolean};
+constexpr std::initializer_list<ErrorCode> kErrorCodes = {
+    ErrorCode::invalid_argument, ErrorCode::not_found,
+    ErrorCode::unsupported,      ErrorCode::io,
+    ErrorCode::protocol,         ErrorCode::limit_exceeded,
+    ErrorCode::queue_full,       ErrorCode::timeout,
+    ErrorCode::disconnected,     ErrorCode::device,
+    ErrorCode::permission,       ErrorCode::internal};
+constexpr std::initializer_list<Duplex> kDuplexes = {Duplex::half, Duplex::full, Duplex::unknown};
+constexpr std::initializer_list<ClockKind> kClocks = {ClockKind::real, ClockKind::virtual_time};
+constexpr std::initializer_list<Severity> kSeverities = {Severity::invalidates, Severity::warns};
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(json& node) : node_(node) {}
+
+  template <class T>
+  void value(const char* key, const T& v, int /*since*/ = 1) {
+    node_[key] = v;
+  }
+  void number(const char* key, const std::optional<double>& v, int = 1) {
+    node_[key] = json_number(v);
+  }
+  void number(const char* key, const double& v, int = 1) { node_[key] = json_number(v); }
+  void ms(const char* key, const Nanos& d) { node_[key] = to_ms(d); }
+  void ms(const char* key, const std::optional<Nanos>& d) {
+    node_[key] = json_number(optional_ms(d));
+  }
+  void seconds(const char* key, const Nanos& d) { node_[key] = to_seconds(d); }
+  void summary(const char* key, const Summary& s) { node_[key] = json_summary(s); }
+  void error(const char* key, const std::optional<Error>& e) { node_[key] = error_json(e); }
+  template <class E>
+  void enumeration(const char* key, const E& v, std::initializer_list<E>, int = 1) {
+    node_[key] = std::string(to_string(v));
+  }
+  void optional_count(const char* key, const std::optional<uint64_t>& v, int = 1) {
+    node_[key] = v ? json(*v) : json(nullptr);
+  }
+  // A field the document holds that no struct keeps (derived for readers).
+  void derived(const char* key, json v) { node_[key] = std::move(v); }
+  template <class F>
+  void object(const char* key, F&& fields, int = 1) {
+    JsonWriter sub(node_[key] = json::object());
+    fields(sub);
+  }
+  template <class T, class F>
+  void array(const char* key, const std::vector<T>& items, F&& fields, int = 1) {
+    json& list = node_[key] = json::array();
+    for (const T& item : items) {
+      json element = json::object();
+      JsonWriter sub(element);
+      fields(sub, const_cast<T&>(item));
+      list.push_back(std::move(element));
+    }
+  }
+  // The environment's facts sit beside its other keys.
+  void facts(std::map<std::string, std::string>& facts) {
+    for (const auto& [k, v] : facts) node_[k] = v;
+  }
+
+ private:
+  json& node_;
+};
+
+class JsonReader {
+ public:
+  JsonReader(const json& node, std::string path, int version, std::string_view what,
+             std::optional<Error>& error)
+      : node_(node), path_(std::move(path)), version_(version), what_(what), error_(error) {}
+
+  template <class T>
+  void value(const char* key, T& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!j->is_boolean()) return bad(key, "is not true or false");
+      v = j->get<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+      whole(key, *j, v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!j->is_string()) return bad(key, "is not a string");
+      v = j->get<std::string>();
+    } else {
+      try {
+        v = j->get<T>();
+      } catch (const json::exception&) {
+        bad(key, "has the wrong type");
+      }
+    }
+  }
+  void number(const char* key, std::optional<double>& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (j->is_null()) {
+      v.reset();
+    } else if (j->is_number()) {
+      v = j->get<double>();
+    } else {
+      bad(key, "is not a number");
+    }
+  }
+  // null reads as NaN: the writer writes a non-finite figure as null.
+  void number(const char* key, double& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (j->is_null()) {
+      v = std::numeric_limits<double>::quiet_NaN();
+    } else if (j->is_number()) {
+      v = j->get<double>();
+    } else {
+      bad(key, "is not a number");
+    }
+  }
+  void ms(const char* key, Nanos& d) { scaled(key, d, 1e6); }
+  void ms(const char* key, std::optional<Nanos>& d) {
+    std::optional<double> v;
+    number(key, v);
+    d.reset();
+    if (v) d = to_nanos(key, *v, 1e6);
+  }
+  void seconds(const char* key, Nanos& d) { scaled(key, d, 1e9); }
+  void summary(const char* key, Summary& s) {
+    object(key, [&](JsonReader& io) {
+      io.value("count", s.count);
+      for (auto [k, field] :
+           {std::pair{"min", &s.min}, std::pair{"median", &s.median}, std::pair{"mean", &s.mean},
+            std::pair{"p90", &s.p90}, std::pair{"p99", &s.p99}, std::pair{"max", &s.max},
+            std::pair{"stddev", &s.stddev}, std::pair{"spread", &s.spread},
+            std::pair{"mdape", &s.mdape}})
+        io.number(k, *field);
+    });
+  }
+  void error(const char* key, std::optional<Error>& e) {
+    const json* j = find(key, 1);
+    if (!j) return;
+    e.reset();
+    if (j->is_null()) return;
+    Error out;
+    std::string code;
+    JsonReader io(*j, path_ + key + ".", version_, what_, error_);
+    io.value("code", code);
+    io.value("message", out.message);
+    auto c = enum_from(code, kErrorCodes);
+    if (!c) return bad(key, "has an unknown error code '" + code + "'");
+    out.code = *c;
+    e = out;
+  }
+  template <class E>
+  void enumeration(const char* key, E& v, std::initializer_list<E> values, int since = 1) {
+    std::string text;
+    const json* j = find(key, since);
+    if (!j) return;
+    if (!j->is_string()) return bad(key, "is not a string");
+    auto e = enum_from(j->get<std::string>(), values);
+    if (!e) return bad(key, "has the unknown value '" + j->get<std::string>() + "'");
+    v = *e;
+  }
+  void optional_count(const char* key, std::optional<uint64_t>& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    v.reset();
+    if (j->is_null()) return;
+    uint64_t n = 0;
+    whole(key, *j, n);
+    v = n;
+  }
+  void derived(const char*, const json&) {}
+  template <class F>
+  void object(const char* key, F&& fields, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (!j->is_object()) return bad(key, "is not an object");
+    JsonReader sub(*j, path_ + key + ".", version_, what_, error_);
+    fields(sub);
+  }
+  template <class T, class F>
+  void array(const char* key, std::vector<T>& items, F&& fields, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (!j->is_array()) return bad(key, "is not an array");
+    items.clear();
+    for (size_t i = 0; i < j->size() && !error_; ++i) {
+      T item{};
+      if (!(*j)[i].is_object()) return bad(key, "holds an element that is not an object");
+      JsonReader sub((*j)[i], path_ + key + "[" + std::to_string(i) + "].", version_, what_,
+                     error_);
+      fields(sub, item);
+      items.push_back(std::move(item));
+    }
+  }
+  void facts(std::map<std::string, std::string>& facts) {
+    for (const auto& [k, v] : node_.items())
+      if (v.is_string()) facts[k] = v.get<std::string>();
+  }
+
+ private:
+  // The key's node, or nullptr: absent keys are an error unless added after
+  // the document's version.
+  const json* find(const char* key, int since) {
+    if (error_) return nullptr;
+    auto it = node_.find(key);
+    if (it == node_.end()) {
+      if (version_ >= since)
+        error_ = Error{ErrorCode::invalid_argument, std::string(what_) + ": field '" + path_ + key +
+                                                        "' is missing (expected a rig bench "
+                                                        "--json result)"};
+      return nullptr;
+    }
+    return &*it;
+  }
+  void bad(const char* key, const std::string& why) {
+    if (!error_)
+      error_ = Error{ErrorCode::invalid_argument,
+                     std::string(what_) + ": field '" + path_ + key + "' " + why};
+  }
+  // A whole number in T's range: integers compared as integers; a float only
+  // when whole and below 2^digits (2^64 itself would pass `<= max` as a
+  // double, and its cast is undefined).
+  template <class T>
+  void whole(const char* key, const json& j, T& v) {
+    using limits = std::numeric_limits<T>;
+    bool ok = false;
+    if (j.is_number_unsigned()) {
+      const auto u = j.get<uint64_t>();
+      ok = u <= static_cast<uint64_t>(limits::max());
+      if (ok) v = static_cast<T>(u);
+    } else if (j.is_number_integer()) {
+      const auto i = j.get<int64_t>();
+      ok = i >= 0 ? static_cast<uint64_t>(i) <= static_cast<uint64_t>(limits::max())
+                  : limits::is_signed && i >= static_cast<int64_t>(limits::min());
+      if (ok) v = static_cast<T>(i);
+    } else if (j.is_number_float()) {
+      const double d = j.get<double>();
+      const double limit = std::ldexp(1.0, limits::digits);
+      ok = d >= (limits::is_signed ? -limit : 0.0) && d < limit && std::floor(d) == d;
+      if (ok) v = static_cast<T>(d);
+    }
+    if (!ok)
+      bad(key, "must be a whole number in " + std::to_string(limits::min()) + ".." +
+                   std::to_string(limits::max()) + ", got " +
+                   (j.is_number_float() ? line("%.17g", j.get<double>()) : j.dump()));
+  }
+  std::optional<Nanos> to_nanos(const char* key, double v, double scale) {
+    const double ns = v * scale;
+    if (!(std::fabs(ns) < 9e18)) {
+      bad(key, "is out of range");
+      return std::nullopt;
+    }
+    return Nanos(std::llround(ns));
+  }
+  void scaled(const char* key, Nanos& d, double scale) {
+    const json* j = find(key, 1);
+    if (!j) return;
+    if (!j->is_number()) return bad(key, "is not a number");
+    if (auto n = to_nanos(key, j->get<double>(), scale)) d = *n;
+  }
+
+  const json& node_;
+  std::string path_;
+  int version_;
+  std::string_view what_;
+  std::optional<Error>& error_;
+};
+
+// ---------------------------------------------------------------------------
+// The table of keys: one function per block, walked by both.
+
+template <class Io>
+void bench_settings_fields(Io& io, BenchSettings& s) {
+  io.value("model", s.model);
+  io.value("device", s.device);
+  io.value("depth", s.depth);
+  io.seconds("duration_s", s.point.duration);
+  io.value("min_inferences", s.point.min_inferences);
+  io.value("repeats", s.point.repeats);
+  io.value("windows", s.point.windows);
+  io.number("stability_tolerance", s.point.stability_tolerance);
+  io.number("repeat_tolerance", s.repeat_tolerance);
+  io.seconds("warmup_max_s", s.point.warmup_max);
+  io.value("latency_samples", s.latency_samples);
+  io.seconds("latency_max_s", s.latency_max);
+  io.seconds("request_timeout_s", s.point.request_timeout);
+  io.value("reservoir_capacity", s.reservoir_capacity);
+  io.value("seed", s.point.seed);
+  io.number("overhead_limit", s.overhead_limit);
+}
+
+template <class Io>
+void device_fields(Io& io, DeviceInfo& d) {
+  io.value("spec", d.spec);
+  io.value("kind", d.kind);
+  io.value("description", d.description);
+  io.value("queue_depth", d.queue_depth);
+  uint32_t own = d.device_queue_depth();
+  io.value("device_queue_depth", own, 2);
+  d.own_queue_depth = own == std::max<uint32_t>(1, d.queue_depth) ? 0 : own;
+  io.value("in_process", d.in_process);
+  io.enumeration("duplex", d.duplex, kDuplexes, 2);
+  io.enumeration("clock", d.clock, kClocks, 2);
+  io.optional_count("memory_bytes", d.memory_bytes, 2);
+  io.value("properties", d.properties);
+  io.value("warnings", d.warnings);
+}
+
+template <class Io>
+void environment_fields(Io& io, BenchResult& r) {
+  io.facts(r.environment.facts);
+  io.value("warnings", r.environment.warnings);
+  io.value("virtual_clock", r.virtual_clock);
+  io.object("device", [&](Io& d) { device_fields(d, r.device); });
+}
+
+template <class Io>
+void tensor_fields(Io& io, TensorInfo& t) {
+  io.value("name", t.name);
+  io.enumeration("type", t.type, kElementTypes);
+  io.value("shape", t.shape);
+  io.value("bytes", t.bytes);
+}
+
+template <class Io>
+void timings_fields(Io& io, InferenceTimings& t) {
+  io.ms("transfer_in_ms", t.transfer_in);
+  io.ms("queue_wait_ms", t.queue_wait);
+  io.ms("compute_ms", t.compute);
+  io.ms("transfer_out_ms", t.transfer_out);
+}
+
+template <class Io>
+void ttfo_fields(Io& io, TtfoResult& t) {
+  io.ms("total_ms", t.total);
+  io.ms("load_ms", t.load);
+  io.object("load_breakdown", [&](Io& b) {
+    b.ms("read_ms", t.load_breakdown.read);
+    b.ms("parse_ms", t.load_breakdown.parse);
+    b.ms("compile_ms", t.load_breakdown.compile);
+  });
+  io.ms("allocate_ms", t.allocate);
+  io.ms("first_inference_ms", t.first_inference);
+  io.object("first_inference_device", [&](Io& d) { timings_fields(d, t.first_timings); });
+}
+
+template <class Io>
+void repeat_fields(Io& io, SteadyRepeat& rep) {
+  io.value("depth", rep.depth);
+  io.value("inferences", rep.inferences);
+  io.seconds("elapsed_s", rep.elapsed);
+  io.number("rate_per_s", rep.rate);
+  io.value("stable", rep.stable);
+  io.number("last_windows_spread", rep.last_windows_spread);
+  io.seconds("warmup_s", rep.warmup);
+  io.value("warmup_inferences", rep.warmup_inferences);
+  io.value("warmup_settled", rep.warmup_settled);
+  io.summary("latency_ms", rep.latency_ms);
+  io.value("errors", rep.errors);
+  io.error("first_error", rep.first_error);
+  io.value("aborted", rep.aborted);
+  io.array("windows", rep.windows, [](Io& w, WindowFigure& f) {
+    w.number("start_s", f.start_s);
+    w.number("duration_s", f.duration_s);
+    w.value("inferences", f.inferences);
+    w.number("rate_per_s", f.rate);
+  });
+}
+
+template <class Io>
+void latency_fields(Io& io, LatencyResult& l) {
+  io.value("samples", l.samples);
+  io.value("errors", l.errors);
+  io.error("first_error", l.first_error);
+  io.summary("overall_ms", l.overall_ms);
+  io.summary("hardware_ms", l.hardware_ms);
+  io.summary("transfer_in_ms", l.transfer_in_ms);
+  io.summary("transfer_out_ms", l.transfer_out_ms);
+  io.summary("queue_wait_ms", l.queue_wait_ms);
+  io.number("bus_share", l.bus_share);
+}
+
+template <class Io>
+void bytes_fields(Io& io, BytesResult& b) {
+  io.value("model_in", b.model_in);
+  io.value("model_out", b.model_out);
+  io.number("payload_in_per_inference", b.payload_in);
+  io.number("payload_out_per_inference", b.payload_out);
+  io.number("link_in_per_inference", b.link_in);
+  io.number("link_out_per_inference", b.link_out);
+  io.number("payload_mb_per_s", b.payload_mb_per_s);
+  io.number("link_mb_per_s", b.link_mb_per_s);
+}
+
+template <class Io>
+void overhead_fields(Io& io, OverheadResult& o) {
+  io.value("measured", o.measured);
+  io.number("bookkeeping_ns_per_inference", o.bookkeeping_ns_per_inference);
+  io.number("bookkeeping_share", o.bookkeeping_share);
+  io.number("wait_fraction", o.wait_fraction);
+  io.value("limiting", o.limiting);
+  io.value("note", o.note);
+}
+
+template <class Io>
+void verdict_fields(Io& io, Verdict& v) {
+  io.derived("status", v.valid ? "VALID" : "INVALID");
+  io.value("valid", v.valid);
+  io.value("reasons", v.reasons);
+  io.value("warnings", v.warnings);
+  io.array(
+      "rules", v.rules,
+      [](Io& r, RuleOutcome& o) {
+        r.value("rule", o.rule);
+        r.enumeration("severity", o.severity, kSeverities);
+        r.value("met", o.met);
+        r.value("evidence", o.evidence);
+        r.value("findings", o.findings);
+      },
+      2);
+}
+
+template <class Io>
+void bench_fields(Io& io, BenchResult& r) {
+  io.object("settings", [&](Io& s) {
+    s.object("requested", [&](Io& q) { bench_settings_fields(q, r.requested); });
+    s.object("effective", [&](Io& e) { bench_settings_fields(e, r.effective); });
+  });
+  io.object("environment", [&](Io& e) { environment_fields(e, r); });
+  io.object("model", [&](Io& m) {
+    m.value("name", r.model.name);
+    m.array("inputs", r.model.inputs, tensor_fields<Io>);
+    m.array("outputs", r.model.outputs, tensor_fields<Io>);
+  });
+  io.object("ttfo", [&](Io& t) { ttfo_fields(t, r.ttfo); });
+  io.object("steady", [&](Io& s) {
+    s.value("depth", r.steady.depth);
+    s.summary("rate_per_s", r.steady.rate);
+    s.number("time_per_frame_ms", r.steady.time_per_frame_ms);
+    s.value("stable", r.steady.stable);
+    s.array("repeats", r.steady.repeats, repeat_fields<Io>);
+  });
+  io.object("latency", [&](Io& l) { latency_fields(l, r.latency); });
+  io.object("bytes", [&](Io& b) { bytes_fields(b, r.bytes); });
+  io.object("overhead", [&](Io& o) { overhead_fields(o, r.overhead); });
+  io.object("verdict", [&](Io& v) { verdict_fields(v, r.verdict); });
+}
+
+// The document's header: an object with a readable schema_version and the
+// tool a bench result names.
+Result<int> check_header(const json& doc, std::string_view what, std::string_view reader) {
+  auto bad = [&](const std::string& m) {
+    return fail(ErrorCode::invalid_argument, std::string(what) + ": " + m);
+  };
+  if (!doc.is_object()) return bad("not a JSON object (expected a rig bench --json result)");
+  auto v = doc.find("schema_version");
+  if (v == doc.end())
+    return bad("field 'schema_version' is missing (expected a rig bench --json result)");
+  if (!v->is_number()) return bad("field 'schema_version' is not a number");
+  const double version = v->get<double>();
+  std::string readable;
+  for (int r : readable_schema_versions()) {
+    if (version == r) {
+      auto tool = doc.find("tool");
+      if (tool == doc.end()) return bad("field 'tool' is missing");
+      const std::string name = tool->is_string() ? tool->get<std::string>() : "?";
+      if (name != "rig bench")
+        return bad("a '" + name + "' result; " + std::string(reader) +
+                   " reads a rig bench --json result");
+      return r;
+    }
+    readable += (readable.empty() ? "" : ", ") + std::to_string(r);
+  }
+  return bad("schema_version " + line("%.17g", version) + " is not one this rig reads (" +
+             readable + ")");
+}
+
+}  // namespace
+
+std::string bench_to_json(const BenchResult& result) {
+  json doc = document("rig bench");
+  BenchResult r = result;
+  JsonWriter io(doc);
+  bench_fields(io, r);
+  return dump(doc);
+}
+
+Result<BenchResult> read_bench_json(std::string_view text, std::string_view what,
+                                    std::string_view reader) {
+  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded())
+    return fail(ErrorCode::invalid_argument,
+                std::string(what) + ": not JSON (expected a rig bench --json result)");
+  auto version = check_header(doc, what, reader);
+  if (!version) return tl::unexpected(version.error());
+  BenchResult r;
+  std::optional<Error> error;
+  JsonReader io(doc, "", *version, what, error);
+  bench_fields(io, r);
+  if (error) return tl::unexpected(*error);
+  return r;
+}
+
+std::string format_bench_text(const BenchResult& r) {
+  std::ostringstream out;
+  out << "rig bench: " << r.model.name << " on " << r.device.spec << "\n";
+  out << "  " << r.device.description << ", queue depth " << r.device.queue_depth << "\n";
+  out << "  model: ";
+  for (size_t i = 0; i < r.model.inputs.size(); ++i)
+    out << (i ? ", " : "") << "in " << r.model.inputs[i].name << " "
+        << to_string(r.model.inputs[i].type) << " "
+        << format_bytes(static_cast<double>(r.model.inputs[i].bytes));
+  for (const auto& t : r.model.outputs)
+    out << ", out " << t.name << " " << to_string(t.type) << " "
+        << format_bytes(static_cast<double>(t.bytes));
+  out << "\n\n";
+
+  out << "time to first output (cold)\n";
+  row(out, "total", format_duration(r.ttfo.total));
+  row(out, "load (read+parse+compile)", format_duration(r.ttfo.load),
+      "read " + format_duration(r.ttfo.load_breakdown.read) + ", parse " +
+          format_duration(r.ttfo.load_breakdown.parse) + ", compile " +
+          format_duration(r.ttfo.load_breakdown.compile));
+  row(out, "allocate + bind", format_duration(r.ttfo.allocate));
+  row(out, "first inference", format_duration(r.ttfo.first_inference),
+      r.ttfo.first_timings.compute
+          ? "device compute " + format_duration(*r.ttfo.first_timings.compute)
+          : "");
+  out << '\n';
+
+  out << "steady state (pipelined, warm, depth " << r.steady.depth << ")\n";
+  const auto& rate = r.steady.rate;
+  row(out, "rate (median of " + std::to_string(rate.count) + ")", per_s(rate.median),
+      r.steady.time_per_frame_ms ? "= " + format_ms(*r.steady.time_per_frame_ms) + " per frame"
+                                 : "");
+  row(out, "rate min / max", per_s(rate.min) + " / " + per_s(rate.max),
+      "spread " + pct(rate.spread));
+  for (size_t i = 0; i < r.steady.repeats.size(); ++i) {
+    const auto& rep = r.steady.repeats[i];
+    row(out, "  repeat " + std::to_string(i + 1),
+        format_fixed(rep.rate, rep.rate >= 100 ? 1 : 2) + " /s",
+        std::to_string(rep.inferences) + " inferences in " + format_duration(rep.elapsed) + ", " +
+            std::to_string(rep.windows.size()) + " windows, " +
+            (rep.stable ? "stable" : "UNSTABLE") + " (last 3 windows " +
+            pct(rep.last_windows_spread) + "), warm-up " + format_duration(rep.warmup));
+  }
+  if (!r.steady.repeats.empty())
+    row(out, "pipelined latency p50 / p99",
+        ms_or_na(r.steady.repeats.front().latency_ms.median) + " / " +
+            ms_or_na(r.steady.repeats.front().latency_ms.p99),
+        "includes queueing at depth " + std::to_string(r.steady.depth));
+  out << '\n';
+
+  out << "lone-frame latency (depth 1, " << r.latency.samples << " samples)\n";
+  const auto& lat = r.latency.overall_ms;
+  row(out, "overall p50 / p90 / p99",
+      ms_or_na(lat.median) + " / " + ms_or_na(lat.p90) + " / " + ms_or_na(lat.p99),
+      "max " + ms_or_na(lat.max));
+  if (r.latency.hardware_ms.count > 0) {
+    row(out, "hardware (device compute) p50", ms_or_na(r.latency.hardware_ms.median));
+    if (r.device.in_process)
+      row(out, "non-compute share of latency", pct(r.latency.bus_share),
+          "(overall - compute) / overall: copies and scheduling; no link in process");
+    else
+      row(out, "bus share of latency", pct(r.latency.bus_share), "(overall - hardware) / overall");
+  } else {
+    row(out, "hardware (device compute)", "n/a", "the device reports no compute time");
+  }
+  out << '\n';
+
+  out << "bytes per inference\n";
+  row(out, "payload in / out",
+      format_bytes(r.bytes.payload_in) + " / " + format_bytes(r.bytes.payload_out),
+      "model declares " + format_bytes(static_cast<double>(r.bytes.model_in)) + " / " +
+          format_bytes(static_cast<double>(r.bytes.model_out)));
+  if (r.bytes.link_in + r.bytes.link_out > 0)
+    row(out, "on the link in / out",
+        format_bytes(r.bytes.link_in) + " / " + format_bytes(r.bytes.link_out));
+  else
+    row(out, "on the link", "0 B", "in-process device: nothing crosses a link");
+  row(out, "steady payload traffic",
+      r.bytes.payload_mb_per_s ? format_fixed(*r.bytes.payload_mb_per_s, 2) + " MB/s" : "n/a",
+      "(in + out) x rate");
+  if (r.bytes.link_mb_per_s)
+    row(out, "steady link traffic", format_fixed(*r.bytes.link_mb_per_s, 2) + " MB/s");
+  out << '\n';
+
+  out << "rig overhead\n";
+  if (r.overhead.measured)
+    row(out, "bookkeeping per inference",
+        format_fixed(r.overhead.bookkeeping_ns_per_inference, 0) + " ns",
+        r.overhead.note + "; engine waited " + format_fixed(r.overhead.wait_fraction * 100, 1) +
+            "% of the time");
+  else
+    row(out, "bookkeeping per inference", "n/a", "not measured on a virtual clock");
+  out << '\n';
+
+  out << verdict_text(r.verdict, true);
+  return out.str();
+}
+
+}  // namespace rig

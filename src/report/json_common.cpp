@@ -1,0 +1,149 @@
+#include "report/json_common.hpp"
+
+#include <cmath>
+
+#include "rig/report/document.hpp"
+
+namespace rig::report {
+
+std::optional<double> optional_ms(const std::optional<Nanos>& d) {
+  if (!d) return std::nullopt;
+  return to_ms(*d);
+}
+
+json json_number(std::optional<double> value) {
+  if (!value || !std::isfinite(*value)) return nullptr;
+  return *value;
+}
+
+json json_summary(const Summary& s) {
+  return {{"count", s.count},
+          {"min", json_number(s.min)},
+          {"median", json_number(s.median)},
+          {"mean", json_number(s.mean)},
+          {"p90", json_number(s.p90)},
+          {"p99", json_number(s.p99)},
+          {"max", json_number(s.max)},
+          {"stddev", json_number(s.stddev)},
+          {"spread", json_number(s.spread)},
+          {"mdape", json_number(s.mdape)}};
+}
+
+json error_json(const std::optional<Error>& e) {
+  if (!e) return nullptr;
+  return {{"code", std::string(to_string(e->code))}, {"message", e->message}};
+}
+
+json tensor_json(const TensorInfo& t) {
+  return {{"name", t.name},
+          {"type", std::string(to_string(t.type))},
+          {"shape", t.shape},
+          {"bytes", t.bytes}};
+}
+
+json model_json(const ModelInfo& m) {
+  json inputs = json::array(), outputs = json::array();
+  for (const auto& t : m.inputs) inputs.push_back(tensor_json(t));
+  for (const auto& t : m.outputs) outputs.push_back(tensor_json(t));
+  return {{"name", m.name}, {"inputs", inputs}, {"outputs", outputs}};
+}
+
+json timings_json(const InferenceTimings& t) {
+  return {{"transfer_in_ms", json_number(optional_ms(t.transfer_in))},
+          {"queue_wait_ms", json_number(optional_ms(t.queue_wait))},
+          {"compute_ms", json_number(optional_ms(t.compute))},
+          {"transfer_out_ms", json_number(optional_ms(t.transfer_out))}};
+}
+
+json ttfo_json(const TtfoResult& t) {
+  return {{"total_ms", to_ms(t.total)},
+          {"load_ms", to_ms(t.load)},
+          {"load_breakdown",
+           {{"read_ms", to_ms(t.load_breakdown.read)},
+            {"parse_ms", to_ms(t.load_breakdown.parse)},
+            {"compile_ms", to_ms(t.load_breakdown.compile)}}},
+          {"allocate_ms", to_ms(t.allocate)},
+          {"first_inference_ms", to_ms(t.first_inference)},
+          {"first_inference_device", timings_json(t.first_timings)}};
+}
+
+json point_json(const PointResult& p) {
+  json rates = json::array();
+  for (double r : p.repeat_rates) rates.push_back(json_number(r));
+  return {{"depth", p.depth},
+          {"rate_per_s", json_summary(p.rate)},
+          {"repeat_rates_per_s", rates},
+          {"ms_per_frame", json_number(p.ms_per_frame)},
+          {"little_rate_per_s", json_summary(p.little_rate)},
+          {"spread", json_number(p.rate.spread)},
+          {"stable", p.stable},
+          {"errors", p.errors},
+          {"first_error", error_json(p.first_error)},
+          {"aborted", p.aborted}};
+}
+
+json model_summary_json(const ModelInfo& m) {
+  return {{"name", m.name}, {"input_bytes", m.input_bytes()}, {"output_bytes", m.output_bytes()}};
+}
+
+json point_settings_json(const PointSettings& s) {
+  return {{"duration_s", to_seconds(s.duration)},
+          {"min_inferences", s.min_inferences},
+          {"windows", s.windows},
+          {"stability_tolerance", s.stability_tolerance},
+          {"warmup_max_s", to_seconds(s.warmup_max)},
+          {"request_timeout_s", to_seconds(s.request_timeout)},
+          {"repeats", s.repeats},
+          {"seed", s.seed}};
+}
+
+json device_json(const DeviceInfo& d) {
+  return {{"spec", d.spec},
+          {"kind", d.kind},
+          {"description", d.description},
+          {"queue_depth", d.queue_depth},
+          {"device_queue_depth", d.device_queue_depth()},
+          {"in_process", d.in_process},
+          {"duplex", std::string(to_string(d.duplex))},
+          {"clock", std::string(to_string(d.clock))},
+          {"memory_bytes", d.memory_bytes ? json(*d.memory_bytes) : json(nullptr)},
+          {"properties", d.properties},
+          {"warnings", d.warnings}};
+}
+
+json environment_json(const Environment& env, bool virtual_clock,
+                      const std::vector<std::pair<std::string, const DeviceInfo*>>& devices) {
+  json e = env.facts;
+  e["warnings"] = env.warnings;
+  e["virtual_clock"] = virtual_clock;
+  for (const auto& [key, d] : devices) e[key] = device_json(*d);
+  return e;
+}
+
+json verdict_json(const Verdict& v) {
+  json rules = json::array();
+  for (const auto& r : v.rules)
+    rules.push_back({{"rule", r.rule},
+                     {"severity", std::string(to_string(r.severity))},
+                     {"met", r.met},
+                     {"evidence", r.evidence},
+                     {"findings", r.findings}});
+  return {{"status", v.valid ? "VALID" : "INVALID"},
+          {"valid", v.valid},
+          {"reasons", v.reasons},
+          {"warnings", v.warnings},
+          {"rules", rules}};
+}
+
+json document(std::string_view tool) {
+  json doc;
+  doc["schema_version"] = kJsonSchemaVersion;
+  doc["tool"] = std::string(tool);
+  return doc;
+}
+
+std::string dump(const json& doc) {
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace rig::report

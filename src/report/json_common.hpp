@@ -1,0 +1,54 @@
+// The blocks every result document shares, written once: the header
+// (schema_version, tool), numbers that are never NaN, summaries, errors, the
+// environment with its device, the verdict. Private to the reporters: public
+// headers hand back serialized text, never nlohmann::json.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rig/device.hpp"
+#include "rig/engine.hpp"
+#include "rig/environment.hpp"
+#include "rig/scenario/point.hpp"
+#include "rig/scenario/settings.hpp"
+#include "rig/scenario/verdict.hpp"
+#include "rig/stats.hpp"
+
+namespace rig::report {
+
+using nlohmann::json;
+
+std::optional<double> optional_ms(const std::optional<Nanos>& d);
+
+// A finite number, or null for nullopt / NaN / infinity (JSON has no NaN).
+json json_number(std::optional<double> value);
+json json_summary(const Summary& s);
+json error_json(const std::optional<Error>& e);
+json tensor_json(const TensorInfo& t);
+json model_json(const ModelInfo& m);  // name, inputs, outputs (every tensor)
+json timings_json(const InferenceTimings& t);
+json ttfo_json(const TtfoResult& t);
+json point_settings_json(const PointSettings& s);
+json point_json(const PointResult& p);
+json model_summary_json(const ModelInfo& m);  // name, input_bytes, output_bytes
+json device_json(const DeviceInfo& d);
+// The environment's facts and warnings, whether the clock is virtual, and
+// each device under its key ("device", or "device_a"/"device_b").
+json environment_json(const Environment& env, bool virtual_clock,
+                      const std::vector<std::pair<std::string, const DeviceInfo*>>& devices);
+// status, valid, reasons, warnings, and every rule checked.
+json verdict_json(const Verdict& v);
+// {"schema_version": kJsonSchemaVersion, "tool": tool}
+json document(std::string_view tool);
+
+// Serializes a document: two-space indent; invalid UTF-8 in device strings is
+// replaced, never thrown.
+std::string dump(const json& doc);
+
+}  // namespace rig::report

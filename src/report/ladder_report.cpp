@@ -1,0 +1,172 @@
+// rig ladder's reporters: text with units, and the JSON document.
+#include "rig/report/ladder_report.hpp"
+
+#include "report/json_common.hpp"
+#include "report/text_common.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using report::json;
+using namespace report;
+
+json fit_json(const LinkFit& f) {
+  json res = json::array(), rel = json::array();
+  for (double v : f.residuals_ms) res.push_back(json_number(v));
+  for (double v : f.relative_residuals) rel.push_back(json_number(v));
+  std::optional<double> mb;
+  if (f.bandwidth_bytes_per_s) mb = *f.bandwidth_bytes_per_s / 1e6;
+  return {{"points", f.points},
+          {"fixed_ms", json_number(f.fixed_ms)},
+          {"bandwidth_bytes_per_s", json_number(f.bandwidth_bytes_per_s)},
+          {"bandwidth_mb_per_s", json_number(mb)},
+          {"residuals_ms", res},
+          {"relative_residuals", rel},
+          {"rms_relative_residual", json_number(f.rms_relative_residual)},
+          {"max_relative_residual", json_number(f.max_relative_residual)},
+          {"r_squared", json_number(f.r_squared)}};
+}
+
+std::string fit_text(const LinkFit& f, const char* what) {
+  if (!f.fixed_ms) return std::string(what) + " no fit: fewer than two sizes";
+  return std::string(what) + " fit over " + std::to_string(f.points) +
+         " sizes: " + opt_ms(f.fixed_ms) + " + bytes / " + opt_rate(f.bandwidth_bytes_per_s) +
+         "; residuals rms " + opt_pct(f.rms_relative_residual) + ", max " +
+         opt_pct(f.max_relative_residual);
+}
+
+json ladder_settings_json(const LadderSettings& s) {
+  return {{"sizes", s.sizes},
+          {"depth", s.depth},
+          {"latency_samples", s.latency_samples},
+          {"plateau_tolerance", s.plateau_tolerance},
+          {"latency_bound_margin", s.latency_bound_margin},
+          {"compute_bound_share", s.compute_bound_share},
+          {"transport", {{"input_type", "u8"}, {"channels", 4}, {"output_fraction", 0.25}}},
+          {"point", point_settings_json(s.point)}};
+}
+
+}  // namespace
+
+std::string format_ladder_text(const LadderResult& r) {
+  std::string out = "rig ladder on " + r.device.spec + " (" + queue_text(r.device) + ")\n";
+  out += "transport models (u8, output 1/4 of input); pipelined at depth " +
+         std::to_string(r.effective.depth) + ", " + std::to_string(r.effective.point.repeats) +
+         " repeats of " + format_duration(r.effective.point.duration) + " per size; " +
+         std::to_string(r.effective.latency_samples) + " lone frames per size\n\n";
+  out += line("%-11s %8s %8s %10s %10s %9s %10s %9s  %s\n", "frame", "in MB", "out MB", "ms/frame",
+              "frames/s", "MB/s", "lone ms", "spread", "bound");
+  for (const auto& rung : r.rungs) {
+    const auto& p = rung.pipelined;
+    out += line("%-11s %8.3f %8.3f %10s %10s %9s %10s %9s  %s%s\n", rung.size.c_str(),
+                rung.bytes_in / 1e6, rung.bytes_out / 1e6, opt_fixed(p.ms_per_frame, 3).c_str(),
+                opt_fixed(p.rate.median, 1).c_str(), opt_fixed(rung.mb_per_s, 1).c_str(),
+                opt_fixed(rung.lone_ms.median, 3).c_str(), opt_pct(p.rate.spread).c_str(),
+                std::string(to_string(rung.bound)).c_str(),
+                rung.in_bandwidth_fit ? "" : " (not fitted)");
+  }
+  out += "\n";
+  if (r.plateau.found)
+    out += "plateau: " + opt_fixed(r.plateau.median_mb_per_s, 1) + " MB/s (" +
+           opt_fixed(r.plateau.min_mb_per_s, 1) + "-" + opt_fixed(r.plateau.max_mb_per_s, 1) +
+           ") over " + r.rungs[r.plateau.first].size + " to " + r.rungs[r.plateau.last].size +
+           ", " + std::to_string(r.plateau.last - r.plateau.first + 1) + " sizes within " +
+           format_fixed(r.plateau.tolerance * 100, 0) + "%\n";
+  else
+    out += "plateau: none within " + format_fixed(r.plateau.tolerance * 100, 0) + "%\n";
+  out += "bandwidth: " + opt_rate(r.bandwidth_bytes_per_s) + " of in + out bytes" +
+         (r.bandwidth_from_lone_frames ? " (from the lone-frame fit)" : "") + "\n";
+  out += "  " + fit_text(r.pipelined_fit, "pipelined time per frame =") + "\n";
+  const std::string from = r.duplex_from_device ? "the device says so" : "inferred";
+  switch (r.duplex) {
+    case Duplex::half:
+      out += "duplex: half (" + from + "): in and out share one channel of " +
+             opt_rate(r.direction_bandwidth_bytes_per_s) + "\n";
+      break;
+    case Duplex::full:
+      out += "duplex: full (" + from +
+             "): in and out overlap; the input direction, which carries 4x the output's bytes, " +
+             "moves " + opt_rate(r.direction_bandwidth_bytes_per_s) + "\n";
+      break;
+    case Duplex::unknown:
+      out +=
+          "duplex: unknown (the device does not say, and there is no pipelined fit to set "
+          "against the lone frames); one direction's bandwidth: n/a\n";
+      break;
+  }
+  out += "fixed latency: " + opt_ms(r.round_trip_ms) +
+         " round trip = " + opt_ms(r.per_transfer_ms) +
+         " per transfer (a lone frame crosses twice)\n";
+  out += "  " + fit_text(r.lone_fit, "lone-frame link time =") + "\n";
+  if (r.worst_spread && r.worst_spread_rung)
+    out += "reproducibility: repeats agree within " + opt_pct(r.worst_spread) +
+           " (worst: " + r.rungs[*r.worst_spread_rung].size + ")\n";
+  append_notes(out, r.notes);
+  out += verdict_text(r.verdict, false);
+  return out;
+}
+
+std::string ladder_to_json(const LadderResult& r) {
+  json doc = document("rig ladder");
+  doc["settings"] = {{"requested", ladder_settings_json(r.requested)},
+                     {"effective", ladder_settings_json(r.effective)}};
+  doc["environment"] = environment_json(r.environment, r.virtual_clock, {{"device", &r.device}});
+  json rungs = json::array();
+  for (size_t i = 0; i < r.rungs.size(); ++i) {
+    const auto& rung = r.rungs[i];
+    rungs.push_back({{"size", rung.size},
+                     {"width", rung.frame.width},
+                     {"height", rung.frame.height},
+                     {"bytes_in", rung.bytes_in},
+                     {"bytes_out", rung.bytes_out},
+                     {"pipelined", point_json(rung.pipelined)},
+                     {"mb_per_s", json_number(rung.mb_per_s)},
+                     {"lone_ms", json_summary(rung.lone_ms)},
+                     {"compute_ms", json_number(rung.compute_ms)},
+                     {"link_ms", json_number(rung.link_ms)},
+                     {"lone_errors", rung.lone_errors},
+                     {"bound", std::string(to_string(rung.bound))},
+                     {"in_bandwidth_fit", rung.in_bandwidth_fit}});
+  }
+  json plateau_sizes = json::array();
+  if (r.plateau.found)
+    for (size_t i = r.plateau.first; i <= r.plateau.last; ++i)
+      plateau_sizes.push_back(r.rungs[i].size);
+  std::optional<double> bw_mb, direction_mb;
+  if (r.bandwidth_bytes_per_s) bw_mb = *r.bandwidth_bytes_per_s / 1e6;
+  if (r.direction_bandwidth_bytes_per_s) direction_mb = *r.direction_bandwidth_bytes_per_s / 1e6;
+  doc["results"] = {
+      {"rungs", rungs},
+      {"plateau",
+       {{"found", r.plateau.found},
+        {"sizes", plateau_sizes},
+        {"median_mb_per_s", json_number(r.plateau.median_mb_per_s)},
+        {"min_mb_per_s", json_number(r.plateau.min_mb_per_s)},
+        {"max_mb_per_s", json_number(r.plateau.max_mb_per_s)},
+        {"tolerance", r.plateau.tolerance}}},
+      {"bandwidth_bytes_per_s", json_number(r.bandwidth_bytes_per_s)},
+      {"bandwidth_mb_per_s", json_number(bw_mb)},
+      {"bandwidth_from", !r.bandwidth_bytes_per_s       ? json(nullptr)
+                         : r.bandwidth_from_lone_frames ? json("lone_frames")
+                                                        : json("pipelined")},
+      {"duplex", std::string(to_string(r.duplex))},
+      {"duplex_from", r.duplex == Duplex::unknown ? json(nullptr)
+                      : r.duplex_from_device      ? json("device")
+                                                  : json("inferred")},
+      {"direction_bandwidth_bytes_per_s", json_number(r.direction_bandwidth_bytes_per_s)},
+      {"direction_bandwidth_mb_per_s", json_number(direction_mb)},
+      {"round_trip_ms", json_number(r.round_trip_ms)},
+      {"per_transfer_ms", json_number(r.per_transfer_ms)},
+      {"pipelined_fit", fit_json(r.pipelined_fit)},
+      {"lone_fit", fit_json(r.lone_fit)},
+      {"reproducibility",
+       {{"worst_spread", json_number(r.worst_spread)},
+        {"worst_size",
+         r.worst_spread_rung ? json(r.rungs[*r.worst_spread_rung].size) : json(nullptr)}}}};
+  doc["notes"] = r.notes;
+  doc["verdict"] = verdict_json(r.verdict);
+  return dump(doc);
+}
+
+}  // namespace rig

@@ -1,0 +1,92 @@
+// rig loop's reporters: text with units, and the JSON document.
+#include "rig/report/loop_report.hpp"
+
+#include "report/json_common.hpp"
+#include "report/text_common.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using report::json;
+using namespace report;
+
+json loop_settings_json(const LoopSettings& s) {
+  json j = point_settings_json(s.point);
+  j["model"] = s.model;
+  j["device"] = s.device;
+  j["depth"] = s.depth;
+  j["sleep_between_frames_ms"] = to_ms(s.sleep_between_frames);
+  return j;
+}
+
+}  // namespace
+
+std::string format_loop_text(const LoopResult& r) {
+  std::string out = "rig loop: " + r.model.name + " on " + r.device.spec + "\n";
+  out += "  device loop (run_for_duration on one frame, no per-frame transfers)\n";
+  out += line("    frames completed      %llu\n",
+              static_cast<unsigned long long>(r.loop.frames_completed));
+  out += line("    frames aborted        %llu (cut off by the end of the loop%s; not counted)\n",
+              static_cast<unsigned long long>(r.loop.frames_aborted),
+              r.device.in_process ? "" : ", or of a slice of it on the server");
+  out += "    elapsed               " + format_duration(r.loop.elapsed) + "\n";
+  out += "    sleep between frames  " + format_duration(r.effective.sleep_between_frames) + "\n";
+  out += "    device rate           " + format_fixed(r.loop.frames_per_second, 2) + " frames/s";
+  if (r.device_rate) out += " (" + format_ms(1e3 / *r.device_rate) + " per frame)";
+  out += "\n  host-observed pipelined rate (depth " + std::to_string(r.steady.depth) +
+         ", every frame crosses the link)\n";
+  const SteadyRepeat& s = r.steady;
+  if (!r.host_rate) {
+    out += "    INVALID: " + (s.first_error ? s.first_error->to_string() : "aborted") + "\n";
+  } else {
+    out += "    host rate             " + format_fixed(*r.host_rate, 2) + " frames/s (" +
+           (*r.host_rate > 0 ? format_ms(1e3 / *r.host_rate) : std::string("-")) + " per frame, " +
+           std::to_string(s.inferences) + " frames in " + format_duration(s.elapsed) + ", " +
+           (s.stable ? "stable" : "unstable") + ")\n";
+    out += "    bytes per frame       " + format_bytes(s.payload_in_per_inference) + " in, " +
+           format_bytes(s.payload_out_per_inference) + " out (payload); " +
+           format_bytes(s.link_in_per_inference) + " in, " +
+           format_bytes(s.link_out_per_inference) + " out (link)\n";
+  }
+  if (r.transfer_cost_ms)
+    out += "  cost of per-frame transfers: " + format_ms(*r.transfer_cost_ms) + " per frame (" +
+           format_fixed(*r.transfer_cost_share * 100, 1) + "% of the host-observed frame time)\n";
+  out += verdict_text(r.verdict, true);
+  return out;
+}
+
+std::string loop_to_json(const LoopResult& r) {
+  json doc = document("rig loop");
+  doc["settings"] = {{"requested", loop_settings_json(r.requested)},
+                     {"effective", loop_settings_json(r.effective)}};
+  doc["environment"] = environment_json(r.environment, r.virtual_clock, {{"device", &r.device}});
+  doc["environment"]["mixed_clocks"] = r.mixed_clocks;
+  doc["model"] = model_json(r.model);
+  doc["ttfo"] = ttfo_json(r.ttfo);
+  doc["loop"] = {{"frames_completed", r.loop.frames_completed},
+                 {"frames_aborted", r.loop.frames_aborted},
+                 {"elapsed_s", to_seconds(r.loop.elapsed)},
+                 {"frames_per_second", json_number(r.loop.frames_per_second)}};
+  const SteadyRepeat& s = r.steady;
+  doc["steady"] = {{"depth", s.depth},
+                   {"inferences", s.inferences},
+                   {"elapsed_s", to_seconds(s.elapsed)},
+                   {"rate_per_s", json_number(r.host_rate)},
+                   {"stable", s.stable},
+                   {"aborted", s.aborted},
+                   {"errors", s.errors},
+                   {"first_error", error_json(s.first_error)},
+                   {"windows", s.windows.size()},
+                   {"warmup_s", to_seconds(s.warmup)},
+                   {"payload_in_per_inference", json_number(s.payload_in_per_inference)},
+                   {"payload_out_per_inference", json_number(s.payload_out_per_inference)},
+                   {"link_in_per_inference", json_number(s.link_in_per_inference)},
+                   {"link_out_per_inference", json_number(s.link_out_per_inference)}};
+  doc["transfer_cost"] = {{"per_frame_ms", json_number(r.transfer_cost_ms)},
+                          {"share_of_host_frame_time", json_number(r.transfer_cost_share)}};
+  doc["verdict"] = verdict_json(r.verdict);
+  return dump(doc);
+}
+
+}  // namespace rig

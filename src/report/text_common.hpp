@@ -1,0 +1,49 @@
+// Helpers every text reporter shares: figures with their units, "n/a" for a
+// figure that does not exist, aligned rows, notes and the verdict block.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rig/device.hpp"
+#include "rig/scenario/verdict.hpp"
+
+namespace rig::report {
+
+std::string ms_or_na(const std::optional<double>& v);  // "2.27 ms" or "n/a"
+std::string per_s(const std::optional<double>& v);     // "440.5 /s"
+std::string pct(const std::optional<double>& v);       // "1.2 %"
+std::string opt_fixed(const std::optional<double>& v, int decimals);
+// Rounding noise of a fit (|v| < 1 ns) prints as 0, not "-0.000 us".
+std::string opt_ms(const std::optional<double>& v);
+std::string opt_pct(const std::optional<double>& v, int decimals = 2);  // "1.23%"
+std::string opt_rate(const std::optional<double>& bytes_per_s);         // "290.0 MB/s"
+std::string with_commas(double value);                                  // 150528 -> "150,528"
+
+// printf into a string (one table row; at most 511 characters).
+template <class... Args>
+std::string line(const char* format, Args... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+// "  label                         value   note"
+void row(std::ostringstream& out, const std::string& label, const std::string& value,
+         const std::string& note = {});
+
+// "notes:\n  - ...\n" (nothing when empty).
+void append_notes(std::string& out, const std::vector<std::string>& notes);
+
+// "verdict: VALID|INVALID", then "  - reason" lines and, when `with_warnings`,
+// "  warning: ..." lines.
+std::string verdict_text(const Verdict& v, bool with_warnings);
+
+// "queue depth 32", or for a remote device "queue depth 32 (64 in flight per
+// connection)".
+std::string queue_text(const DeviceInfo& d);
+
+}  // namespace rig::report

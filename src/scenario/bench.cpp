@@ -1,0 +1,126 @@
+// rig bench: cold start, lone frames, then the steady-state repeats; the
+// bytes and the rig's own overhead derived from them. The verdict is
+// judge(BenchResult) (verdict.cpp).
+#include "rig/scenario/bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+// Bytes: averaged over every repeat, weighted by completions (a repeat that
+// completed nothing adds nothing), next to what the model declares.
+BytesResult bytes_of(const SteadyResult& steady, const ModelInfo& model) {
+  BytesResult b;
+  b.model_in = model.input_bytes();
+  b.model_out = model.output_bytes();
+  double n = 0;
+  for (const auto& rep : steady.repeats) {
+    const auto w = static_cast<double>(rep.completed_total);
+    b.payload_in += rep.payload_in_per_inference * w;
+    b.payload_out += rep.payload_out_per_inference * w;
+    b.link_in += rep.link_in_per_inference * w;
+    b.link_out += rep.link_out_per_inference * w;
+    n += w;
+  }
+  if (n > 0) {
+    b.payload_in /= n;
+    b.payload_out /= n;
+    b.link_in /= n;
+    b.link_out /= n;
+  }
+  if (steady.rate.median) {
+    b.payload_mb_per_s = (b.payload_in + b.payload_out) * *steady.rate.median / 1e6;
+    if (b.link_in + b.link_out > 0)
+      b.link_mb_per_s = (b.link_in + b.link_out) * *steady.rate.median / 1e6;
+  }
+  return b;
+}
+
+// The rig's own cost: bookkeeping between a completion and the next submit,
+// against the time per frame; and whether the engine thread ever waited.
+// Not measured on a virtual clock.
+OverheadResult overhead_of(const BenchResult& r) {
+  OverheadResult o;
+  if (r.virtual_clock || r.steady.repeats.empty() || !r.steady.time_per_frame_ms) return o;
+  o.measured = true;
+  for (const auto& rep : r.steady.repeats) {
+    o.bookkeeping_ns_per_inference += rep.bookkeeping_ns_per_inference;
+    o.wait_fraction += rep.wait_fraction;
+  }
+  o.bookkeeping_ns_per_inference /= static_cast<double>(r.steady.repeats.size());
+  o.wait_fraction /= static_cast<double>(r.steady.repeats.size());
+  o.bookkeeping_share = o.bookkeeping_ns_per_inference / (*r.steady.time_per_frame_ms * 1e6);
+  if (o.bookkeeping_share > r.effective.overhead_limit) {
+    o.limiting = true;
+    o.note = "rig's bookkeeping takes " + format_fixed(o.bookkeeping_share * 100, 1) +
+             "% of the time per frame: the rig may be limiting the rate";
+  } else if (o.wait_fraction < 0.05 && r.effective.depth > 1) {
+    o.limiting = true;
+    o.note = "the engine thread waited on the device only " +
+             format_fixed(o.wait_fraction * 100, 1) +
+             "% of the time: submission may be limiting the rate";
+  } else {
+    o.note = "rig's bookkeeping is " + format_fixed(o.bookkeeping_share * 100, 3) +
+             "% of the time per frame";
+  }
+  return o;
+}
+
+}  // namespace
+
+Result<void> validate(const BenchSettings& s) {
+  auto bad = [](const std::string& m) { return fail(ErrorCode::invalid_argument, m); };
+  if (s.device.empty()) return bad("device spec is empty");
+  if (auto ok = validate(s.point); !ok) return ok;
+  if (!(s.repeat_tolerance > 0)) return bad("tolerances must be positive");
+  if (s.latency_max <= Nanos(0)) return bad("latency duration must be positive");
+  if (s.reservoir_capacity == 0) return bad("reservoir capacity must be >= 1");
+  return {};
+}
+
+Result<BenchResult> run_bench(Device& device, const ModelSource& model,
+                              const BenchSettings& settings) {
+  if (auto ok = validate(settings); !ok) return tl::unexpected(ok.error());
+  BenchResult r;
+  start_result(r, device, settings);
+  const DepthChoice depth = resolve_depth(r.device, settings.depth);
+  r.effective.depth = depth.depth;
+  r.depth_note = depth.clamped_note;
+
+  auto cold = cold_start(device, model, depth.depth, settings.point.seed);
+  if (!cold) return tl::unexpected(cold.error());
+  r.ttfo = cold->ttfo;
+  r.model = device.model_info();
+  const Workspace& ws = cold->workspace;
+  r.latency = measure_latency(device, ws,
+                              latency_settings(settings.latency_samples, settings.latency_max,
+                                               settings.point.request_timeout));
+
+  r.steady.depth = depth.depth;
+  std::vector<double> rates;
+  for (uint32_t i = 0; i < settings.point.repeats; ++i) {
+    SteadySettings ss = steady_settings(settings.point, depth.depth, i);
+    ss.reservoir_capacity = settings.reservoir_capacity;
+    r.steady.repeats.push_back(measure_steady(device, ws, ss));
+    const auto& rep = r.steady.repeats.back();
+    if (rep.inferences > 0) rates.push_back(rep.rate);
+    if (rep.aborted) break;
+  }
+  r.steady.rate = summarize(rates);
+  if (r.steady.rate.median && *r.steady.rate.median > 0)
+    r.steady.time_per_frame_ms = 1000.0 / *r.steady.rate.median;
+  r.bytes = bytes_of(r.steady, r.model);
+  r.overhead = overhead_of(r);
+  r.verdict = judge(r);
+  r.steady.stable = !r.steady.repeats.empty() &&
+                    std::all_of(r.steady.repeats.begin(), r.steady.repeats.end(),
+                                [](const SteadyRepeat& rep) { return rep.stable; }) &&
+                    !(r.steady.rate.spread && *r.steady.rate.spread > settings.repeat_tolerance);
+  return r;
+}
+
+}  // namespace rig

@@ -1,0 +1,53 @@
+// rig loop: the device's own rate beside the host-observed pipelined rate.
+// The verdict is judge(LoopResult) (verdict.cpp).
+#include "rig/scenario/loop.hpp"
+
+#include "rig/units.hpp"
+
+namespace rig {
+
+Result<void> validate(const LoopSettings& s) {
+  if (s.device.empty()) return fail(ErrorCode::invalid_argument, "device spec is empty");
+  if (s.sleep_between_frames < Nanos(0))
+    return fail(ErrorCode::invalid_argument, "sleep between frames must be >= 0");
+  return validate(s.point);
+}
+
+Result<LoopResult> run_loop(Device& device, const ModelSource& model,
+                            const LoopSettings& settings) {
+  if (auto ok = validate(settings); !ok) return tl::unexpected(ok.error());
+  LoopResult r;
+  start_result(r, device, settings);
+  r.effective.point.repeats = 1;
+  r.mixed_clocks = !r.virtual_clock && r.device.clock == ClockKind::virtual_time;
+  // As rig bench: more than the device takes would only fail with queue_full.
+  const DepthChoice depth = resolve_depth(r.device, settings.depth);
+  r.effective.depth = depth.depth;
+  r.depth_note = depth.clamped_note;
+
+  auto cold = cold_start(device, model, depth.depth, settings.point.seed);
+  if (!cold) return tl::unexpected(cold.error());
+  r.ttfo = cold->ttfo;
+  r.model = device.model_info();
+
+  // 1. The device's own rate.
+  auto loop = device.run_for_duration(cold->workspace.bindings[0], settings.point.duration,
+                                      settings.sleep_between_frames);
+  if (!loop) return tl::unexpected(loop.error());
+  r.loop = *loop;
+  if (r.loop.frames_per_second > 0) r.device_rate = r.loop.frames_per_second;
+
+  // 2. The host-observed pipelined rate of the same model.
+  r.steady =
+      measure_steady(device, cold->workspace, steady_settings(r.effective.point, depth.depth));
+  if (!r.steady.aborted) r.host_rate = r.steady.rate;
+
+  if (r.device_rate && r.host_rate && *r.host_rate > 0 && !r.mixed_clocks) {
+    r.transfer_cost_ms = 1e3 / *r.host_rate - 1e3 / *r.device_rate;
+    r.transfer_cost_share = *r.transfer_cost_ms / (1e3 / *r.host_rate);
+  }
+  r.verdict = judge(r);
+  return r;
+}
+
+}  // namespace rig

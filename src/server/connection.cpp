@@ -1,0 +1,322 @@
+#include "server/connection.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <exception>
+#include <system_error>
+
+namespace rig::server {
+namespace {
+
+using wire::Action;
+using wire::Status;
+
+constexpr size_t kStagingBytes = 64 * 1024;
+// After an error that breaks framing, input is read and dropped (so that the
+// client sees the error reply rather than a reset) up to this much.
+constexpr size_t kDrainBytes = 16 << 20;
+constexpr int kDrainPollMs = 1000;
+
+}  // namespace
+
+std::string peer_name(const wire::Socket& s) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getpeername(s.fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "local";
+  if (ss.ss_family == AF_UNIX) return "unix";
+  char host[64] = "?";
+  uint16_t port = 0;
+  if (ss.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    port = ntohs(a->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+Connection::Connection(ServerContext& server, wire::Socket socket, uint64_t id)
+    : server_(server), socket_(std::move(socket)), id_(id), peer_(peer_name(socket_)) {}
+
+void Connection::start() {
+  reader_ = std::thread([this] { reader_main(); });
+}
+
+void Connection::shutdown() {
+  {
+    std::lock_guard lock(write_mu_);
+    stopping_ = true;
+    announce_gone_locked();
+  }
+  write_cv_.notify_all();
+  socket_.shutdown();
+}
+
+void Connection::join() {
+  if (reader_.joinable()) reader_.join();
+  {
+    std::lock_guard lock(write_mu_);
+    writer_exit_ = true;
+  }
+  write_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+std::string Connection::who() const {
+  return "connection " + std::to_string(id_) + " (" + peer_ + ")";
+}
+
+void Connection::abort(const std::string& why) {
+  ++server_.closed_on_error;
+  server_.log(who() + ": closing: " + why);
+  std::lock_guard lock(write_mu_);
+  mark_dead_locked();
+}
+
+void Connection::owe_answer() {
+  std::lock_guard lock(write_mu_);
+  ++answers_owed_;
+}
+
+void Connection::answered() {
+  {
+    std::lock_guard lock(write_mu_);
+    --answers_owed_;
+  }
+  write_cv_.notify_all();
+}
+
+// ---- writing ---------------------------------------------------------------
+
+void Connection::reply(uint32_t id, Action action, wire::pb::Body& body,
+                       std::vector<std::span<const std::byte>> buffers,
+                       std::shared_ptr<void> hold) {
+  auto frame =
+      wire::encode_frame(id, action, Status::ok, body, std::move(buffers), server_.settings.limits);
+  if (!frame) return reply_error(id, action, frame.error());
+  frame->hold = std::move(hold);
+  send(std::move(*frame));
+}
+
+void Connection::reply_error(uint32_t id, Action action, const Error& error) {
+  ++server_.errors_sent;
+  send(wire::encode_error(id, action, error));
+}
+
+void Connection::send(wire::OutFrame frame) {
+  std::unique_lock lock(write_mu_);
+  if (dead_) return;
+  if (queue_.empty()) {
+    const Nanos t0 = steady_clock().now();
+    auto n = wire::write_frame_some(socket_, frame, 0, true);
+    if (!n) {
+      mark_dead_locked();
+      return;
+    }
+    if (n->bytes == frame.size()) {
+      last_send_ = steady_clock().now() - t0;
+      return;
+    }
+    queue_.push_back({std::move(frame), n->bytes, t0});
+  } else {
+    queue_.push_back({std::move(frame), 0, steady_clock().now()});
+  }
+  if (!writer_started_) {
+    try {
+      writer_ = std::thread([this] { writer_main(); });
+      writer_started_ = true;
+    } catch (const std::system_error& e) {
+      ++server_.closed_on_error;
+      server_.log(who() + ": closing: cannot start a writer thread: " + e.what());
+      queue_.clear();  // no writer holds any of it
+      mark_dead_locked();
+      return;
+    }
+  }
+  write_cv_.notify_all();
+}
+
+void Connection::writer_main() {
+  try {
+    writer_loop();
+  } catch (const std::exception& e) {
+    ++server_.closed_on_error;
+    server_.log(who() + ": closing: writer failed: " + e.what());
+    std::lock_guard lock(write_mu_);
+    queue_.clear();  // this thread was the only one writing from it
+    mark_dead_locked();
+  }
+}
+
+void Connection::writer_loop() {
+  std::unique_lock lock(write_mu_);
+  for (;;) {
+    write_cv_.wait(lock, [&] { return !queue_.empty() || writer_exit_; });
+    if (dead_) {
+      queue_.clear();  // replies of a dead connection go nowhere
+      write_cv_.notify_all();
+    }
+    if (queue_.empty()) {
+      if (writer_exit_) return;
+      continue;
+    }
+    Outgoing& out = queue_.front();  // stays put: others only push_back
+    lock.unlock();
+    Result<void> ok;
+    while (out.offset < out.frame.size()) {
+      auto n = wire::write_frame_some(socket_, out.frame, out.offset, false);
+      if (!n) {
+        ok = tl::unexpected(n.error());
+        break;
+      }
+      out.offset += n->bytes;
+    }
+    const Nanos took = steady_clock().now() - out.started;
+    lock.lock();
+    last_send_ = took;
+    queue_.pop_front();
+    if (!ok) mark_dead_locked();
+    write_cv_.notify_all();
+  }
+}
+
+// No more writes. The queue is left to the writer (which may be writing its
+// front right now) to drop.
+void Connection::mark_dead_locked() {
+  dead_ = true;
+  announce_gone_locked();
+  socket_.shutdown();
+  write_cv_.notify_all();
+}
+
+// dead_ or stopping_ was just set: the session's waits end.
+void Connection::announce_gone_locked() {
+  gone_.store(true);
+  wake();
+}
+
+// ---- reading ---------------------------------------------------------------
+
+void Connection::reader_main() {
+  try {
+    reader_loop();
+  } catch (const std::exception& e) {
+    // std::bad_alloc growing a buffer, or anything else unexpected: this
+    // connection ends, the server goes on.
+    ++server_.closed_on_error;
+    server_.log(who() + ": closing after an internal failure: " + e.what());
+  }
+  close_down();
+}
+
+void Connection::close_down() {
+  {
+    // No new replies from here on; the shutdown below ends any write.
+    std::lock_guard lock(write_mu_);
+    dead_ = true;
+    announce_gone_locked();
+  }
+  closed_.store(true);
+  closed();
+  socket_.shutdown();
+  write_cv_.notify_all();
+  reader_done_.store(true);
+}
+
+void Connection::reader_loop() {
+  parser_ = std::make_unique<wire::FrameParser>(
+      server_.settings.limits,
+      [this](const wire::Header& h, const wire::pb::Body& body) { return place(h, body); });
+  std::vector<std::byte> staging(kStagingBytes);
+  bool answer_then_close = false;
+  for (;;) {
+    auto direct = parser_->direct_target();
+    const std::span<std::byte> into = direct.empty() ? std::span(staging) : direct;
+    auto n = wire::read_some(socket_, into, false);
+    if (!n) {
+      server_.log(who() + ": " + n.error().to_string());
+      break;
+    }
+    if (n->eof) {
+      if (auto end = parser_->finish(); !end) {
+        ++server_.closed_on_error;
+        server_.log(who() + ": client went away mid-frame: " + end.error().to_string());
+      } else {
+        answer_then_close = true;  // the client may have half-closed: answer what it asked
+      }
+      break;
+    }
+    Result<void> fed;
+    if (!direct.empty()) {
+      // A direct read stays within one buffer: it completes at most one frame.
+      fed = parser_->commit_direct(n->bytes);
+      dispatch_ready();
+    } else {
+      // One frame at a time: each is handled before the next one is placed.
+      std::span<const std::byte> rest = std::span(staging).first(n->bytes);
+      while (!rest.empty() && !closing_) {
+        auto taken = parser_->feed_some(rest);
+        if (!taken) {
+          fed = tl::unexpected(taken.error());
+          break;
+        }
+        rest = rest.subspan(*taken);
+        dispatch_ready();
+      }
+    }
+    if (!fed) {
+      // The stream lost its framing: answer, then close.
+      ++server_.closed_on_error;
+      server_.log(who() + ": closing: " + fed.error().to_string());
+      const auto& h = parser_->failed_header();
+      const bool trusted = h && h->magic == wire::kMagic;
+      reply_error(trusted ? h->message_id : 0, trusted ? h->action : Action::hello, fed.error());
+      closing_ = true;
+    }
+    if (closing_) {
+      answer_then_close = true;
+      break;
+    }
+  }
+  reading_stopped();
+  if (answer_then_close) {
+    wait_until_answered();
+    if (closing_) drain_input();
+  }
+}
+
+void Connection::dispatch_ready() {
+  while (!closing_) {
+    auto frame = parser_->pop();
+    if (!frame) return;
+    dispatch(std::move(*frame));
+  }
+}
+
+// Until every answer owed is given and every reply is out.
+void Connection::wait_until_answered() {
+  std::unique_lock lock(write_mu_);
+  write_cv_.wait(lock,
+                 [&] { return (answers_owed_ == 0 && queue_.empty()) || dead_ || stopping_; });
+}
+
+void Connection::drain_input() {
+  socket_.shutdown_write();
+  std::vector<std::byte> sink(kStagingBytes);
+  size_t drained = 0;
+  while (drained < kDrainBytes) {
+    pollfd p{socket_.fd(), POLLIN, 0};
+    if (::poll(&p, 1, kDrainPollMs) <= 0) return;
+    auto n = wire::read_some(socket_, sink, false);
+    if (!n || n->eof) return;
+    drained += n->bytes;
+  }
+}
+
+}  // namespace rig::server

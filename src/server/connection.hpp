@@ -1,0 +1,155 @@
+// Connection: the I/O of one client: its socket, the reader thread that
+// parses its requests, the writer thread that sends what a socket did not
+// take at once, and how the connection ends. What the requests mean is the
+// Session's (session.hpp), which derives from it and fills in the hooks.
+//
+// Threads:
+//  * The reader thread (start()) reads, feeds the frame parser, and calls
+//    place() and dispatch() for each frame, one frame at a time in stream
+//    order. When the stream ends or breaks it answers what it can, waits
+//    until every answer owed (owe_answer) is out, drops the rest of the input
+//    after an error that broke framing, and closes the connection.
+//  * send() may be called from any thread and never blocks on the socket:
+//    what the socket does not take at once is queued for the writer thread,
+//    started on first need, so replies leave in the order they were sent.
+//  * shutdown() (the server stopping) wakes every thread of the connection;
+//    join() then waits for them.
+//
+// Errors: a framing error (the parser's) is answered, logged and closes the
+// connection; an exception in a thread body closes the connection only. Each
+// counts in closed_on_error.
+//
+// Ownership: shared (std::shared_ptr) by the server's connection list and by
+// the device jobs still to answer; the server joins the threads before it
+// lets go. The ServerContext outlives the connection.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/transport.hpp"
+#include "proto/wire.hpp"
+#include "server/context.hpp"
+
+namespace rig::server {
+
+// "host:port" of a socket's peer, "unix" for a unix socket, "local" when it
+// has none (a socketpair).
+std::string peer_name(const wire::Socket& socket);
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(ServerContext& server, wire::Socket socket, uint64_t id);
+  virtual ~Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Starts the reader thread; throws std::system_error when it cannot.
+  void start();
+  // Wakes every thread of this connection; used when the server stops.
+  void shutdown();
+  // Waits for the reader and the writer to end (after shutdown(), or once
+  // finished()).
+  void join();
+  // The reader has ended: the connection is closed and may be joined.
+  bool finished() const { return reader_done_.load(); }
+
+ protected:
+  // ---- hooks, called on the reader thread --------------------------------
+  // Where a request's buffers go, decided when its body is complete and
+  // before any buffer byte is read (wire::FrameParser's placer).
+  virtual wire::BufferPlan place(const wire::Header& header, const wire::pb::Body& body) = 0;
+  // A complete frame, after place() ran for it; the next frame is placed only
+  // after this returns.
+  virtual void dispatch(wire::Frame frame) = 0;
+  // No more frames will be dispatched: drop what place() holds for one that
+  // will not be.
+  virtual void reading_stopped() = 0;
+  // The connection is closed (also after an exception in the reader): drop
+  // everything the session holds for the client, placements included.
+  virtual void closed() = 0;
+  // ---- hook, called on any thread ------------------------------------------
+  // The connection died or is stopping (gone() is now true): wake any wait of
+  // the session. Called with the connection's lock held.
+  virtual void wake() = 0;
+
+  // ---- for the session -----------------------------------------------------
+  ServerContext& server() const { return server_; }
+  // "connection 3 (127.0.0.1:40112)", the start of every log line about it.
+  std::string who() const;
+  // Replies with `body` and `buffers`; `hold` travels with the frame until it
+  // is written (it keeps the buffers alive). An encoding error (a limit) is
+  // answered instead. Any thread.
+  void reply(uint32_t id, wire::Action action, wire::pb::Body& body,
+             std::vector<std::span<const std::byte>> buffers = {}, std::shared_ptr<void> hold = {});
+  void reply_error(uint32_t id, wire::Action action, const Error& error);
+  // Something failed that the protocol cannot answer (an exception while
+  // replying): close this connection, keep the server. Any thread.
+  void abort(const std::string& why);
+  // Reader thread: stop reading once the current frame is handled; answer
+  // what is owed, then close.
+  void close_after_answering() { closing_ = true; }
+  // An answer another thread still owes (a device job); the connection does
+  // not close before answered() was called as often. Any thread.
+  void owe_answer();
+  void answered();
+  // The connection died or is stopping: replies go nowhere.
+  bool gone() const { return gone_.load(); }
+  // The reader has finished: queued jobs may be dropped.
+  bool is_closed() const { return closed_.load(); }
+  // How long the last reply took to write.
+  Nanos last_send() const { return last_send_.load(); }
+
+ private:
+  struct Outgoing {
+    wire::OutFrame frame;
+    uint64_t offset = 0;
+    Nanos started{0};
+  };
+
+  void send(wire::OutFrame frame);
+  void writer_main();
+  void writer_loop();
+  void mark_dead_locked();
+  void announce_gone_locked();
+  void reader_main();
+  void reader_loop();
+  void dispatch_ready();
+  void wait_until_answered();
+  void drain_input();
+  void close_down();
+
+  ServerContext& server_;
+  wire::Socket socket_;
+  const uint64_t id_;
+  const std::string peer_;
+  std::thread reader_, writer_;
+  std::atomic<bool> reader_done_{false};
+  std::atomic<bool> closed_{false};  // the reader has finished; queued jobs are dropped
+  std::atomic<bool> gone_{false};    // dead_ || stopping_, for the session's waits
+
+  // Reader-thread state.
+  std::unique_ptr<wire::FrameParser> parser_;
+  bool closing_ = false;
+
+  // Writing; write_cv_ also wakes wait_until_answered().
+  std::mutex write_mu_;
+  std::condition_variable write_cv_;
+  std::deque<Outgoing> queue_;
+  bool writer_started_ = false;
+  bool writer_exit_ = false;
+  bool dead_ = false;
+  bool stopping_ = false;
+  uint32_t answers_owed_ = 0;
+  std::atomic<Nanos> last_send_{Nanos(0)};
+};
+
+}  // namespace rig::server

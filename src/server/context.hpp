@@ -1,0 +1,47 @@
+// ServerContext: what a server shares with its connections: the effective
+// settings, the device host, the byte budget, the facts hello advertises, and
+// the counters behind ServerStats.
+//
+// Ownership: Server::State is a ServerContext; it outlives every connection
+// (the server joins them before it goes) and destroys the host first.
+//
+// Thread safety: the fields are set by Server::start before the first
+// connection and only read afterwards; the counters are atomic and log() is
+// serialised, so every thread may use them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/budget.hpp"
+#include "server/device_host.hpp"
+#include "server/server.hpp"
+
+namespace rig::server {
+
+struct ServerContext {
+  ServerSettings settings;             // effective (see policy.hpp)
+  std::shared_ptr<ByteBudget> budget;  // max_pending_bytes
+  std::unique_ptr<DeviceHost> host;
+  uint32_t depth = 2;                // requests in flight per connection
+  uint64_t memory_bytes = 0;         // the device's memory, for hello; 0: unknown
+  std::filesystem::path model_root;  // canonical; empty: load by name disabled
+
+  std::atomic<uint64_t> connections_count{0}, requests{0}, errors_sent{0}, closed_on_error{0},
+      refused{0};
+
+  void log(const std::string& line) {
+    if (!settings.log) return;
+    std::lock_guard lock(log_mu_);
+    settings.log(line);
+  }
+
+ private:
+  std::mutex log_mu_;
+};
+
+}  // namespace rig::server

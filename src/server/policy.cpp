@@ -1,0 +1,63 @@
+#include "server/policy.hpp"
+
+#include <unistd.h>
+
+#include <system_error>
+
+namespace rig::server {
+
+Result<std::filesystem::path> resolve_model_dir(const std::string& model_dir) {
+  std::error_code ec;
+  auto root = std::filesystem::canonical(model_dir, ec);
+  if (ec || !std::filesystem::is_directory(root, ec))
+    return fail(ErrorCode::not_found, "--model-dir '" + model_dir + "' is not a directory");
+  return root;
+}
+
+Result<std::string> resolve_model_name(const std::filesystem::path& model_root,
+                                       const std::string& name) {
+  namespace fs = std::filesystem;
+  if (model_root.empty())
+    return fail(ErrorCode::unsupported,
+                "this server was started without --model-dir: send the model's bytes instead");
+  const fs::path p(name);
+  if (name.empty() || name.find('\0') != std::string::npos || p.is_absolute())
+    return fail(ErrorCode::invalid_argument,
+                "model name '" + name + "' must be a relative path under --model-dir");
+  for (const auto& part : p)
+    if (part == "..")
+      return fail(ErrorCode::permission, "model name '" + name + "' escapes --model-dir");
+  std::error_code ec;
+  const fs::path full = fs::weakly_canonical(model_root / p, ec);
+  const std::string root = model_root.string() + "/";
+  if (ec || full.string().rfind(root, 0) != 0)  // e.g. a symlink pointing outside
+    return fail(ErrorCode::permission, "model name '" + name + "' escapes --model-dir");
+  if (!fs::is_regular_file(full, ec))
+    return fail(ErrorCode::not_found, "no model '" + name + "' under --model-dir");
+  return full.string();
+}
+
+bool equal_in_constant_time(const std::string& given, const std::string& expected) {
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i)
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
+
+uint64_t physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+uint64_t memory_of(const DeviceInfo& info) {
+  if (info.memory_bytes) return *info.memory_bytes;
+  return info.in_process ? physical_memory() : 0;
+}
+
+uint64_t resolve_max_pending_bytes(uint64_t requested) {
+  if (requested != 0) return requested;
+  const uint64_t physical = physical_memory();
+  return physical > 0 ? physical / 2 : kFallbackPendingBytes;
+}
+
+}  // namespace rig::server

@@ -1,0 +1,457 @@
+#include "server/session.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "proto/convert.hpp"
+#include "rig/version.hpp"
+#include "server/policy.hpp"
+
+namespace rig::server {
+namespace {
+
+using wire::Action;
+using wire::Status;
+namespace pb = wire::pb;
+
+Error wrong_body(const wire::Header& h, const pb::Body& body) {
+  return {ErrorCode::protocol, "message " + std::to_string(h.message_id) + " (" +
+                                   wire::to_string(h.action) + ") carries the wrong body (case " +
+                                   std::to_string(static_cast<int>(body.message_case())) + ")"};
+}
+
+Result<void> check_inputs(const ModelEntry& entry, const pb::Body& body) {
+  const auto& sizes = body.buffer_sizes();
+  const auto& inputs = entry.info.inputs;
+  if (static_cast<size_t>(sizes.size()) != inputs.size())
+    return fail(ErrorCode::invalid_argument,
+                "model '" + entry.info.name + "' takes " + std::to_string(inputs.size()) +
+                    " input buffers, got " + std::to_string(sizes.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (sizes[static_cast<int>(i)] != inputs[i].bytes)
+      return fail(ErrorCode::invalid_argument,
+                  "input " + std::to_string(i) + " '" + inputs[i].name + "' of model '" +
+                      entry.info.name + "': expected " + std::to_string(inputs[i].bytes) +
+                      " bytes, got " + std::to_string(sizes[static_cast<int>(i)]));
+  return {};
+}
+
+// Every tensor of a model is a buffer on the wire and a slot on the server:
+// a model whose tensors break the limits is refused when it is loaded.
+std::optional<Error> check_model_limits(const ModelInfo& info, const wire::Limits& limits) {
+  if (info.inputs.size() > limits.max_buffers || info.outputs.size() > limits.max_buffers)
+    return Error{ErrorCode::limit_exceeded,
+                 "model '" + info.name + "' has " + std::to_string(info.inputs.size()) +
+                     " inputs and " + std::to_string(info.outputs.size()) +
+                     " outputs; max_buffers is " + std::to_string(limits.max_buffers)};
+  for (const auto* list : {&info.inputs, &info.outputs})
+    for (const auto& t : *list)
+      if (t.bytes > limits.max_buffer_bytes)
+        return Error{ErrorCode::limit_exceeded, "tensor '" + t.name + "' of model '" + info.name +
+                                                    "' is " + std::to_string(t.bytes) +
+                                                    " bytes; max_buffer_bytes is " +
+                                                    std::to_string(limits.max_buffer_bytes)};
+  if (info.input_bytes() > limits.max_frame_bytes || info.output_bytes() > limits.max_frame_bytes)
+    return Error{ErrorCode::limit_exceeded, "model '" + info.name +
+                                                "' moves more bytes per frame than "
+                                                "max_frame_bytes (" +
+                                                std::to_string(limits.max_frame_bytes) + ")"};
+  return std::nullopt;
+}
+
+// The outputs of a slot, sent straight from its buffers; the lease travels
+// with the frame and frees the slot once the reply is written.
+std::vector<std::span<const std::byte>> outputs_of(const SlotLease& lease) {
+  std::vector<std::span<const std::byte>> out;
+  for (const auto& b : lease.slot().outputs) out.emplace_back(b);
+  return out;
+}
+
+}  // namespace
+
+// ---- placement and admission -----------------------------------------------
+
+wire::BufferPlan Session::place(const wire::Header& h, const pb::Body& body) {
+  Placed placed{h.message_id, steady_clock().now(), nullptr, {}};
+  wire::BufferPlan plan;
+  plan.error = admit(h, body, placed, plan);
+  placed_ = std::move(placed);
+  return plan;
+}
+
+std::optional<Error> Session::admit(const wire::Header& h, const pb::Body& body, Placed& placed,
+                                    wire::BufferPlan& plan) {
+  const size_t buffers = static_cast<size_t>(body.buffer_sizes_size());
+  if (!hello_done_ && h.action != Action::hello)
+    return Error{ErrorCode::permission, "hello must be the first request on a connection"};
+  if (h.action == Action::run || h.action == Action::run_for_duration)
+    return admit_run(h, body, placed, plan);
+  if (h.action == Action::load_model) return admit_load(h, body, placed);
+  if (!wire::is_known(h.action))
+    return Error{ErrorCode::unsupported, "unknown " + wire::to_string(h.action) + " (protocol " +
+                                             std::to_string(wire::kMaxVersion) +
+                                             " has actions 1 to 7)"};
+  if (buffers != 0)
+    return Error{ErrorCode::invalid_argument,
+                 wire::to_string(h.action) + " takes no buffers, got " + std::to_string(buffers)};
+  return std::nullopt;
+}
+
+std::optional<Error> Session::admit_run(const wire::Header& h, const pb::Body& body, Placed& placed,
+                                        wire::BufferPlan& plan) {
+  const bool run = h.action == Action::run;
+  if (run ? !body.has_run_request() : !body.has_run_for_duration_request())
+    return wrong_body(h, body);
+  const uint32_t handle =
+      run ? body.run_request().handle() : body.run_for_duration_request().handle();
+  await_loads();
+  auto entry = find_model(handle);
+  if (!entry) return unknown_handle(handle);
+  if (auto ok = check_inputs(*entry, body); !ok) return ok.error();
+  auto lease = acquire_slot(entry);
+  if (!lease) return lease.error();
+  for (auto& in : (*lease)->slot().inputs) plan.targets.emplace_back(in);
+  placed.lease = std::move(*lease);
+  return std::nullopt;
+}
+
+std::optional<Error> Session::admit_load(const wire::Header& h, const pb::Body& body,
+                                         Placed& placed) {
+  const size_t buffers = static_cast<size_t>(body.buffer_sizes_size());
+  if (!body.has_load_model_request()) return wrong_body(h, body);
+  if (body.load_model_request().by_name() ? buffers != 0 : buffers != 1)
+    return Error{ErrorCode::invalid_argument,
+                 "load_model carries the model as its one buffer, or no buffer when loading by "
+                 "name; got " +
+                     std::to_string(buffers)};
+  if (auto full = models_full()) return full;
+  if (buffers == 1) {
+    // The parser allocates the model buffer as its bytes arrive
+    // (max_model_bytes checked); the server holds it from now on.
+    const uint64_t size = body.buffer_sizes(0);
+    auto hold = server().budget->reserve(size, "message " + std::to_string(h.message_id) +
+                                                   " (load_model) with a model of " +
+                                                   std::to_string(size) + " bytes");
+    if (!hold) return hold.error();
+    placed.upload = std::move(*hold);
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> Session::models_full() {
+  size_t loaded = 0;
+  uint32_t loading = 0;
+  {
+    std::lock_guard lock(models_mu_);
+    loaded = models_.size();
+    loading = loads_pending_;
+  }
+  const uint32_t max = server().settings.max_models_per_connection;
+  if (loaded + loading < max) return std::nullopt;
+  return Error{ErrorCode::limit_exceeded,
+               "this connection already holds " + std::to_string(loaded + loading) + " models (" +
+                   std::to_string(loading) + " still loading); max_models_per_connection is " +
+                   std::to_string(max) +
+                   " (rig serve --max-models-per-connection): release one first"};
+}
+
+// ---- dispatch --------------------------------------------------------------
+
+void Session::dispatch(wire::Frame frame) {
+  // The placer ran for this frame when its body was complete.
+  Placed placed = placed_ ? std::move(*placed_) : Placed{};
+  placed_.reset();
+  ++server().requests;
+  const wire::Header& h = frame.header;
+  if (frame.error) return reply_error(h.message_id, h.action, *frame.error);
+  if (h.status != Status::ok)
+    return reply_error(h.message_id, h.action,
+                       {ErrorCode::protocol, "a request must carry status 0, got " +
+                                                 std::to_string(static_cast<uint32_t>(h.status))});
+  switch (h.action) {
+    case Action::hello:
+      if (!frame.body.has_hello_request()) break;
+      return handle_hello(h, frame.body.hello_request());
+    case Action::load_model:
+      return handle_load(frame, std::move(placed));
+    case Action::describe_model:
+      if (!frame.body.has_describe_model_request()) break;
+      await_loads();
+      return handle_describe(h, frame.body.describe_model_request().handle());
+    case Action::run:
+      return handle_run(h, std::move(placed));
+    case Action::run_for_duration:
+      return handle_loop(h, frame.body.run_for_duration_request(), std::move(placed));
+    case Action::read_sensors:
+      if (!frame.body.has_read_sensors_request()) break;
+      return handle_sensors(h);
+    case Action::release_model:
+      if (!frame.body.has_release_model_request()) break;
+      await_loads();
+      return handle_release(h, frame.body.release_model_request().handle());
+  }
+  reply_error(h.message_id, h.action, wrong_body(h, frame.body));
+}
+
+void Session::closed() {
+  placed_.reset();
+  std::lock_guard lock(models_mu_);
+  models_.clear();
+}
+
+void Session::wake() {
+  { std::lock_guard lock(models_mu_); }  // a waiter is either asleep or sees gone()
+  models_cv_.notify_all();
+}
+
+// ---- handlers --------------------------------------------------------------
+
+void Session::handle_hello(const wire::Header& h, const pb::HelloRequest& r) {
+  const uint32_t lo = std::max(r.min_version(), wire::kMinVersion);
+  const uint32_t hi = std::min(r.max_version(), wire::kMaxVersion);
+  if (lo > hi)
+    return reply_error(
+        h.message_id, h.action,
+        {ErrorCode::unsupported,
+         "no common protocol version: the client speaks " + std::to_string(r.min_version()) +
+             " to " + std::to_string(r.max_version()) + ", this server " +
+             std::to_string(wire::kMinVersion) + " to " + std::to_string(wire::kMaxVersion)});
+  const std::string& token = server().settings.token;
+  if (!token.empty() && !equal_in_constant_time(r.token(), token)) {
+    server().log(who() + ": refused: wrong or missing token");
+    reply_error(h.message_id, h.action,
+                {ErrorCode::permission,
+                 "this server requires a token: tcp://HOST:PORT?token=T or RIG_TOKEN"});
+    close_after_answering();
+    return;
+  }
+  hello_done_ = true;
+  const DeviceInfo& info = server().host->info();
+  pb::Body body;
+  auto* m = body.mutable_hello_reply();
+  m->set_version(hi);
+  m->set_server(std::string(kVersionString));
+  m->set_device_spec(info.spec);
+  m->set_device_kind(info.kind);
+  m->set_device_description(info.description);
+  m->set_queue_depth(server().depth);
+  m->set_device_queue_depth(info.device_queue_depth());
+  m->set_memory_bytes(server().memory_bytes);
+  for (const auto& s : server().host->sensor_names()) m->add_sensors(s);
+  for (const auto& [k, v] : info.properties) {
+    auto* p = m->add_properties();
+    p->set_key(k);
+    p->set_value(v);
+  }
+  for (const auto& w : info.warnings) m->add_warnings(w);
+  wire::to_pb(server().settings.limits, *m->mutable_limits());
+  // The device's own clock, or a device that hosts a simulated one further
+  // down (a remote device serving a sim): its timings are simulated too.
+  m->set_virtual_clock(server().host->virtual_clock() || info.clock == ClockKind::virtual_time);
+  reply(h.message_id, h.action, body);
+}
+
+void Session::handle_load(wire::Frame& frame, Placed placed) {
+  const auto& h = frame.header;
+  const auto& r = frame.body.load_model_request();
+  auto entry = std::make_shared<ModelEntry>();
+  entry->handle = next_handle_++;
+  entry->max_slots = 2 * server().depth;
+  entry->budget = server().budget;
+  if (r.by_name()) {
+    auto path = resolve_model_name(server().model_root, r.name());
+    if (!path) return reply_error(h.message_id, h.action, path.error());
+    entry->source.path = *path;
+    entry->source.name = std::filesystem::path(*path).stem().string();
+  } else {
+    entry->source.bytes = std::move(frame.owned.at(0));
+    entry->source_hold = std::move(placed.upload);  // kept to reload the model
+    entry->source.name = r.name().empty() ? "model" : r.name();
+  }
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::load;
+  job->entry = entry;
+  job->done = [self = keep_alive(), id = h.message_id](Job& j, JobOutcome o) {
+    if (!o.error) o.error = check_model_limits(j.entry->info, self->server().settings.limits);
+    if (o.error) {
+      self->reply_error(id, Action::load_model, *o.error);
+      self->load_settled(nullptr);
+      return;
+    }
+    pb::Body body;
+    auto* m = body.mutable_load_model_reply();
+    m->set_handle(j.entry->handle);
+    wire::to_pb(j.entry->info, *m->mutable_info());
+    m->set_read_ns(o.load.read.count());
+    m->set_parse_ns(o.load.parse.count());
+    m->set_compile_ns(o.load.compile.count());
+    // The reply goes out before the handle becomes usable: a request that
+    // names it waits for load_settled, and its reply follows this one.
+    self->reply(id, Action::load_model, body);
+    self->load_settled(j.entry);
+  };
+  post(std::move(job));
+}
+
+void Session::handle_describe(const wire::Header& h, uint32_t handle) {
+  auto entry = find_model(handle);
+  if (!entry) return reply_error(h.message_id, h.action, unknown_handle(handle));
+  pb::Body body;
+  wire::to_pb(entry->info, *body.mutable_describe_model_reply()->mutable_info());
+  reply(h.message_id, h.action, body);
+}
+
+void Session::handle_release(const wire::Header& h, uint32_t handle) {
+  bool released = false;
+  {
+    std::lock_guard lock(models_mu_);
+    released = models_.erase(handle) > 0;
+  }
+  if (!released) return reply_error(h.message_id, h.action, unknown_handle(handle));
+  pb::Body body;
+  body.mutable_release_model_reply();
+  reply(h.message_id, h.action, body);
+}
+
+void Session::handle_sensors(const wire::Header& h) {
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::sensors;
+  job->done = [self = keep_alive(), id = h.message_id](Job&, JobOutcome o) {
+    if (o.error) {
+      self->reply_error(id, Action::read_sensors, *o.error);
+    } else {
+      pb::Body body;
+      auto* m = body.mutable_read_sensors_reply();
+      for (const auto& [k, v] : o.sensors) {
+        auto* r = m->add_readings();
+        r->set_name(k);
+        r->set_value(v);
+      }
+      self->reply(id, Action::read_sensors, body);
+    }
+  };
+  post(std::move(job));
+}
+
+void Session::handle_run(const wire::Header& h, Placed placed) {
+  const Nanos received_at = steady_clock().now();
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::run;
+  job->entry = placed.lease->entry();
+  job->lease = std::move(placed.lease);
+  job->done = [self = keep_alive(), id = h.message_id, placed_at = placed.placed_at, received_at](
+                  Job& j, JobOutcome o) {
+    if (o.error) {
+      self->reply_error(id, Action::run, *o.error);
+    } else {
+      pb::Body body;
+      auto* m = body.mutable_run_reply();
+      m->set_receive_ns((received_at - placed_at).count());
+      m->set_queue_wait_ns(std::max(Nanos(0), o.started_at - received_at).count());
+      m->set_compute_ns(o.compute.count());
+      m->set_reply_wait_ns((steady_clock().now() - o.completed_at).count());
+      m->set_previous_send_ns(self->last_send().count());
+      auto* d = m->mutable_device();
+      if (o.timings.transfer_in) d->set_transfer_in_ns(o.timings.transfer_in->count());
+      if (o.timings.queue_wait) d->set_queue_wait_ns(o.timings.queue_wait->count());
+      if (o.timings.compute) d->set_compute_ns(o.timings.compute->count());
+      if (o.timings.transfer_out) d->set_transfer_out_ns(o.timings.transfer_out->count());
+      self->reply(id, Action::run, body, outputs_of(*j.lease), j.lease);
+    }
+  };
+  post(std::move(job));
+}
+
+void Session::handle_loop(const wire::Header& h, const pb::RunForDurationRequest& r,
+                          Placed placed) {
+  const Nanos duration(r.duration_ns()), sleep(r.sleep_between_frames_ns());
+  const Nanos max = server().settings.limits.max_loop_duration;
+  if (duration <= Nanos(0) || sleep < Nanos(0))
+    return reply_error(
+        h.message_id, h.action,
+        {ErrorCode::invalid_argument,
+         "run_for_duration needs duration_ns > 0 and sleep_between_frames_ns >= "
+         "0, got " +
+             std::to_string(duration.count()) + " and " + std::to_string(sleep.count())});
+  if (duration > max || sleep > max)
+    return reply_error(
+        h.message_id, h.action,
+        {ErrorCode::limit_exceeded, "run_for_duration of " + std::to_string(duration.count()) +
+                                        " ns (sleeping " + std::to_string(sleep.count()) +
+                                        " ns between frames) exceeds max_loop_duration (" +
+                                        std::to_string(max.count()) + " ns)"});
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::loop;
+  job->entry = placed.lease->entry();
+  job->lease = std::move(placed.lease);
+  job->duration = duration;
+  job->sleep_between_frames = sleep;
+  job->done = [self = keep_alive(), id = h.message_id](Job& j, JobOutcome o) {
+    if (o.error) {
+      self->reply_error(id, Action::run_for_duration, *o.error);
+    } else {
+      pb::Body body;
+      wire::to_pb(o.loop, *body.mutable_run_for_duration_reply());
+      self->reply(id, Action::run_for_duration, body, outputs_of(*j.lease), j.lease);
+    }
+  };
+  post(std::move(job));
+}
+
+// ---- jobs and the handle table ---------------------------------------------
+
+void Session::post(std::shared_ptr<Job> job) {
+  owe_answer();
+  if (job->kind == Job::Kind::load) {
+    std::lock_guard lock(models_mu_);
+    ++loads_pending_;
+  }
+  job->done = [self = keep_alive(), answer = std::move(job->done)](Job& j, JobOutcome o) {
+    try {
+      answer(j, std::move(o));
+    } catch (const std::exception& e) {
+      self->abort(std::string("answering a request failed: ") + e.what());
+    }
+    j.lease.reset();
+    self->answered();
+  };
+  job->cancelled = [self = keep_alive()] { return self->is_closed(); };
+  server().host->post(std::move(job));
+}
+
+void Session::load_settled(const std::shared_ptr<ModelEntry>& loaded) {
+  {
+    std::lock_guard lock(models_mu_);
+    if (loaded) models_[loaded->handle] = loaded;
+    --loads_pending_;
+  }
+  models_cv_.notify_all();
+}
+
+void Session::await_loads() {
+  std::unique_lock lock(models_mu_);
+  models_cv_.wait(lock, [&] { return loads_pending_ == 0 || gone(); });
+}
+
+std::shared_ptr<ModelEntry> Session::find_model(uint32_t handle) {
+  std::lock_guard lock(models_mu_);
+  auto it = models_.find(handle);
+  return it == models_.end() ? nullptr : it->second;
+}
+
+Error Session::unknown_handle(uint32_t handle) {
+  std::string loaded;
+  {
+    std::lock_guard lock(models_mu_);
+    for (const auto& [h, e] : models_) loaded += (loaded.empty() ? "" : ", ") + std::to_string(h);
+  }
+  return {ErrorCode::not_found,
+          "unknown model handle " + std::to_string(handle) +
+              " on this connection (loaded: " + (loaded.empty() ? "none" : loaded) + ")"};
+}
+
+}  // namespace rig::server

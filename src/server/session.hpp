@@ -1,0 +1,107 @@
+// Session: what one client's requests mean. It decides where each request's
+// buffers go (run inputs land straight in a slot the device has bound), admits
+// or refuses the request (hello first, known handles, exact input sizes,
+// max_models_per_connection, max_pending_bytes), answers hello, describe and
+// release itself, and posts load, run, loop and sensor reads to the
+// DeviceHost. The socket, the threads and how the connection ends are its
+// Connection's (connection.hpp).
+//
+// Order: place() and dispatch() run on the reader thread, one frame at a
+// time in stream order, so requests take effect in the order they were sent;
+// a request that names a model handle first waits until the connection's
+// earlier loads have settled (await_loads), so a client may pipeline load
+// then run or describe.
+//
+// Threads: the handlers run on the reader thread; a job's answer runs on the
+// thread that drives the device (DeviceHost) and may reply, record a loaded
+// model and settle a load. The handle table and the loads in progress are
+// guarded by models_mu_; lock order: the connection's lock, then models_mu_
+// (wake()), never the reverse.
+//
+// Ownership: the handle table shares its ModelEntry objects with the jobs
+// that use them and with the host; every job holds the session (and with it
+// the connection) until it has answered.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "server/connection.hpp"
+
+namespace rig::server {
+
+class Session final : public Connection {
+ public:
+  Session(ServerContext& server, wire::Socket socket, uint64_t id)
+      : Connection(server, std::move(socket), id) {}
+
+ private:
+  // What place() decided for a frame, handed to its handler by dispatch().
+  struct Placed {
+    uint32_t message_id = 0;
+    Nanos placed_at{0};
+    std::shared_ptr<SlotLease> lease;  // run, loop: the slot its inputs go to
+    ByteHold upload;                   // load_model: its model bytes
+  };
+
+  // Connection hooks.
+  wire::BufferPlan place(const wire::Header& h, const wire::pb::Body& body) override;
+  void dispatch(wire::Frame frame) override;
+  void reading_stopped() override { placed_.reset(); }
+  void closed() override;
+  void wake() override;
+
+  // Admission: the error a request is refused with, or nullopt; on success
+  // `placed` and `plan` say where its buffers go.
+  std::optional<Error> admit(const wire::Header& h, const wire::pb::Body& body, Placed& placed,
+                             wire::BufferPlan& plan);
+  std::optional<Error> admit_run(const wire::Header& h, const wire::pb::Body& body, Placed& placed,
+                                 wire::BufferPlan& plan);
+  std::optional<Error> admit_load(const wire::Header& h, const wire::pb::Body& body,
+                                  Placed& placed);
+  // max_models_per_connection, counting the loads still in progress.
+  std::optional<Error> models_full();
+
+  // Handlers, on the reader thread.
+  void handle_hello(const wire::Header& h, const wire::pb::HelloRequest& r);
+  void handle_load(wire::Frame& frame, Placed placed);
+  void handle_describe(const wire::Header& h, uint32_t handle);
+  void handle_release(const wire::Header& h, uint32_t handle);
+  void handle_sensors(const wire::Header& h);
+  void handle_run(const wire::Header& h, Placed placed);
+  void handle_loop(const wire::Header& h, const wire::pb::RunForDurationRequest& r, Placed placed);
+
+  // Hands a job to the device host. Its completion always counts as
+  // answered, and an exception while answering closes this connection only.
+  void post(std::shared_ptr<Job> job);
+  // A load is over (its reply is out): its model, when it loaded, joins the
+  // handle table in the same step as it stops counting as loading.
+  void load_settled(const std::shared_ptr<ModelEntry>& loaded);
+  // Until the loads posted before now have settled (or the connection is
+  // gone).
+  void await_loads();
+  std::shared_ptr<ModelEntry> find_model(uint32_t handle);
+  Error unknown_handle(uint32_t handle);
+  // What a job holds until it has answered: this session, and with it the
+  // connection.
+  std::shared_ptr<Session> keep_alive() {
+    return std::static_pointer_cast<Session>(shared_from_this());
+  }
+
+  // Reader-thread state.
+  std::optional<Placed> placed_;  // the frame the parser placed and has not yet emitted
+  bool hello_done_ = false;
+  uint32_t next_handle_ = 1;
+
+  // The reader and load completions (the driver) touch these.
+  std::mutex models_mu_;
+  std::condition_variable models_cv_;  // wakes await_loads()
+  std::map<uint32_t, std::shared_ptr<ModelEntry>> models_;
+  uint32_t loads_pending_ = 0;  // loads posted and not yet settled (load_settled)
+};
+
+}  // namespace rig::server

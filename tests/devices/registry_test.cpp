@@ -1,0 +1,162 @@
+// The device registry: spec text parsed once into a DeviceSpec, and opened;
+// the typed facts the sim and cpu devices report.
+#include <gtest/gtest.h>
+
+#include "rig/device.hpp"
+#include "rig/device_spec.hpp"
+#include "rig/model.hpp"
+
+namespace rig {
+namespace {
+
+using Params = std::map<std::string, std::string>;
+
+TEST(ParseDeviceSpec, KnowsCpuAndSim) {
+  auto cpu = parse_device_spec("cpu");
+  ASSERT_TRUE(cpu) << cpu.error().to_string();
+  EXPECT_EQ(cpu->kind, "cpu");
+  EXPECT_FALSE(cpu->remote());
+  EXPECT_TRUE(cpu->given.empty());
+  EXPECT_TRUE(cpu->endpoint.empty());
+
+  auto threads = parse_device_spec(" cpu:threads=2, workers=1 ");
+  ASSERT_TRUE(threads) << threads.error().to_string();
+  EXPECT_EQ(threads->given, (Params{{"threads", "2"}, {"workers", "1"}}));
+  EXPECT_EQ(threads->params, threads->given);
+  EXPECT_EQ(threads->text(), "cpu:threads=2,workers=1");
+
+  auto sim = parse_device_spec("sim:compute=2.27ms,bw=290MB/s,depth=32");
+  ASSERT_TRUE(sim) << sim.error().to_string();
+  EXPECT_EQ(sim->kind, "sim");
+  EXPECT_EQ(sim->params, sim->given);
+  EXPECT_EQ(sim->params.at("bw"), "290MB/s");
+}
+
+TEST(ParseDeviceSpec, RemoteEndpointsAreKeptAsGiven) {
+  for (const char* text : {"tcp://127.0.0.1:9000", "tcp://host:1?timeout=5s&token=a=b",
+                           "unix:/tmp/rig.sock", "unix:relative.sock?timeout=1s"}) {
+    auto spec = parse_device_spec(text);
+    ASSERT_TRUE(spec) << text << ": " << spec.error().to_string();
+    EXPECT_EQ(spec->kind, "remote") << text;
+    EXPECT_TRUE(spec->remote()) << text;
+    EXPECT_EQ(spec->endpoint, text);
+    EXPECT_TRUE(spec->given.empty()) << text;
+    EXPECT_TRUE(spec->params.empty()) << text;
+    EXPECT_EQ(spec->text(), text);
+  }
+}
+
+TEST(ParseDeviceSpec, ExpandsASimsLinkProfile) {
+  auto spec = parse_device_spec("sim:link=usb3-gen2,compute=2ms,depth=8");
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  EXPECT_EQ(spec->given, (Params{{"compute", "2ms"}, {"depth", "8"}, {"link", "usb3-gen2"}}));
+  EXPECT_EQ(spec->params, (Params{{"bw_in", "290MB/s"},
+                                  {"bw_out", "290MB/s"},
+                                  {"compute", "2ms"},
+                                  {"depth", "8"},
+                                  {"duplex", "half"},
+                                  {"lat", "0.45ms"}}));
+  EXPECT_EQ(spec->given_text(), "sim:compute=2ms,depth=8,link=usb3-gen2");
+  // What a device is opened with parses back to itself.
+  auto again = parse_device_spec(spec->text());
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_EQ(again->params, spec->params);
+  EXPECT_EQ(again->given, spec->params);
+  // Only a sim knows link=: a cpu keeps it, for the device to refuse.
+  auto cpu = parse_device_spec("cpu:link=usb3-gen2");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(cpu->params, cpu->given);
+}
+
+TEST(ParseDeviceSpec, ErrorsNameTheProblem) {
+  auto expect = [](const char* text, const std::string& needle) {
+    auto spec = parse_device_spec(text);
+    ASSERT_FALSE(spec) << text;
+    EXPECT_EQ(spec.error().code, ErrorCode::invalid_argument) << text;
+    EXPECT_NE(spec.error().message.find(needle), std::string::npos)
+        << text << ": " << spec.error().message;
+  };
+  expect("", "empty device spec");
+  expect("sim:compute", "expected key=value");
+  expect("sim:depth=1,depth=2", "given twice");
+  expect("gpu:depth=1", "unknown device 'gpu' (known: cpu, sim:..., tcp://HOST:PORT, unix:PATH)");
+  expect("sim:link=usb9", "sim parameter link: unknown link profile 'usb9'");
+  expect("sim:link=bw=1GB/s", "sim parameter link takes a profile name");
+}
+
+TEST(OpenDevice, OpensAParsedSpecAndRefusesUnknownKinds) {
+  auto spec = parse_device_spec("sim:link=pcie-gen3-x4,compute=1ms");
+  ASSERT_TRUE(spec);
+  auto device = open_device(*spec);
+  ASSERT_TRUE(device) << device.error().to_string();
+  EXPECT_EQ((*device)->info().queue_depth, 32u);
+  // A knob edited on the value reaches the device.
+  ASSERT_TRUE(spec->set("depth", "4"));
+  auto edited = open_device(*spec);
+  ASSERT_TRUE(edited) << edited.error().to_string();
+  EXPECT_EQ((*edited)->info().queue_depth, 4u);
+
+  DeviceSpec gpu;
+  gpu.kind = "gpu";
+  auto unknown = open_device(gpu);
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("unknown device 'gpu'"), std::string::npos);
+  auto from_text = open_device("gpu");
+  ASSERT_FALSE(from_text);
+  EXPECT_EQ(from_text.error().message, unknown.error().message);
+  // The device refuses parameters it does not know.
+  auto cpu = open_device("cpu:link=usb3-gen2");
+  ASSERT_FALSE(cpu);
+  EXPECT_NE(cpu.error().message.find("unknown cpu parameter 'link'"), std::string::npos);
+}
+
+TEST(DeviceFacts, TheSimReportsItsDuplexAndVirtualClock) {
+  for (auto [text, duplex] :
+       std::vector<std::pair<std::string, Duplex>>{{"sim", Duplex::half},
+                                                   {"sim:duplex=half", Duplex::half},
+                                                   {"sim:duplex=full", Duplex::full},
+                                                   {"sim:link=pcie-gen2-x1", Duplex::full},
+                                                   {"sim:link=usb3-gen2", Duplex::half}}) {
+    auto device = open_device(text);
+    ASSERT_TRUE(device) << text << ": " << device.error().to_string();
+    const DeviceInfo info = (*device)->info();
+    EXPECT_EQ(info.duplex, duplex) << text;
+    EXPECT_EQ(info.clock, ClockKind::virtual_time) << text;
+    EXPECT_EQ(info.device_queue_depth(), info.queue_depth) << text;
+    EXPECT_FALSE(info.memory_bytes) << text;
+    EXPECT_EQ(info.properties.at("duplex"), to_string(duplex)) << text;
+  }
+}
+
+TEST(DeviceFacts, TheCpuIsOnTheRealClockWithNoDuplex) {
+  auto device = open_device("cpu:threads=1,workers=2");
+  ASSERT_TRUE(device) << device.error().to_string();
+  const DeviceInfo info = (*device)->info();
+  EXPECT_EQ(info.clock, ClockKind::real);
+  EXPECT_EQ(info.duplex, Duplex::unknown);
+  EXPECT_EQ(info.device_queue_depth(), 4u);
+}
+
+TEST(ModelSources, TheSimNamesAModelByTheOneRule) {
+  auto device = open_device("sim:load=0ms");
+  ASSERT_TRUE(device);
+  TransportSpec transport;
+  transport.frame = {16, 16};
+  auto bytes = build_transport_model(transport);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  ModelSource source;
+  source.bytes = *bytes;
+  source.path = "/models/net.v2.onnx";  // not read: bytes come first
+  ASSERT_TRUE((*device)->load(source));
+  EXPECT_EQ((*device)->model_info().name, model_display_name(source));
+  EXPECT_EQ((*device)->model_info().name, "net.v2");
+
+  ModelSource by_name;
+  by_name.server_name = "sub/a.onnx";
+  auto refused = (*device)->load(by_name);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rig

@@ -1,0 +1,127 @@
+// The verdict: every rule checked is listed with its outcome, failed rules
+// file their findings as reasons (invalidating) or warnings, and --strict is
+// decided in one place.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "rig/scenario/ab.hpp"
+#include "rig/scenario/bench.hpp"
+#include "rig/scenario/verdict.hpp"
+
+namespace rig {
+namespace {
+
+using namespace std::chrono_literals;
+
+const RuleOutcome* find_rule(const Verdict& v, std::string_view name) {
+  auto it = std::find_if(v.rules.begin(), v.rules.end(),
+                         [&](const RuleOutcome& r) { return r.rule == name; });
+  return it == v.rules.end() ? nullptr : &*it;
+}
+
+BenchResult good_bench() {
+  BenchResult r;
+  r.effective.point.repeats = 2;
+  r.effective.point.min_inferences = 100;
+  SteadyRepeat rep;
+  rep.inferences = 500;
+  rep.stable = true;
+  rep.warmup_settled = true;
+  r.steady.repeats = {rep, rep};
+  const std::vector<double> rates = {100, 101};
+  r.steady.rate = summarize(rates);
+  r.latency.samples = 200;
+  return r;
+}
+
+TEST(Verdict, EveryRuleIsListedWhenAllAreMet) {
+  const Verdict v = judge(good_bench());
+  EXPECT_TRUE(v.valid);
+  EXPECT_TRUE(v.reasons.empty());
+  EXPECT_TRUE(v.warnings.empty());
+  for (const char* rule : {"depth_within_queue", "no_errors", "all_repeats_ran", "enough_samples",
+                           "device_returned_requests", "repeat_stable", "repeats_agree",
+                           "enough_lone_frames", "rig_not_limiting", "warmup_settled", "quiet_host",
+                           "device_without_warnings", "real_clock"}) {
+    const RuleOutcome* r = find_rule(v, rule);
+    ASSERT_NE(r, nullptr) << rule;
+    EXPECT_TRUE(r->met) << rule;
+    EXPECT_FALSE(r->evidence.empty()) << rule;
+  }
+}
+
+TEST(Verdict, FailedRulesGiveReasonsWithWhatToChange) {
+  BenchResult r = good_bench();
+  r.steady.repeats[1].inferences = 7;
+  r.steady.repeats[1].stable = false;
+  r.steady.repeats[1].last_windows_spread = 0.2;
+  r.steady.repeats[0].device_stuck = true;
+  r.steady.repeats[0].errors = 2;
+  r.steady.repeats[0].first_error = Error{ErrorCode::timeout, "no reply"};
+  const std::vector<double> rates = {100, 150};
+  r.steady.rate = summarize(rates);
+  r.latency.samples = 3;
+  const Verdict v = judge(r);
+  EXPECT_FALSE(v.valid);
+  auto has = [&](const char* needle) {
+    return std::any_of(v.reasons.begin(), v.reasons.end(),
+                       [&](const std::string& s) { return s.find(needle) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("2 inference(s) failed; first: timeout: no reply"));
+  EXPECT_TRUE(has("repeat 2: too few samples (7 < 100); raise --duration"));
+  EXPECT_TRUE(has("repeat 1: the device did not return every request"));
+  EXPECT_TRUE(has("repeat 2: not stable (last 3 windows differ by 20.0% > 5.0%)"));
+  EXPECT_TRUE(has("repeats disagree: spread"));
+  EXPECT_TRUE(has("lone-frame latency: too few samples (3 < 10)"));
+  // Checked per repeat: repeat 1 had enough samples, repeat 2 did not.
+  std::vector<bool> samples_met;
+  for (const auto& rule : v.rules)
+    if (rule.rule == "enough_samples") samples_met.push_back(rule.met);
+  EXPECT_EQ(samples_met, (std::vector<bool>{true, false}));
+  EXPECT_TRUE(find_rule(v, "all_repeats_ran")->met);
+  // Each repeat's findings come together, in the order the repeats ran.
+  const auto at = [&](const char* needle) {
+    return std::find_if(v.reasons.begin(), v.reasons.end(),
+                        [&](const std::string& s) { return s.find(needle) != std::string::npos; }) -
+           v.reasons.begin();
+  };
+  EXPECT_LT(at("repeat 1: the device did not return"), at("repeat 2: too few samples"));
+  EXPECT_LT(at("repeat 2: too few samples"), at("repeat 2: not stable"));
+  EXPECT_EQ(strict_exit_status(v, true), 1);
+  EXPECT_EQ(strict_exit_status(v, false), 0);
+}
+
+TEST(Verdict, ConfoundsWarnWithoutInvalidating) {
+  BenchResult r = good_bench();
+  r.depth_note = "depth 64 exceeds the device's queue depth 4; clamped to 4";
+  r.virtual_clock = true;
+  r.environment.warnings = {"CPU scaling enabled"};
+  r.device.warnings = {"reduced-performance power mode"};
+  r.steady.repeats[0].warmup_settled = false;
+  r.effective.point.warmup_max = 5s;
+  const Verdict v = judge(r);
+  EXPECT_TRUE(v.valid);
+  EXPECT_EQ(strict_exit_status(v, true), 0);
+  const std::vector<std::string> expected = {
+      "depth 64 exceeds the device's queue depth 4; clamped to 4",
+      "repeat 1: warm-up hit its cap of 5.000 s before the rate settled", "CPU scaling enabled",
+      "device: reduced-performance power mode",
+      "virtual clock: figures are the sim device's model, not a measurement of hardware"};
+  EXPECT_EQ(v.warnings, expected);
+  EXPECT_EQ(find_rule(v, "real_clock")->severity, Severity::warns);
+}
+
+TEST(Verdict, AbNeedsEnoughPairs) {
+  AbResult r;
+  r.ratios = {1.0, 1.1};
+  Verdict v = judge(r);
+  EXPECT_FALSE(v.valid);
+  EXPECT_FALSE(find_rule(v, "enough_pairs")->met);
+  r.ratios = {1.0, 1.1, 1.0};
+  v = judge(r);
+  EXPECT_TRUE(v.valid);
+}
+
+}  // namespace
+}  // namespace rig
