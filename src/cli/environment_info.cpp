@@ -1,10 +1,11 @@
 #include "cli/environment_info.hpp"
-#include "rig/version.hpp"
 
 #include <google/protobuf/stubs/common.h>
 #include <opencv2/core/version.hpp>
 
 #include <string>
+
+#include "rig/version.hpp"
 
 namespace rig::cli {
 

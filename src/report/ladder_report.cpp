@@ -103,7 +103,7 @@ std::string format_ladder_text(const LadderResult& r) {
     out += "reproducibility: repeats agree within " + opt_pct(r.worst_spread) +
            " (worst: " + r.rungs[*r.worst_spread_rung].size + ")\n";
   append_notes(out, r.notes);
-  out += verdict_text(r.verdict, false);
+  out += verdict_line(r.verdict);  // the notes above say why
   return out;
 }
 

@@ -52,7 +52,7 @@ std::string format_loop_text(const LoopResult& r) {
   if (r.transfer_cost_ms)
     out += "  cost of per-frame transfers: " + format_ms(*r.transfer_cost_ms) + " per frame (" +
            format_fixed(*r.transfer_cost_share * 100, 1) + "% of the host-observed frame time)\n";
-  out += verdict_text(r.verdict, true);
+  out += verdict_text(r.verdict);
   return out;
 }
 

@@ -84,7 +84,7 @@ std::string format_sweep_text(const SweepResult& r) {
            opt_ms(r.single_shot_ms) + " at depth 1 -> " + opt_ms(r.pipelined_ms) +
            " per frame at depth " + std::to_string(r.best_depth.value_or(0)) + ")\n";
   append_notes(out, r.notes);
-  out += verdict_text(r.verdict, false);
+  out += verdict_line(r.verdict);  // the notes above say why
   return out;
 }
 

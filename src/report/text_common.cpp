@@ -64,11 +64,14 @@ void append_notes(std::string& out, const std::vector<std::string>& notes) {
   for (const auto& n : notes) out += "  - " + n + "\n";
 }
 
-std::string verdict_text(const Verdict& v, bool with_warnings) {
-  std::string out = std::string("verdict: ") + (v.valid ? "VALID" : "INVALID") + "\n";
+std::string verdict_line(const Verdict& v) {
+  return std::string("verdict: ") + (v.valid ? "VALID" : "INVALID") + "\n";
+}
+
+std::string verdict_text(const Verdict& v) {
+  std::string out = verdict_line(v);
   for (const auto& reason : v.reasons) out += "  - " + reason + "\n";
-  if (with_warnings)
-    for (const auto& w : v.warnings) out += "  warning: " + w + "\n";
+  for (const auto& w : v.warnings) out += "  warning: " + w + "\n";
   return out;
 }
 

@@ -38,9 +38,12 @@ void row(std::ostringstream& out, const std::string& label, const std::string& v
 // "notes:\n  - ...\n" (nothing when empty).
 void append_notes(std::string& out, const std::vector<std::string>& notes);
 
-// "verdict: VALID|INVALID", then "  - reason" lines and, when `with_warnings`,
-// "  warning: ..." lines.
-std::string verdict_text(const Verdict& v, bool with_warnings);
+// "verdict: VALID" or "verdict: INVALID" alone, for reports whose notes
+// already give the reasons (ladder, sweep).
+std::string verdict_line(const Verdict& v);
+
+// "verdict: VALID|INVALID", then "  - reason" and "  warning: ..." lines.
+std::string verdict_text(const Verdict& v);
 
 // "queue depth 32", or for a remote device "queue depth 32 (64 in flight per
 // connection)".

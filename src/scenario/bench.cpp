@@ -87,11 +87,9 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   if (auto ok = validate(settings); !ok) return tl::unexpected(ok.error());
   BenchResult r;
   start_result(r, device, settings);
-  const DepthChoice depth = resolve_depth(r.device, settings.depth);
-  r.effective.depth = depth.depth;
-  r.depth_note = depth.clamped_note;
+  const uint32_t depth = settle_depth(r);
 
-  auto cold = cold_start(device, model, depth.depth, settings.point.seed);
+  auto cold = cold_start(device, model, depth, settings.point.seed);
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
@@ -100,10 +98,10 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
                               latency_settings(settings.latency_samples, settings.latency_max,
                                                settings.point.request_timeout));
 
-  r.steady.depth = depth.depth;
+  r.steady.depth = depth;
   std::vector<double> rates;
   for (uint32_t i = 0; i < settings.point.repeats; ++i) {
-    SteadySettings ss = steady_settings(settings.point, depth.depth, i);
+    SteadySettings ss = steady_settings(settings.point, depth, i);
     ss.reservoir_capacity = settings.reservoir_capacity;
     r.steady.repeats.push_back(measure_steady(device, ws, ss));
     const auto& rep = r.steady.repeats.back();

@@ -272,23 +272,21 @@ Result<LadderResult> run_ladder(Device& device, const LadderSettings& s) {
   if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
   LadderResult r;
   start_result(r, device, s);
-  const DepthChoice depth = resolve_depth(r.device, s.depth);
-  r.effective.depth = depth.depth;
-  r.depth_note = depth.clamped_note;
-  if (depth.clamped_note) r.notes.push_back(*depth.clamped_note);
+  const uint32_t depth = settle_depth(r);
+  if (r.depth_note) r.notes.push_back(*r.depth_note);
 
   for (const auto& size : s.sizes) {
-    auto rung = measure_rung(device, size, depth.depth, s);
+    auto rung = measure_rung(device, size, depth, s);
     if (!rung) return tl::unexpected(rung.error());
     r.rungs.push_back(std::move(*rung));
   }
   std::stable_sort(r.rungs.begin(), r.rungs.end(), [](const LadderRung& a, const LadderRung& b) {
     return a.bytes_in + a.bytes_out < b.bytes_in + b.bytes_out;
   });
-  const PipelinedPoints points = fit_rungs(r, depth.depth, s);
+  const PipelinedPoints points = fit_rungs(r, depth, s);
   settle_duplex(r, points);
   find_plateau_and_spread(r, s);
-  add_notes(r, depth.depth, s);
+  add_notes(r, depth, s);
   r.verdict = judge(r);
   return r;
 }

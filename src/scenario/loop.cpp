@@ -21,11 +21,9 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   r.effective.point.repeats = 1;
   r.mixed_clocks = !r.virtual_clock && r.device.clock == ClockKind::virtual_time;
   // As rig bench: more than the device takes would only fail with queue_full.
-  const DepthChoice depth = resolve_depth(r.device, settings.depth);
-  r.effective.depth = depth.depth;
-  r.depth_note = depth.clamped_note;
+  const uint32_t depth = settle_depth(r);
 
-  auto cold = cold_start(device, model, depth.depth, settings.point.seed);
+  auto cold = cold_start(device, model, depth, settings.point.seed);
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
@@ -38,8 +36,7 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   if (r.loop.frames_per_second > 0) r.device_rate = r.loop.frames_per_second;
 
   // 2. The host-observed pipelined rate of the same model.
-  r.steady =
-      measure_steady(device, cold->workspace, steady_settings(r.effective.point, depth.depth));
+  r.steady = measure_steady(device, cold->workspace, steady_settings(r.effective.point, depth));
   if (!r.steady.aborted) r.host_rate = r.steady.rate;
 
   if (r.device_rate && r.host_rate && *r.host_rate > 0 && !r.mixed_clocks) {

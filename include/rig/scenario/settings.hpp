@@ -1,6 +1,7 @@
 // Settings shared by every scenario, and the one mapping of them onto the
 // engine's phases: a pipelined measurement point (PointSettings), the depth a
-// scenario runs at (resolve_depth), and the engine settings derived from both.
+// scenario runs at (resolve_depth), the engine settings derived from both, and
+// the fields every result starts with (start_result, settle_depth).
 // Settings are plain structs with documented defaults; validate() names the
 // bad setting and does not depend on NDEBUG.
 #pragma once
@@ -59,6 +60,16 @@ void start_result(R& r, Device& device, const Settings& settings) {
   r.device = device.info();
   r.virtual_clock = device.clock().is_virtual();
   r.environment = collect_environment();
+}
+
+// The depth a result runs at (resolve_depth of its requested depth), filed
+// as its effective depth and, when clamped, its depth_note.
+template <class R>
+uint32_t settle_depth(R& r) {
+  const DepthChoice c = resolve_depth(r.device, r.requested.depth);
+  r.effective.depth = c.depth;
+  r.depth_note = c.clamped_note;
+  return c.depth;
 }
 
 // The device's own queue depth (DeviceInfo::device_queue_depth): for a remote

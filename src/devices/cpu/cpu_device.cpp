@@ -13,8 +13,11 @@
 //   queue_wait    (submit only) from submit() until a worker starts it
 //
 // OpenCV throws cv::Exception (and protobuf may throw from the importer);
-// every OpenCV call is wrapped so that failures leave as Error values.
+// every OpenCV call is wrapped so that failures leave as Error values. The
+// import (ONNX bytes to configured nets) is opencv_import.cpp's.
 #include "devices/cpu/cpu_device.hpp"
+
+#include "devices/cpu/opencv_import.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -22,12 +25,9 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <set>
 #include <thread>
 
-#include <onnx/onnx_pb.h>
 #include <opencv2/core.hpp>
-#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/dnn.hpp>
 
 #include "rig/model.hpp"
@@ -108,63 +108,6 @@ std::string opencv_version() {
   return CV_VERSION;
 }
 
-// The first line of an OpenCV message without its "OpenCV(4.6.0) file:line:
-// error: (-2:Unspecified error)" prefix.
-std::string short_reason(const std::string& what) {
-  std::string text = what;
-  size_t pos = text.rfind("error: (");
-  if (pos != std::string::npos) {
-    size_t close = text.find(") ", pos);
-    if (close != std::string::npos) text = text.substr(close + 2);
-  }
-  text = text.substr(0, text.find('\n'));
-  if (size_t in_function = text.find(" in function "); in_function != std::string::npos)
-    text = text.substr(0, in_function);
-  return text;
-}
-
-// Maps an OpenCV import failure to an Error. OpenCV names the failing node as
-// "Node [TopK@ai.onnx]:(onnx_node!topk0) parse error: ..."; without that, the
-// model's op types are listed so the user can see what OpenCV was given.
-Error import_error(const std::string& what, const std::set<std::string>& op_types) {
-  const std::string prefix = "the cpu device (OpenCV " + opencv_version() + ") ";
-  size_t node = what.find("Node [");
-  if (node != std::string::npos) {
-    size_t start = node + 6;
-    size_t end = what.find_first_of("@]", start);
-    std::string op = what.substr(start, end == std::string::npos ? 0 : end - start);
-    std::string name;
-    if (size_t open = what.find("]:(", start); open != std::string::npos) {
-      name = what.substr(open + 3, what.find(')', open) - open - 3);
-      if (name.rfind("onnx_node!", 0) == 0) name = name.substr(10);
-    }
-    if (what.find("Can't create layer") != std::string::npos)
-      return Error{ErrorCode::unsupported,
-                   prefix + "does not support ONNX op '" + op + "' (node '" + name + "')"};
-    return Error{ErrorCode::unsupported, prefix + "cannot import ONNX op '" + op + "' (node '" +
-                                             name + "'): " + short_reason(what)};
-  }
-  std::string ops;
-  for (const auto& op : op_types) ops += (ops.empty() ? "" : ", ") + op;
-  return Error{ErrorCode::unsupported,
-               prefix + "cannot import the model: " + short_reason(what) + " (ops: " + ops + ")"};
-}
-
-// Silences OpenCV's own log while importing: its errors reach the user as
-// Error values, and the duplicate on stderr would only confuse. The level is
-// process-wide; devices are loaded from one thread.
-class QuietOpenCvLog {
- public:
-  QuietOpenCvLog()
-      : previous_(cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT)) {}
-  ~QuietOpenCvLog() { cv::utils::logging::setLogLevel(previous_); }
-  QuietOpenCvLog(const QuietOpenCvLog&) = delete;
-  QuietOpenCvLog& operator=(const QuietOpenCvLog&) = delete;
-
- private:
-  cv::utils::logging::LogLevel previous_;
-};
-
 struct Request {
   BindingId binding = 0;
   uint64_t tag = 0;
@@ -179,88 +122,6 @@ struct Worker {
   std::vector<cv::Mat> outputs;  // what forward() returned last
   std::thread thread;
 };
-
-// The model as OpenCV 4.6 takes it: every graph output's shape declared,
-// filled in from what inspect_onnx inferred. The op types name the culprit
-// when the import fails.
-struct OpenCvModel {
-  std::set<std::string> op_types;
-  std::string patched;  // the model re-serialized; empty: the bytes as given
-};
-
-OpenCvModel prepare_for_opencv(std::span<const std::byte> bytes, const ModelInfo& info) {
-  OpenCvModel model;
-  onnx::ModelProto proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return model;
-  for (const auto& node : proto.graph().node()) model.op_types.insert(node.op_type());
-  bool changed = false;
-  for (int i = 0; i < proto.graph().output_size(); ++i) {
-    auto* type = proto.mutable_graph()->mutable_output(i)->mutable_type();
-    if (!type->has_tensor_type() || type->tensor_type().has_shape()) continue;
-    auto* shape = type->mutable_tensor_type()->mutable_shape();
-    for (int64_t d : info.outputs[static_cast<size_t>(i)].shape) shape->add_dim()->set_dim_value(d);
-    changed = true;
-  }
-  if (changed) model.patched = proto.SerializeAsString();
-  return model;
-}
-
-// Parse: one cv::dnn::Net per worker, all from the same bytes.
-Result<std::vector<std::unique_ptr<Worker>>> import_nets(std::span<const std::byte> bytes,
-                                                         const OpenCvModel& model, uint32_t count) {
-  const bool patched = !model.patched.empty();
-  const char* data = patched ? model.patched.data() : reinterpret_cast<const char*>(bytes.data());
-  const size_t size = patched ? model.patched.size() : bytes.size();
-  std::vector<std::unique_ptr<Worker>> workers;
-  try {
-    QuietOpenCvLog quiet;
-    for (uint32_t i = 0; i < count; ++i) {
-      auto worker = std::make_unique<Worker>();
-      worker->net = cv::dnn::readNetFromONNX(data, size);
-      workers.push_back(std::move(worker));
-    }
-  } catch (const std::exception& e) {
-    return tl::unexpected(import_error(e.what(), model.op_types));
-  } catch (...) {
-    return tl::unexpected(import_error("unknown exception", model.op_types));
-  }
-  return workers;
-}
-
-// Compile: configures each Net for OpenCV's own backend on the CPU and returns
-// OpenCV's names of the model's outputs, in the model's order. OpenCV
-// allocates its layers on the first forward(), which therefore stays cold, as
-// on a fresh device.
-Result<std::vector<std::string>> configure_nets(std::vector<std::unique_ptr<Worker>>& workers,
-                                                const ModelInfo& info,
-                                                const std::set<std::string>& op_types) {
-  std::vector<std::string> names;
-  try {
-    auto& net = workers.front()->net;
-    bool all_found = true;
-    for (const auto& output : info.outputs) {
-      names.push_back(output.name);
-      all_found = all_found && net.getLayerId(output.name) >= 0;
-    }
-    if (!all_found) {
-      // Fall back to OpenCV's own output names when they line up one to one.
-      auto unconnected = net.getUnconnectedOutLayersNames();
-      if (unconnected.size() != info.outputs.size())
-        return fail(ErrorCode::unsupported,
-                    "the cpu device cannot map the model's " + std::to_string(info.outputs.size()) +
-                        " outputs to OpenCV's " + std::to_string(unconnected.size()));
-      names.assign(unconnected.begin(), unconnected.end());
-    }
-    for (auto& worker : workers) {
-      worker->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-      worker->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-      worker->inputs.resize(info.inputs.size());
-    }
-  } catch (const std::exception& e) {
-    return tl::unexpected(import_error(e.what(), op_types));
-  }
-  return names;
-}
 
 class CpuDevice final : public Device {
  public:
@@ -331,7 +192,7 @@ class CpuDevice final : public Device {
   Result<void> copy_outputs(Worker& worker, const Bindings& buffers);
   Result<InferenceTimings> infer(Worker& worker, const Bindings& buffers);
   void release_model();
-  void start_workers(std::vector<std::unique_ptr<Worker>> workers);
+  void start_workers(std::vector<cv::dnn::Net> nets);  // after model_ is set
   void worker_loop(Worker& worker);
   void stop_workers();
 
@@ -389,17 +250,17 @@ Result<LoadTimings> CpuDevice::load(const ModelSource& source) {
 
   auto info = inspect_onnx(model->bytes, model_display_name(source));
   if (!info) return tl::unexpected(info.error());
-  const OpenCvModel prepared = prepare_for_opencv(model->bytes, *info);
-  auto workers = import_nets(model->bytes, prepared, config_.workers);
-  if (!workers) return tl::unexpected(workers.error());
+  const cpu::OpenCvModel prepared = cpu::prepare_for_opencv(model->bytes, *info);
+  auto nets = cpu::import_nets(model->bytes, prepared, config_.workers);
+  if (!nets) return tl::unexpected(nets.error());
   const Nanos t2 = clk.now();
   timings.parse = t2 - t1;
 
-  auto names = configure_nets(*workers, *info, prepared.op_types);
+  auto names = cpu::configure_nets(*nets, *info, prepared.op_types);
   if (!names) return tl::unexpected(names.error());
   model_ = std::move(*info);
   output_names_ = std::move(*names);
-  start_workers(std::move(*workers));
+  start_workers(std::move(*nets));
   loaded_ = true;
   timings.compile = clk.now() - t2;
   return timings;
@@ -413,8 +274,13 @@ void CpuDevice::release_model() {
   output_names_.clear();
 }
 
-void CpuDevice::start_workers(std::vector<std::unique_ptr<Worker>> workers) {
-  workers_ = std::move(workers);
+void CpuDevice::start_workers(std::vector<cv::dnn::Net> nets) {
+  for (auto& net : nets) {
+    auto worker = std::make_unique<Worker>();
+    worker->net = std::move(net);
+    worker->inputs.resize(model_.inputs.size());
+    workers_.push_back(std::move(worker));
+  }
   for (auto& worker : workers_)
     worker->thread = std::thread([this, w = worker.get()] { worker_loop(*w); });
 }
@@ -514,7 +380,7 @@ Result<InferenceTimings> CpuDevice::infer(Worker& worker, const Bindings& buffer
     timings.compute = t2 - t1;
     timings.transfer_out = t3 - t2;
   } catch (const std::exception& e) {
-    return fail(ErrorCode::device, "OpenCV inference failed: " + short_reason(e.what()));
+    return fail(ErrorCode::device, "OpenCV inference failed: " + cpu::short_reason(e.what()));
   }
   return timings;
 }
@@ -630,7 +496,7 @@ Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
     if (run.frames_completed > 0)
       if (auto ok = copy_outputs(worker, buffers); !ok) return tl::unexpected(ok.error());
   } catch (const std::exception& e) {
-    return fail(ErrorCode::device, "OpenCV inference failed: " + short_reason(e.what()));
+    return fail(ErrorCode::device, "OpenCV inference failed: " + cpu::short_reason(e.what()));
   }
   const double seconds = std::chrono::duration<double>(run.elapsed).count();
   run.frames_per_second = seconds > 0 ? static_cast<double>(run.frames_completed) / seconds : 0.0;

@@ -1,5 +1,11 @@
+// The remote device: a client of rig serve. One file on purpose: the Device
+// calls (load, bind, run, submit/wait_next, the loop) and the pump that
+// writes requests and matches replies by message id share one connection's
+// state (pending requests, bindings, the byte counters) under the
+// single-driver contract of rig/device.hpp; split, that state would have to
+// become an interface of its own with no second user. The wire format is
+// proto/wire.hpp's, the socket proto/transport.hpp's.
 #include "devices/remote/remote_device.hpp"
-#include "rig/version.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -19,6 +25,7 @@
 #include "proto/wire.hpp"
 #include "rig/model.hpp"
 #include "rig/units.hpp"
+#include "rig/version.hpp"
 
 namespace rig {
 namespace {

@@ -1,0 +1,299 @@
+// The two walkers of a result's table of keys (bench_fields in
+// bench_report.cpp). A table is a function template over the walker that
+// names each key once: `io.value("depth", r.depth)`. JsonWriter stores each
+// field under its key; JsonReader fills each field from its key, and records
+// the first problem (a missing key, a wrong type, a number outside the
+// field's type) as an Error naming the dotted path. `since` is the schema
+// version that added a key: a reader of an older document leaves the field at
+// its default when the key is absent. Private to the reporters.
+#pragma once
+
+#include <cmath>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "report/json_common.hpp"
+#include "report/text_common.hpp"
+
+namespace rig::report {
+
+template <class E>
+std::optional<E> enum_from(std::string_view text, std::initializer_list<E> values) {
+  for (E v : values)
+    if (to_string(v) == text) return v;
+  return std::nullopt;
+}
+
+constexpr std::initializer_list<ElementType> kElementTypes = {
+    ElementType::f32, ElementType::f16, ElementType::f64, ElementType::u8,  ElementType::i8,
+    ElementType::u16, ElementType::i16, ElementType::i32, ElementType::i64, ElementType::boolean};
+constexpr std::initializer_list<ErrorCode> kErrorCodes = {
+    ErrorCode::invalid_argument, ErrorCode::not_found,
+    ErrorCode::unsupported,      ErrorCode::io,
+    ErrorCode::protocol,         ErrorCode::limit_exceeded,
+    ErrorCode::queue_full,       ErrorCode::timeout,
+    ErrorCode::disconnected,     ErrorCode::device,
+    ErrorCode::permission,       ErrorCode::internal};
+constexpr std::initializer_list<Duplex> kDuplexes = {Duplex::half, Duplex::full, Duplex::unknown};
+constexpr std::initializer_list<ClockKind> kClocks = {ClockKind::real, ClockKind::virtual_time};
+constexpr std::initializer_list<Severity> kSeverities = {Severity::invalidates, Severity::warns};
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(json& node) : node_(node) {}
+
+  template <class T>
+  void value(const char* key, const T& v, int /*since*/ = 1) {
+    node_[key] = v;
+  }
+  void number(const char* key, const std::optional<double>& v, int = 1) {
+    node_[key] = json_number(v);
+  }
+  void number(const char* key, const double& v, int = 1) { node_[key] = json_number(v); }
+  void ms(const char* key, const Nanos& d) { node_[key] = to_ms(d); }
+  void ms(const char* key, const std::optional<Nanos>& d) {
+    node_[key] = json_number(optional_ms(d));
+  }
+  void seconds(const char* key, const Nanos& d) { node_[key] = to_seconds(d); }
+  void summary(const char* key, const Summary& s) { node_[key] = json_summary(s); }
+  void error(const char* key, const std::optional<Error>& e) { node_[key] = error_json(e); }
+  template <class E>
+  void enumeration(const char* key, const E& v, std::initializer_list<E>, int = 1) {
+    node_[key] = std::string(to_string(v));
+  }
+  void optional_count(const char* key, const std::optional<uint64_t>& v, int = 1) {
+    node_[key] = v ? json(*v) : json(nullptr);
+  }
+  // A field the document holds that no struct keeps (derived for readers).
+  void derived(const char* key, json v) { node_[key] = std::move(v); }
+  template <class F>
+  void object(const char* key, F&& fields, int = 1) {
+    JsonWriter sub(node_[key] = json::object());
+    fields(sub);
+  }
+  template <class T, class F>
+  void array(const char* key, const std::vector<T>& items, F&& fields, int = 1) {
+    json& list = node_[key] = json::array();
+    for (const T& item : items) {
+      json element = json::object();
+      JsonWriter sub(element);
+      fields(sub, const_cast<T&>(item));
+      list.push_back(std::move(element));
+    }
+  }
+  // The environment's facts sit beside its other keys.
+  void facts(std::map<std::string, std::string>& facts) {
+    for (const auto& [k, v] : facts) node_[k] = v;
+  }
+
+ private:
+  json& node_;
+};
+
+class JsonReader {
+ public:
+  JsonReader(const json& node, std::string path, int version, std::string_view what,
+             std::optional<Error>& error)
+      : node_(node), path_(std::move(path)), version_(version), what_(what), error_(error) {}
+
+  template <class T>
+  void value(const char* key, T& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!j->is_boolean()) return bad(key, "is not true or false");
+      v = j->get<bool>();
+    } else if constexpr (std::is_integral_v<T>) {
+      whole(key, *j, v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!j->is_string()) return bad(key, "is not a string");
+      v = j->get<std::string>();
+    } else {
+      try {
+        v = j->get<T>();
+      } catch (const json::exception&) {
+        bad(key, "has the wrong type");
+      }
+    }
+  }
+  void number(const char* key, std::optional<double>& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (j->is_null()) {
+      v.reset();
+    } else if (j->is_number()) {
+      v = j->get<double>();
+    } else {
+      bad(key, "is not a number");
+    }
+  }
+  // null reads as NaN: the writer writes a non-finite figure as null.
+  void number(const char* key, double& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (j->is_null()) {
+      v = std::numeric_limits<double>::quiet_NaN();
+    } else if (j->is_number()) {
+      v = j->get<double>();
+    } else {
+      bad(key, "is not a number");
+    }
+  }
+  void ms(const char* key, Nanos& d) { scaled(key, d, 1e6); }
+  void ms(const char* key, std::optional<Nanos>& d) {
+    std::optional<double> v;
+    number(key, v);
+    d.reset();
+    if (v) d = to_nanos(key, *v, 1e6);
+  }
+  void seconds(const char* key, Nanos& d) { scaled(key, d, 1e9); }
+  void summary(const char* key, Summary& s) {
+    object(key, [&](JsonReader& io) {
+      io.value("count", s.count);
+      for (auto [k, field] :
+           {std::pair{"min", &s.min}, std::pair{"median", &s.median}, std::pair{"mean", &s.mean},
+            std::pair{"p90", &s.p90}, std::pair{"p99", &s.p99}, std::pair{"max", &s.max},
+            std::pair{"stddev", &s.stddev}, std::pair{"spread", &s.spread},
+            std::pair{"mdape", &s.mdape}})
+        io.number(k, *field);
+    });
+  }
+  void error(const char* key, std::optional<Error>& e) {
+    const json* j = find(key, 1);
+    if (!j) return;
+    e.reset();
+    if (j->is_null()) return;
+    Error out;
+    std::string code;
+    JsonReader io(*j, path_ + key + ".", version_, what_, error_);
+    io.value("code", code);
+    io.value("message", out.message);
+    auto c = enum_from(code, kErrorCodes);
+    if (!c) return bad(key, "has an unknown error code '" + code + "'");
+    out.code = *c;
+    e = out;
+  }
+  template <class E>
+  void enumeration(const char* key, E& v, std::initializer_list<E> values, int since = 1) {
+    std::string text;
+    const json* j = find(key, since);
+    if (!j) return;
+    if (!j->is_string()) return bad(key, "is not a string");
+    auto e = enum_from(j->get<std::string>(), values);
+    if (!e) return bad(key, "has the unknown value '" + j->get<std::string>() + "'");
+    v = *e;
+  }
+  void optional_count(const char* key, std::optional<uint64_t>& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    v.reset();
+    if (j->is_null()) return;
+    uint64_t n = 0;
+    whole(key, *j, n);
+    v = n;
+  }
+  void derived(const char*, const json&) {}
+  template <class F>
+  void object(const char* key, F&& fields, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (!j->is_object()) return bad(key, "is not an object");
+    JsonReader sub(*j, path_ + key + ".", version_, what_, error_);
+    fields(sub);
+  }
+  template <class T, class F>
+  void array(const char* key, std::vector<T>& items, F&& fields, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (!j->is_array()) return bad(key, "is not an array");
+    items.clear();
+    for (size_t i = 0; i < j->size() && !error_; ++i) {
+      T item{};
+      if (!(*j)[i].is_object()) return bad(key, "holds an element that is not an object");
+      JsonReader sub((*j)[i], path_ + key + "[" + std::to_string(i) + "].", version_, what_,
+                     error_);
+      fields(sub, item);
+      items.push_back(std::move(item));
+    }
+  }
+  void facts(std::map<std::string, std::string>& facts) {
+    for (const auto& [k, v] : node_.items())
+      if (v.is_string()) facts[k] = v.get<std::string>();
+  }
+
+ private:
+  // The key's node, or nullptr: absent keys are an error unless added after
+  // the document's version.
+  const json* find(const char* key, int since) {
+    if (error_) return nullptr;
+    auto it = node_.find(key);
+    if (it == node_.end()) {
+      if (version_ >= since)
+        error_ = Error{ErrorCode::invalid_argument, std::string(what_) + ": field '" + path_ + key +
+                                                        "' is missing (expected a rig bench "
+                                                        "--json result)"};
+      return nullptr;
+    }
+    return &*it;
+  }
+  void bad(const char* key, const std::string& why) {
+    if (!error_)
+      error_ = Error{ErrorCode::invalid_argument,
+                     std::string(what_) + ": field '" + path_ + key + "' " + why};
+  }
+  // A whole number in T's range: integers compared as integers; a float only
+  // when whole and below 2^digits (2^64 itself would pass `<= max` as a
+  // double, and its cast is undefined).
+  template <class T>
+  void whole(const char* key, const json& j, T& v) {
+    using limits = std::numeric_limits<T>;
+    bool ok = false;
+    if (j.is_number_unsigned()) {
+      const auto u = j.get<uint64_t>();
+      ok = u <= static_cast<uint64_t>(limits::max());
+      if (ok) v = static_cast<T>(u);
+    } else if (j.is_number_integer()) {
+      const auto i = j.get<int64_t>();
+      ok = i >= 0 ? static_cast<uint64_t>(i) <= static_cast<uint64_t>(limits::max())
+                  : limits::is_signed && i >= static_cast<int64_t>(limits::min());
+      if (ok) v = static_cast<T>(i);
+    } else if (j.is_number_float()) {
+      const double d = j.get<double>();
+      const double limit = std::ldexp(1.0, limits::digits);
+      ok = d >= (limits::is_signed ? -limit : 0.0) && d < limit && std::floor(d) == d;
+      if (ok) v = static_cast<T>(d);
+    }
+    if (!ok)
+      bad(key, "must be a whole number in " + std::to_string(limits::min()) + ".." +
+                   std::to_string(limits::max()) + ", got " +
+                   (j.is_number_float() ? line("%.17g", j.get<double>()) : j.dump()));
+  }
+  std::optional<Nanos> to_nanos(const char* key, double v, double scale) {
+    const double ns = v * scale;
+    if (!(std::fabs(ns) < 9e18)) {
+      bad(key, "is out of range");
+      return std::nullopt;
+    }
+    return Nanos(std::llround(ns));
+  }
+  void scaled(const char* key, Nanos& d, double scale) {
+    const json* j = find(key, 1);
+    if (!j) return;
+    if (!j->is_number()) return bad(key, "is not a number");
+    if (auto n = to_nanos(key, j->get<double>(), scale)) d = *n;
+  }
+
+  const json& node_;
+  std::string path_;
+  int version_;
+  std::string_view what_;
+  std::optional<Error>& error_;
+};
+
+}  // namespace rig::report
