@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package rig needs to build, test, fuzz and benchmark.
+# Installs the Debian 12 packages rig needs, by profile:
+#   scripts/install-deps.sh          build and run rig (the `run` profile)
+#   scripts/install-deps.sh --test   also test, fuzz and benchmark it
 # Idempotent: packages already present are skipped; apt-get runs only when
 # something is missing. Run as root (or with sudo available).
 set -euo pipefail
 
+profile=run
+case "${1:-}" in
+  "") ;;
+  --test) profile=test ;;
+  *)
+    echo "install-deps: unknown option '$1' (use --test for the test profile)" >&2
+    exit 2
+    ;;
+esac
+
+# Building and running.
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  clang libclang-rt-14-dev clang-format
   libopencv-dnn-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libexpected-dev
+)
+# Tests, sanitizers, fuzzing, formatting and benchmarks only.
+test_packages=(
+  clang libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+if [[ $profile == test ]]; then packages+=("${test_packages[@]}"); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -20,13 +37,13 @@ for p in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
-  echo "install-deps: all ${#packages[@]} packages present"
+  echo "install-deps: all ${#packages[@]} packages of the $profile profile present"
   exit 0
 fi
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps ($profile profile): installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <thread>
 
 namespace rig {
 
@@ -24,6 +26,11 @@ class Clock {
   virtual Nanos now() const = 0;
   // True when time advances only through the device (the sim's event queue).
   virtual bool is_virtual() const = 0;
+  // Waits until now() >= t (returns at once when t is not in the future).
+  // A real clock sleeps; a virtual clock advances to t, letting its device
+  // process the events before t first, so waiting costs no wall time. Called
+  // by the thread that drives the device.
+  virtual void sleep_until(Nanos t) = 0;
 };
 
 // std::chrono::steady_clock.
@@ -33,6 +40,10 @@ class SteadyClock final : public Clock {
     return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now().time_since_epoch());
   }
   bool is_virtual() const override { return false; }
+  void sleep_until(Nanos t) override {
+    std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(t)));
+  }
 };
 
 // A clock the owner advances explicitly. Not thread-safe for concurrent
@@ -45,9 +56,19 @@ class VirtualClock final : public Clock {
   void advance_to(Nanos t) {
     if (t > now_) now_ = t;
   }
+  // Runs the sleeper when one is set (the owning device processes its events
+  // up to t and advances the clock), else advances to t.
+  void sleep_until(Nanos t) override {
+    if (sleeper_)
+      sleeper_(t);
+    else
+      advance_to(t);
+  }
+  void set_sleeper(std::function<void(Nanos)> sleeper) { sleeper_ = std::move(sleeper); }
 
  private:
   Nanos now_{0};
+  std::function<void(Nanos)> sleeper_;
 };
 
 SteadyClock& steady_clock();

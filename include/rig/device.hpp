@@ -187,6 +187,17 @@ class Device {
 
   // Named sensor readings (temperature_c, power_w, ...); empty when none.
   virtual std::map<std::string, double> read_sensors() { return {}; }
+
+  // Warnings the device (or its runtime) raised since the last call, oldest
+  // first; each is returned once. The engine reads them after open, load and
+  // each phase (DeviceInfo::warnings holds those known at open).
+  virtual std::vector<std::string> take_warnings() { return {}; }
+
+  // Thread-safe, callable from any thread while another drives the device:
+  // makes a running run_for_duration return early with the frames completed
+  // so far (frames in flight count as aborted, never as completed). Has no
+  // effect when no loop is running; a later loop runs normally.
+  virtual void cancel() {}
 };
 
 // The check every Device::bind does: one buffer per tensor, each exactly the

@@ -158,5 +158,39 @@ TEST(ModelSources, TheSimNamesAModelByTheOneRule) {
   EXPECT_EQ(refused.error().code, ErrorCode::invalid_argument);
 }
 
+TEST(SimClock, SleepUntilLetsEventsHappenAtTheirOwnTimes) {
+  // compute=2ms, no link cost: frames submitted at t0 land at t0+2ms, t0+4ms.
+  auto device = open_device("sim:load=0ms,compute=2ms,bw=1TB/s,depth=4");
+  ASSERT_TRUE(device) << device.error().to_string();
+  TransportSpec transport;
+  transport.frame = {8, 8};
+  auto bytes = build_transport_model(transport);
+  ASSERT_TRUE(bytes);
+  ModelSource source;
+  source.bytes = *bytes;
+  ASSERT_TRUE((*device)->load(source));
+  const ModelInfo& model = (*device)->model_info();
+  std::vector<std::byte> in(model.input_bytes()), out(model.output_bytes());
+  Bindings b;
+  b.inputs = {std::span<const std::byte>(in)};
+  b.outputs = {std::span<std::byte>(out)};
+  auto binding = (*device)->bind(b);
+  ASSERT_TRUE(binding);
+  Clock& clock = (*device)->clock();
+  const Nanos t0 = clock.now();
+  ASSERT_TRUE((*device)->submit(*binding, 1));
+  clock.sleep_until(t0 + std::chrono::milliseconds(10));
+  EXPECT_EQ(clock.now(), t0 + std::chrono::milliseconds(10));
+  auto c = (*device)->wait_next(Nanos(0));
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c->tag, 1u);
+  // Completed when the frame did, not when the sleep ended.
+  EXPECT_LT(c->completed_at - t0, std::chrono::microseconds(2100));
+  EXPECT_GE(c->completed_at - t0, std::chrono::milliseconds(2));
+  // Sleeping into the past leaves the clock where it is.
+  clock.sleep_until(t0);
+  EXPECT_EQ(clock.now(), t0 + std::chrono::milliseconds(10));
+}
+
 }  // namespace
 }  // namespace rig

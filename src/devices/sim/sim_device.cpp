@@ -159,7 +159,11 @@ Nanos transfer_time(size_t bytes, double bw) {
 
 class SimDevice final : public Device {
  public:
-  explicit SimDevice(SimParams p) : p_(p), rng_(p.seed | 1) {}
+  explicit SimDevice(SimParams p) : p_(p), rng_(p.seed | 1) {
+    clock_.set_sleeper([this](Nanos t) { run_events_until(t); });
+  }
+  SimDevice(const SimDevice&) = delete;
+  SimDevice& operator=(const SimDevice&) = delete;
 
   DeviceInfo info() const override {
     DeviceInfo i;
@@ -439,58 +443,76 @@ class SimDevice final : public Device {
         return fail(ErrorCode::timeout, "sim: no completion within " + format_duration(timeout));
       }
       events_.pop();
-      advance_to(e.time);
-      Request& r = requests_.at(e.request);
-      switch (e.stage) {
-        case Stage::want_in:
-          request_channel(in_channel(), e.request, false);
-          break;
-        case Stage::in_done:
-          release_channel(in_channel());
-          push(clock_.now() + p_.latency, Stage::arrived, e.request);
-          break;
-        case Stage::arrived:
-          r.arrived = clock_.now();
-          if (!compute_.busy)
-            begin_compute(e.request);
-          else
-            compute_.waiting.emplace_back(e.request, false);
-          break;
-        case Stage::compute_done:
-          r.compute_end = clock_.now();
-          compute_.busy = false;
-          if (!compute_.waiting.empty()) {
-            const uint64_t next = compute_.waiting.front().first;
-            compute_.waiting.pop_front();
-            begin_compute(next);
-          }
-          request_channel(out_channel(), e.request, true);
-          break;
-        case Stage::out_done:
-          release_channel(out_channel());
-          push(clock_.now() + p_.latency, Stage::landed, e.request);
-          break;
-        case Stage::landed: {
-          r.out_end = clock_.now();
-          Completion c;
-          c.tag = r.tag;
-          c.binding = r.binding;
-          c.completed_at = clock_.now();
-          c.timings.transfer_in = r.arrived - r.in_start;
-          c.timings.queue_wait = r.compute_start - r.arrived;
-          c.timings.compute = r.compute_end - r.compute_start;
-          c.timings.transfer_out = r.out_end - r.out_start;
-          payload_out_ += model_.output_bytes();
-          fill_outputs(r.binding);
-          requests_.erase(e.request);
-          --in_flight_;
-          return c;
-        }
-        default:
-          break;
-      }
+      if (auto c = process(e)) return *c;
     }
     return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
+  }
+
+  // Clock::sleep_until: the events before t happen (completions wait in
+  // ready_ for wait_next), then the clock stands at t.
+  void run_events_until(Nanos t) {
+    while (!events_.empty() && events_.top().time <= t) {
+      const Event e = events_.top();
+      events_.pop();
+      if (auto c = process(e)) ready_.push_back(*c);
+    }
+    advance_to(t);
+  }
+
+  // Advances the clock to the event and applies it; a landed request
+  // returns its completion.
+  std::optional<Completion> process(const Event& e) {
+    advance_to(e.time);
+    Request& r = requests_.at(e.request);
+    switch (e.stage) {
+      case Stage::want_in:
+        request_channel(in_channel(), e.request, false);
+        break;
+      case Stage::in_done:
+        release_channel(in_channel());
+        push(clock_.now() + p_.latency, Stage::arrived, e.request);
+        break;
+      case Stage::arrived:
+        r.arrived = clock_.now();
+        if (!compute_.busy)
+          begin_compute(e.request);
+        else
+          compute_.waiting.emplace_back(e.request, false);
+        break;
+      case Stage::compute_done:
+        r.compute_end = clock_.now();
+        compute_.busy = false;
+        if (!compute_.waiting.empty()) {
+          const uint64_t next = compute_.waiting.front().first;
+          compute_.waiting.pop_front();
+          begin_compute(next);
+        }
+        request_channel(out_channel(), e.request, true);
+        break;
+      case Stage::out_done:
+        release_channel(out_channel());
+        push(clock_.now() + p_.latency, Stage::landed, e.request);
+        break;
+      case Stage::landed: {
+        r.out_end = clock_.now();
+        Completion c;
+        c.tag = r.tag;
+        c.binding = r.binding;
+        c.completed_at = clock_.now();
+        c.timings.transfer_in = r.arrived - r.in_start;
+        c.timings.queue_wait = r.compute_start - r.arrived;
+        c.timings.compute = r.compute_end - r.compute_start;
+        c.timings.transfer_out = r.out_end - r.out_start;
+        payload_out_ += model_.output_bytes();
+        fill_outputs(r.binding);
+        requests_.erase(e.request);
+        --in_flight_;
+        return c;
+      }
+      case Stage::want_out:  // output transfers are requested at compute_done
+        break;
+    }
+    return std::nullopt;
   }
 
   SimParams p_;
