@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rig/clock.hpp"
@@ -24,6 +25,30 @@
 #include "rig/stats.hpp"
 
 namespace rig {
+
+// What the engine tells a watcher while it measures: the monitor samples at
+// window boundaries, a trace records each inference, a progress line shows the
+// phase. Called on the engine's thread, outside the clock reads that bound a
+// timed call; times are on the device clock. No observer (nullptr) costs
+// nothing. Implementations keep each call short: a call per inference sits
+// in the engine's bookkeeping between a completion and the next submit.
+enum class EnginePhase { load, allocate, first_inference, latency, warmup, measure, drain };
+std::string_view to_string(EnginePhase phase);
+
+struct WindowFigure;
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  virtual void phase_begin(EnginePhase /*phase*/, Nanos /*at*/) {}
+  virtual void phase_end(EnginePhase /*phase*/, Nanos /*at*/) {}
+  // A measured window closed at `at` (its figure has the window's counts).
+  virtual void window_closed(const WindowFigure& /*window*/, Nanos /*at*/) {}
+  // One inference on `slot` (its binding index in the workspace) went in at
+  // `at`; its completion came back at `at` (Completion::completed_at is the
+  // device's own stamp). Lone frames (run) report both too.
+  virtual void submitted(uint32_t /*slot*/, Nanos /*at*/) {}
+  virtual void completed(uint32_t /*slot*/, const Completion& /*completion*/, Nanos /*at*/) {}
+};
 
 // Caller-side buffers for `slots` bindings (one binding per request in flight).
 // Inputs hold deterministic pseudo-random data derived from the seed, in the
@@ -59,7 +84,7 @@ struct ColdStart {
 // input data is not timed), then binds the other `slots` - 1 sets. Fails if
 // the device cannot load or bind, or the buffers exceed memory_budget_bytes().
 Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
-                             uint64_t seed);
+                             uint64_t seed, EngineObserver* observer = nullptr);
 
 // Allocates and binds `slots` more buffer sets (for a deeper queue than the
 // cold start prepared).
@@ -69,6 +94,7 @@ struct LatencySettings {
   uint64_t samples = 200;                       // lone frames to time
   Nanos max_duration{std::chrono::seconds(5)};  // stop earlier when this passes
   Nanos request_timeout{std::chrono::seconds(30)};
+  EngineObserver* observer = nullptr;  // not owned
 };
 
 struct LatencyResult {
@@ -98,6 +124,7 @@ struct SteadySettings {
   Nanos request_timeout{std::chrono::seconds(30)};
   size_t reservoir_capacity = 10000;
   uint64_t seed = 1;
+  EngineObserver* observer = nullptr;  // not owned
 };
 
 struct WindowFigure {

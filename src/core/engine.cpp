@@ -102,6 +102,26 @@ void quarantine(const Workspace& workspace) {
 
 }  // namespace
 
+std::string_view to_string(EnginePhase phase) {
+  switch (phase) {
+    case EnginePhase::load:
+      return "load";
+    case EnginePhase::allocate:
+      return "allocate";
+    case EnginePhase::first_inference:
+      return "first inference";
+    case EnginePhase::latency:
+      return "latency";
+    case EnginePhase::warmup:
+      return "warm-up";
+    case EnginePhase::measure:
+      return "measure";
+    case EnginePhase::drain:
+      return "drain";
+  }
+  return "?";
+}
+
 Nanos default_warmup_window(Nanos duration, uint32_t windows) {
   return std::max<Nanos>(Nanos(1), std::min<Nanos>(std::chrono::milliseconds(500),
                                                    duration / std::max<uint32_t>(1, windows)));
@@ -134,12 +154,20 @@ Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots
 namespace {
 
 Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, uint32_t slots,
-                                     uint64_t seed) {
+                                     uint64_t seed, EngineObserver* observer) {
   Clock& clock = device.clock();
   ColdStart cs;
+  auto begin = [&](EnginePhase p, Nanos at) {
+    if (observer) observer->phase_begin(p, at);
+  };
+  auto end = [&](EnginePhase p, Nanos at) {
+    if (observer) observer->phase_end(p, at);
+  };
   const Nanos t0 = clock.now();
+  begin(EnginePhase::load, t0);
   auto load = device.load(model);
   const Nanos t1 = clock.now();
+  end(EnginePhase::load, t1);
   if (!load) return tl::unexpected(load.error());
   cs.ttfo.load = t1 - t0;
   cs.ttfo.load_breakdown = *load;
@@ -147,14 +175,29 @@ Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, u
   const ModelInfo& info = device.model_info();
   if (info.input_bytes() + info.output_bytes() > memory_budget_bytes())
     return fail(ErrorCode::limit_exceeded, "one frame's buffers exceed the memory budget");
+  begin(EnginePhase::allocate, t1);
   auto added = add_slot(device, cs.workspace);
   const Nanos t2 = clock.now();
+  end(EnginePhase::allocate, t2);
   if (!added) return tl::unexpected(added.error());
   cs.ttfo.allocate = t2 - t1;
   fill_slot(info, cs.workspace, 0, seed);  // preparing test data is not the device's cost
   const Nanos t3 = clock.now();
+  begin(EnginePhase::first_inference, t3);
   auto first = device.run(cs.workspace.bindings[0]);
   const Nanos t4 = clock.now();
+  if (observer) {
+    observer->submitted(0, t3);
+    Completion c;
+    c.binding = cs.workspace.bindings[0];
+    c.completed_at = t4;
+    if (first)
+      c.timings = *first;
+    else
+      c.error = first.error();
+    observer->completed(0, c, t4);
+  }
+  end(EnginePhase::first_inference, t4);
   if (!first) return tl::unexpected(first.error());
   cs.ttfo.first_inference = t4 - t3;
   cs.ttfo.first_timings = *first;
@@ -167,8 +210,8 @@ Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, u
 }  // namespace
 
 Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
-                             uint64_t seed) {
-  auto cs = cold_start_unnamed(device, model, slots, seed);
+                             uint64_t seed, EngineObserver* observer) {
+  auto cs = cold_start_unnamed(device, model, slots, seed, observer);
   if (!cs) {
     Error e = cs.error();
     e.message = "model '" + (model.path.empty() ? model.name : model.path) + "': " + e.message;
@@ -184,11 +227,24 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   std::vector<double> overall, hw, tin, tout, qwait;
   overall.reserve(std::min<uint64_t>(settings.samples, 1u << 20));
   const BindingId binding = workspace.bindings.at(0);
+  EngineObserver* observer = settings.observer;
   const Nanos start = clock.now();
+  if (observer) observer->phase_begin(EnginePhase::latency, start);
   for (uint64_t i = 0; i < settings.samples; ++i) {
     const Nanos t0 = clock.now();
     auto t = device.run(binding);
     const Nanos t1 = clock.now();
+    if (observer) {
+      observer->submitted(0, t0);
+      Completion c;
+      c.binding = binding;
+      c.completed_at = t1;
+      if (t)
+        c.timings = *t;
+      else
+        c.error = t.error();
+      observer->completed(0, c, t1);
+    }
     if (!t) {
       ++r.errors;
       if (!r.first_error) r.first_error = t.error();
@@ -202,6 +258,7 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
     if (t->queue_wait) qwait.push_back(to_ms(*t->queue_wait));
     if (t1 - start >= settings.max_duration) break;
   }
+  if (observer) observer->phase_end(EnginePhase::latency, clock.now());
   r.samples = overall.size();
   r.overall_ms = summarize_ms(overall);
   r.hardware_ms = summarize_ms(hw);
@@ -231,10 +288,14 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     if (!r.first_error) r.first_error = e;
   };
 
+  EngineObserver* observer = s.observer;
+  if (observer) observer->phase_begin(EnginePhase::warmup, clock.now());
+
   // Fill the pipeline.
   uint32_t in_flight = 0;
   for (uint32_t slot = 0; slot < depth; ++slot) {
     submitted_at[slot] = clock.now();
+    if (observer) observer->submitted(slot, submitted_at[slot]);
     if (auto ok = device.submit(workspace.bindings[slot], slot); !ok) {
       record_error(ok.error());
       r.aborted = true;
@@ -247,6 +308,11 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   // so the span) close only on later completions of that slot: each holds
   // whole pipeline cycles, so bursty completions do not bias the rate.
   enum class Phase { warmup, measure, drain } phase = Phase::warmup;
+  auto phase_of = [](Phase p) {
+    return p == Phase::warmup    ? EnginePhase::warmup
+           : p == Phase::measure ? EnginePhase::measure
+                                 : EnginePhase::drain;
+  };
   uint32_t start_slot = 0;
   const Nanos t_begin = clock.now();
   Nanos warm_window_start = t_begin;
@@ -282,11 +348,14 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     ++all_completed;
     const auto slot = static_cast<uint32_t>(c->tag);
     if (phase == Phase::measure) waited += t_done - tw;
+    if (observer) observer->completed(slot, *c, t_done);
     if (c->error) {
       record_error(*c->error);
       if (r.errors >= 3) {
         r.aborted = true;
+        if (observer) observer->phase_end(phase_of(phase), t_done);
         phase = Phase::drain;
+        if (observer) observer->phase_begin(EnginePhase::drain, t_done);
       }
     } else if (phase == Phase::warmup) {
       ++warm_window_count;
@@ -303,6 +372,10 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
         if (settled || t_done - t_begin >= s.warmup_max) {
           r.warmup_settled = settled;
           r.warmup = t_done - t_begin;
+          if (observer) {
+            observer->phase_end(EnginePhase::warmup, t_done);
+            observer->phase_begin(EnginePhase::measure, t_done);
+          }
           phase = Phase::measure;
           t_start = window_start = t_last = t_done;
           start_slot = slot;
@@ -321,6 +394,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
         w.inferences = window_count;
         w.rate = static_cast<double>(window_count) / w.duration_s;
         r.windows.push_back(w);
+        if (observer) observer->window_closed(w, t_done);
         window_start = t_done;
         window_count = 0;
         const Nanos elapsed = t_done - t_start;
@@ -333,6 +407,10 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
             elapsed >= max_duration) {
           r.stable = stable;
           phase = Phase::drain;
+          if (observer) {
+            observer->phase_end(EnginePhase::measure, t_done);
+            observer->phase_begin(EnginePhase::drain, t_done);
+          }
         }
       }
     }
@@ -340,9 +418,14 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     const Nanos t_sub = clock.now();
     bookkeeping += t_sub - t_done;
     submitted_at[slot] = t_sub;
+    if (observer) observer->submitted(slot, t_sub);
     if (auto ok = device.submit(workspace.bindings[slot], slot); !ok) {
       record_error(ok.error());
       r.aborted = true;
+      if (observer) {
+        observer->phase_end(phase_of(phase), t_sub);
+        observer->phase_begin(EnginePhase::drain, t_sub);
+      }
       phase = Phase::drain;
       continue;
     }
@@ -354,6 +437,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   for (int timeouts = 0; device.in_flight() > 0 && timeouts < 3;) {
     auto c = device.wait_next(s.request_timeout);
     if (c) {
+      if (observer) observer->completed(static_cast<uint32_t>(c->tag), *c, clock.now());
       ++all_completed;
       timeouts = 0;  // progress: keep collecting
     } else if (c.error().code == ErrorCode::timeout) {
@@ -366,6 +450,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     r.device_stuck = true;
     quarantine(workspace);
   }
+  if (observer) observer->phase_end(phase_of(phase), clock.now());
   r.completed_total = all_completed;
   r.elapsed = t_last - t_start;
   if (r.elapsed > Nanos(0)) r.rate = static_cast<double>(r.inferences) / to_seconds(r.elapsed);

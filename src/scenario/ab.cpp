@@ -115,7 +115,8 @@ Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource
   r.virtual_clock = (*device)->clock().is_virtual();
   r.depth_a = side_depth(r, r.device_a, r.a.depth, "A");
   r.depth_b = side_depth(r, r.device_a, r.b.depth, "B");
-  auto cold = cold_start(**device, model, std::max(r.depth_a, r.depth_b), point.seed);
+  auto cold =
+      cold_start(**device, model, std::max(r.depth_a, r.depth_b), point.seed, point.observer);
   if (!cold) return tl::unexpected(on_side(cold.error(), "A"));
   r.model = (*device)->model_info();
   for (uint32_t i = 0; i < r.settings.pairs; ++i) {
@@ -152,7 +153,7 @@ Result<void> run_fresh(AbResult& r, const DeviceOpener& open, const ModelSource&
         depth = side_depth(r, info, config.depth, name);
       }
       const uint32_t run_depth = std::min(depth, std::max<uint32_t>(1, info.queue_depth));
-      auto cold = cold_start(**device, model, run_depth, point.seed);
+      auto cold = cold_start(**device, model, run_depth, point.seed, point.observer);
       if (!cold) return tl::unexpected(on_side(cold.error(), name));
       if (i == 0 && side == 0) r.model = (*device)->model_info();
       PointSettings p = point;

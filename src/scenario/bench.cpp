@@ -89,14 +89,15 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   start_result(r, device, settings);
   const uint32_t depth = settle_depth(r);
 
-  auto cold = cold_start(device, model, depth, settings.point.seed);
+  auto cold = cold_start(device, model, depth, settings.point.seed, settings.point.observer);
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   const Workspace& ws = cold->workspace;
-  r.latency = measure_latency(device, ws,
-                              latency_settings(settings.latency_samples, settings.latency_max,
-                                               settings.point.request_timeout));
+  r.latency =
+      measure_latency(device, ws,
+                      latency_settings(settings.latency_samples, settings.latency_max,
+                                       settings.point.request_timeout, settings.point.observer));
 
   r.steady.depth = depth;
   std::vector<double> rates;

@@ -82,7 +82,7 @@ Result<LadderRung> measure_rung(Device& device, const std::string& size, uint32_
   ModelSource model;
   model.bytes = std::move(*bytes);
   model.name = "transport-" + size;
-  auto cold = cold_start(device, model, depth, s.point.seed);
+  auto cold = cold_start(device, model, depth, s.point.seed, s.point.observer);
   if (!cold) {
     Error e = cold.error();
     e.message = "frame " + size + ": " + e.message;
@@ -92,9 +92,10 @@ Result<LadderRung> measure_rung(Device& device, const std::string& size, uint32_
   rung.bytes_in = static_cast<double>(info.input_bytes());
   rung.bytes_out = static_cast<double>(info.output_bytes());
 
-  const LatencyResult lone = measure_latency(
-      device, cold->workspace,
-      latency_settings(s.latency_samples, s.point.duration, s.point.request_timeout));
+  const LatencyResult lone =
+      measure_latency(device, cold->workspace,
+                      latency_settings(s.latency_samples, s.point.duration, s.point.request_timeout,
+                                       s.point.observer));
   rung.lone_ms = lone.overall_ms;
   rung.lone_errors = lone.errors;
   rung.lone_first_error = lone.first_error;

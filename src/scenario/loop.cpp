@@ -23,7 +23,7 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   // As rig bench: more than the device takes would only fail with queue_full.
   const uint32_t depth = settle_depth(r);
 
-  auto cold = cold_start(device, model, depth, settings.point.seed);
+  auto cold = cold_start(device, model, depth, settings.point.seed, settings.point.observer);
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();

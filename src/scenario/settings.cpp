@@ -32,11 +32,14 @@ SteadySettings steady_settings(const PointSettings& p, uint32_t depth, uint32_t 
   s.warmup_window = default_warmup_window(p.duration, p.windows);
   s.request_timeout = p.request_timeout;
   s.seed = p.seed + repeat;
+  s.observer = p.observer;
   return s;
 }
 
-LatencySettings latency_settings(uint64_t samples, Nanos max_duration, Nanos request_timeout) {
+LatencySettings latency_settings(uint64_t samples, Nanos max_duration, Nanos request_timeout,
+                                 EngineObserver* observer) {
   LatencySettings s;
+  s.observer = observer;
   s.samples = samples;
   s.max_duration = max_duration;
   s.request_timeout = request_timeout;

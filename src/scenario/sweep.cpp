@@ -234,14 +234,15 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model, const Sw
   r.effective.max_depth = hi;
   const std::vector<uint32_t> depths = plan_depths(r, s, hi);
 
-  auto cold = cold_start(device, model, hi, s.point.seed);
+  auto cold = cold_start(device, model, hi, s.point.seed, s.point.observer);
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   r.model_path = model_origin(model);
   const Workspace& ws = cold->workspace;
-  r.lone = measure_latency(
-      device, ws, latency_settings(s.latency_samples, s.point.duration, s.point.request_timeout));
+  r.lone = measure_latency(device, ws,
+                           latency_settings(s.latency_samples, s.point.duration,
+                                            s.point.request_timeout, s.point.observer));
 
   for (uint32_t d : depths) {
     const SweepPoint& p = measure_depth(r, device, ws, d, false, s);

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -338,6 +339,56 @@ TEST(Methodology, BadSimSpecsAreNamed) {
   auto u = open_device("tpu");
   ASSERT_FALSE(u.has_value());
   EXPECT_NE(u.error().message.find("unknown device 'tpu'"), std::string::npos);
+}
+
+// Counts what the engine tells its observer.
+struct CountingObserver final : EngineObserver {
+  std::vector<std::string> phases;  // "+name" at begin, "-name" at end
+  uint64_t submits = 0, completions = 0, windows = 0;
+  Nanos last_window_at{0};
+  void phase_begin(EnginePhase p, Nanos) override {
+    phases.push_back("+" + std::string(to_string(p)));
+  }
+  void phase_end(EnginePhase p, Nanos) override {
+    phases.push_back("-" + std::string(to_string(p)));
+  }
+  void window_closed(const WindowFigure&, Nanos at) override {
+    ++windows;
+    last_window_at = at;
+  }
+  void submitted(uint32_t, Nanos) override { ++submits; }
+  void completed(uint32_t, const Completion& c, Nanos) override {
+    if (!c.error) ++completions;
+  }
+};
+
+TEST(Methodology, TheObserverSeesEveryPhaseWindowAndInference) {
+  auto dev = sim("compute=2ms,bw=1GB/s,depth=4,load=10ms");
+  CountingObserver seen;
+  BenchSettings s = quick(4);
+  s.point.repeats = 2;
+  s.point.observer = &seen;
+  auto r = run_bench(*dev, transport_512p(), s);
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  ASSERT_GE(seen.phases.size(), 6u);
+  EXPECT_EQ(seen.phases[0], "+load");
+  EXPECT_EQ(seen.phases[1], "-load");
+  EXPECT_EQ(seen.phases[2], "+allocate");
+  EXPECT_EQ(seen.phases[5], "-first inference");
+  EXPECT_EQ(std::count(seen.phases.begin(), seen.phases.end(), "+measure"), 2);
+  EXPECT_EQ(std::count(seen.phases.begin(), seen.phases.end(), "-drain"), 2);
+  EXPECT_EQ(std::count(seen.phases.begin(), seen.phases.end(), "+latency"), 1);
+  // Every inference is seen once going in and once coming back: the first
+  // one, the lone frames and every completion of both repeats.
+  uint64_t steady = 0, windows = 0;
+  for (const auto& rep : r->steady.repeats) {
+    steady += rep.completed_total;
+    windows += rep.windows.size();
+  }
+  const uint64_t expected = 1 + r->latency.samples + steady;
+  EXPECT_EQ(seen.completions, expected);
+  EXPECT_EQ(seen.submits, expected);
+  EXPECT_EQ(seen.windows, windows);
 }
 
 }  // namespace

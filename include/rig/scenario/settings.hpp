@@ -28,6 +28,9 @@ struct PointSettings {
   Nanos request_timeout{std::chrono::seconds(30)};
   uint32_t repeats = 3;
   uint64_t seed = 1;
+  // Told of every phase, window and inference (monitor, trace, progress).
+  // Not owned, not a setting of the result: reports never print it.
+  EngineObserver* observer = nullptr;
 };
 
 // Names the bad setting; independent of NDEBUG.
@@ -39,7 +42,8 @@ Result<void> validate(const PointSettings& settings);
 SteadySettings steady_settings(const PointSettings& point, uint32_t depth, uint32_t repeat = 0);
 
 // The engine's lone-frame settings.
-LatencySettings latency_settings(uint64_t samples, Nanos max_duration, Nanos request_timeout);
+LatencySettings latency_settings(uint64_t samples, Nanos max_duration, Nanos request_timeout,
+                                 EngineObserver* observer = nullptr);
 
 // The depth a scenario runs at: `requested`, or the device's queue depth
 // (DeviceInfo::queue_depth, the most requests it takes in flight) when
