@@ -43,8 +43,8 @@ constexpr size_t kFrameIn = 3840ull * 2160 * 4;  // 33,177,600 bytes
 constexpr size_t kFrameOut = kFrameIn / 4;       // 8,294,400 bytes
 constexpr uint32_t kDepth = 4;
 constexpr int kFrames = 32;    // per 4K measurement
-constexpr int kPings = 20000;  // per round-trip measurement
-constexpr int kRepeats = 7;
+int kPings = 20000;  // per round-trip measurement (wire_bench rt PINGS REPEATS)
+int kRepeats = 7;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -284,6 +284,8 @@ std::string cpu_model() {
 int main(int argc, char** argv) {
   // `wire_bench 4k` or `wire_bench rt` runs one part only.
   const std::string only = argc > 1 ? argv[1] : "";
+  if (argc > 2) kPings = std::max(1, std::atoi(argv[2]));
+  if (argc > 3) kRepeats = std::max(1, std::atoi(argv[3]));
   const std::string sock =
       (std::filesystem::temp_directory_path() / ("rig-wire-bench-" + std::to_string(::getpid())))
           .string();

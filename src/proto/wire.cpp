@@ -82,14 +82,17 @@ std::string to_string(Action action) {
       return "read_sensors";
     case Action::release_model:
       return "release_model";
+    case Action::ping:
+      return "ping";
   }
   return "action " + std::to_string(static_cast<uint32_t>(action));
 }
 
 bool is_known(Action action) {
   const auto v = static_cast<uint32_t>(action);
-  return v >= static_cast<uint32_t>(Action::hello) &&
-         v <= static_cast<uint32_t>(Action::release_model);
+  return (v >= static_cast<uint32_t>(Action::hello) &&
+          v <= static_cast<uint32_t>(Action::release_model)) ||
+         action == Action::ping;
 }
 
 Status status_for(ErrorCode code) {
