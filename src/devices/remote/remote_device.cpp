@@ -567,21 +567,27 @@ class RemoteDevice final : public Device {
     }
     Pending& p = it->second;
     p.reply_started = now();
-    std::vector<uint64_t> sizes(body.buffer_sizes().begin(), body.buffer_sizes().end());
     const bool outputs =
         h.status == Status::ok && (p.action == Action::run || p.action == Action::run_for_duration);
-    std::vector<uint64_t> expected;
-    if (outputs && p.has_binding && p.binding < bindings_.size())
-      for (const auto& out : bindings_[p.binding].outputs) expected.push_back(out.size());
-    if (sizes != expected) {
+    const bool bound = outputs && p.has_binding && p.binding < bindings_.size();
+    // Compared in place: a reply allocates nothing here unless it is wrong.
+    const auto& declared = body.buffer_sizes();
+    bool match =
+        declared.size() == (bound ? static_cast<int>(bindings_[p.binding].outputs.size()) : 0);
+    for (int i = 0; match && bound && i < declared.size(); ++i)
+      match = declared.Get(i) == bindings_[p.binding].outputs[static_cast<size_t>(i)].size();
+    if (!match) {
+      std::vector<uint64_t> sizes(declared.begin(), declared.end()), expected;
+      if (bound)
+        for (const auto& out : bindings_[p.binding].outputs) expected.push_back(out.size());
       plan.error = Error{ErrorCode::protocol, "reply to message " + std::to_string(h.message_id) +
                                                   " (" + wire::to_string(p.action) +
                                                   ") carries buffers of " + sizes_text(sizes) +
                                                   " bytes, expected " + sizes_text(expected)};
       return plan;
     }
-    if (outputs && p.has_binding)
-      for (const auto& out : bindings_[p.binding].outputs) plan.targets.push_back(out);
+    if (bound)
+      plan.targets.assign(bindings_[p.binding].outputs.begin(), bindings_[p.binding].outputs.end());
     return plan;
   }
 
