@@ -5,8 +5,11 @@
 //     loopback TCP and over a unix socket: rig serve + the remote device vs a
 //     raw transfer of the same bytes with the same concurrency (the client
 //     writes and reads on separate threads, the server reads and writes on
-//     separate threads). Target: rig >= 0.90 x raw MB/s.
-//  2. A 64-byte run round trip vs a raw 64-byte ping-pong. Target: <= 1.3 x.
+//     separate threads). Target: rig >= 0.95 x raw MB/s.
+//  2. A 64-byte run round trip vs a raw 64-byte ping-pong. Targets: <= 1.15 x
+//     over TCP, <= 1.30 x over a unix socket; with the breakdown into the
+//     link, rig's protocol (the ping action: no device) and the run path.
+// Exits 1 when a target is missed (not run by CI: it measures wall time).
 //  3. gRPC: not implemented; the output says whether gRPC was found at
 //     configure time (find_package(gRPC CONFIG)).
 //
@@ -42,9 +45,9 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kFrameIn = 3840ull * 2160 * 4;  // 33,177,600 bytes
 constexpr size_t kFrameOut = kFrameIn / 4;       // 8,294,400 bytes
 constexpr uint32_t kDepth = 4;
-constexpr int kFrames = 32;    // per 4K measurement
-constexpr int kPings = 20000;  // per round-trip measurement
-constexpr int kRepeats = 7;
+constexpr int kFrames = 32;  // per 4K measurement
+int kPings = 20000;          // per round-trip measurement (wire_bench rt PINGS REPEATS)
+int kRepeats = 7;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -226,6 +229,39 @@ double rig_4k(Device& d, const Slots& slots) {
   return static_cast<double>(kFrames) * (kFrameIn + kFrameOut) / seconds_since(t0) / 1e6;
 }
 
+// Microseconds per ping round trip over rig's protocol: what the connection
+// costs with no device (the client side is a bare frame loop, not the remote
+// device, so this is the server's share plus the codec).
+double rig_ping_round_trip(const std::string& address) {
+  auto endpoint = must(wire::parse_endpoint(address), "ping endpoint");
+  auto socket = must(wire::connect_to(endpoint), "ping connect");
+  wire::FrameParser parser;
+  std::vector<std::byte> staging(4096);
+  auto exchange = [&](uint32_t id, wire::Action action, wire::pb::Body& body) {
+    auto frame =
+        must(wire::encode_frame(id, action, wire::Status::ok, body, {}, wire::Limits{}), "encode");
+    must(wire::write_frame(socket, frame), "write");
+    for (;;) {
+      if (auto f = parser.pop()) {
+        if (f->header.status != wire::Status::ok) die("ping answered with an error");
+        return;
+      }
+      auto n = must(wire::read_some(socket, staging, false), "read");
+      if (n.eof) die("server closed the ping connection");
+      must(parser.feed(std::span(staging).first(n.bytes)), "parse");
+    }
+  };
+  wire::pb::Body hello;
+  hello.mutable_hello_request()->set_min_version(1);
+  hello.mutable_hello_request()->set_max_version(1);
+  exchange(1, wire::Action::hello, hello);
+  wire::pb::Body ping;
+  ping.mutable_ping_request();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kPings; ++i) exchange(static_cast<uint32_t>(i + 2), wire::Action::ping, ping);
+  return seconds_since(t0) / kPings * 1e6;
+}
+
 double rig_round_trip(Device& d, BindingId id) {
   const auto t0 = Clock::now();
   for (int i = 0; i < kPings; ++i) must(d.run(id), "run");
@@ -234,6 +270,7 @@ double rig_round_trip(Device& d, BindingId id) {
 
 struct Pair {
   double rig, raw;
+  double ping = 0;  // round trips: rig's ping (no device), microseconds, median
 };
 
 Pair compare_4k(const std::string& listen) {
@@ -264,12 +301,13 @@ Pair compare_round_trip(const std::string& listen) {
            "raw address");
   rig_round_trip(*device, slots.ids[0]);
   raw_ping_pong(raw_where);
-  std::vector<double> rig, raw;
+  std::vector<double> rig, raw, ping;
   for (int r = 0; r < kRepeats; ++r) {
     raw.push_back(raw_ping_pong(raw_where));
     rig.push_back(rig_round_trip(*device, slots.ids[0]));
+    ping.push_back(rig_ping_round_trip(server->address()));
   }
-  return {median(rig), median(raw)};
+  return {median(rig), median(raw), median(ping)};
 }
 
 std::string cpu_model() {
@@ -284,6 +322,8 @@ std::string cpu_model() {
 int main(int argc, char** argv) {
   // `wire_bench 4k` or `wire_bench rt` runs one part only.
   const std::string only = argc > 1 ? argv[1] : "";
+  if (argc > 2) kPings = std::max(1, std::atoi(argv[2]));
+  if (argc > 3) kRepeats = std::max(1, std::atoi(argv[3]));
   const std::string sock =
       (std::filesystem::temp_directory_path() / ("rig-wire-bench-" + std::to_string(::getpid())))
           .string();
@@ -298,9 +338,9 @@ int main(int argc, char** argv) {
                                               {"tcp ", "127.0.0.1:0"}, {"unix", "unix:" + sock}}) {
     const Pair p = compare_4k(listen);
     const double ratio = p.rig / p.raw;
-    ok &= ratio >= 0.90;
-    std::printf("  %s  rig %8.1f MB/s   raw %8.1f MB/s   rig/raw %.3f  (target >= 0.90) %s\n",
-                name.c_str(), p.rig, p.raw, ratio, ratio >= 0.90 ? "PASS" : "FAIL");
+    ok &= ratio >= 0.95;
+    std::printf("  %s  rig %8.1f MB/s   raw %8.1f MB/s   rig/raw %.3f  (target >= 0.95) %s\n",
+                name.c_str(), p.rig, p.raw, ratio, ratio >= 0.95 ? "PASS" : "FAIL");
   }
   std::printf("\n64-byte round trip: %d round trips x %d repeats (medians)\n", kPings, kRepeats);
   for (const auto& [name, listen] : only == "4k"
@@ -309,12 +349,18 @@ int main(int argc, char** argv) {
                                               {"tcp ", "127.0.0.1:0"}, {"unix", "unix:" + sock}}) {
     const Pair p = compare_round_trip(listen);
     const double ratio = p.rig / p.raw;
-    const bool target = name == "tcp ";
-    if (target) ok &= ratio <= 1.3;
-    std::printf("  %s  rig %7.2f us   raw %7.2f us   rig/raw %.3f  %s\n", name.c_str(), p.rig,
-                p.raw, ratio,
-                target ? (ratio <= 1.3 ? "(target <= 1.30) PASS" : "(target <= 1.30) FAIL")
-                       : "(for information)");
+    const double target = name == "tcp " ? 1.15 : 1.30;
+    ok &= ratio <= target;
+    std::printf("  %s  rig %7.2f us   raw %7.2f us   rig/raw %.3f  (target <= %.2f) %s\n",
+                name.c_str(), p.rig, p.raw, ratio, target, ratio <= target ? "PASS" : "FAIL");
+    // Where the difference goes: the socket round trip (raw), rig's framing
+    // and dispatch on the connection (ping - raw: encode, parse, one read and
+    // one write per side), and the run path behind it (run - ping: session,
+    // device host, slot, the device call, the outputs).
+    std::printf(
+        "        breakdown: link %.2f us + rig protocol (ping - raw) %.2f us + run path "
+        "(run - ping) %.2f us\n",
+        p.raw, p.ping - p.raw, p.rig - p.ping);
   }
 #if RIG_WIRE_BENCH_GRPC_FOUND
   std::printf(
@@ -324,5 +370,5 @@ int main(int argc, char** argv) {
   std::printf("\ngRPC comparison not built: gRPC was not found at configure time\n");
 #endif
   std::printf("%s\n", ok ? "all targets met" : "some targets missed");
-  return 0;
+  return ok ? 0 : 1;
 }

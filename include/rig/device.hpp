@@ -121,6 +121,17 @@ std::string_view to_string(Duplex duplex);
 enum class ClockKind { real, virtual_time };
 std::string_view to_string(ClockKind clock);
 
+// The floor every request pays through rig on a remote device's link: round
+// trips of the protocol's ping, which the server answers without touching the
+// device (the link's own round trip plus rig's encode, parse and dispatch).
+struct LinkFloor {
+  uint32_t round_trips = 0;  // pings timed
+  Nanos median{0};
+  Nanos min{0};
+  Nanos max{0};
+  Nanos spent{0};  // wall time the calibration took: its budget plus at most one round trip
+};
+
 struct DeviceInfo {
   std::string spec;          // the effective spec, all parameters spelled out
   std::string kind;          // "cpu", "sim", "remote"
@@ -141,6 +152,9 @@ struct DeviceInfo {
   // remote device hosting one), whatever clock() the client reads.
   ClockKind clock = ClockKind::real;
   std::optional<uint64_t> memory_bytes;  // memory for models and buffers; nullopt: unknown
+  // Remote devices only, measured at open unless calibrate=0: absent for
+  // in-process devices, when turned off, or when the server has no ping.
+  std::optional<LinkFloor> link_floor;
 
   // The device's own queue depth: own_queue_depth, else queue_depth (>= 1).
   uint32_t device_queue_depth() const;

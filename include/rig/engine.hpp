@@ -107,10 +107,16 @@ struct LatencyResult {
   // (overall - hardware) / overall at the medians; nullopt when the device
   // reports no compute time.
   std::optional<double> bus_share;
+  // The rig round trip on this link with no device (DeviceInfo::link_floor's
+  // median), set beside the lone frames by the scenario; remote devices only.
+  std::optional<double> rig_round_trip_ms;
 };
 
 LatencyResult measure_latency(Device& device, const Workspace& workspace,
                               const LatencySettings& settings);
+
+// DeviceInfo::link_floor's median in milliseconds; nullopt without one.
+std::optional<double> link_floor_ms(const DeviceInfo& info);
 
 struct SteadySettings {
   uint32_t depth = 1;                            // requests kept in flight

@@ -265,10 +265,16 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   r.transfer_in_ms = summarize_ms(tin);
   r.transfer_out_ms = summarize_ms(tout);
   r.queue_wait_ms = summarize_ms(qwait);
+  r.rig_round_trip_ms = link_floor_ms(device.info());
   if (r.overall_ms.median && r.hardware_ms.median && *r.overall_ms.median > 0)
     r.bus_share =
         std::max(0.0, (*r.overall_ms.median - *r.hardware_ms.median) / *r.overall_ms.median);
   return r;
+}
+
+std::optional<double> link_floor_ms(const DeviceInfo& info) {
+  if (!info.link_floor) return std::nullopt;
+  return to_ms(info.link_floor->median);
 }
 
 SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const SteadySettings& s) {

@@ -82,14 +82,17 @@ std::string to_string(Action action) {
       return "read_sensors";
     case Action::release_model:
       return "release_model";
+    case Action::ping:
+      return "ping";
   }
   return "action " + std::to_string(static_cast<uint32_t>(action));
 }
 
 bool is_known(Action action) {
   const auto v = static_cast<uint32_t>(action);
-  return v >= static_cast<uint32_t>(Action::hello) &&
-         v <= static_cast<uint32_t>(Action::release_model);
+  return (v >= static_cast<uint32_t>(Action::hello) &&
+          v <= static_cast<uint32_t>(Action::release_model)) ||
+         action == Action::ping;
 }
 
 Status status_for(ErrorCode code) {
@@ -194,17 +197,26 @@ Result<FrameHead> split_frame(std::span<const std::byte> frame, const Limits& li
   return FrameHead{*header, BodyView(frame.subspan(kHeaderSize, header->body_size))};
 }
 
-Result<pb::Body> decode_body(const Header& header, BodyView body, const Limits& limits) {
-  pb::Body message;
+namespace {
+
+// decode_body into `message`, which the parser reuses from frame to frame (no
+// new Body per frame).
+Result<void> decode_body_into(const Header& header, BodyView body, const Limits& limits,
+                              pb::Body& message) {
   // max_body_bytes is a u32 but ParseFromArray takes an int.
   if (body.size() > static_cast<size_t>(INT_MAX) ||
       !message.ParseFromArray(body.bytes().data(), static_cast<int>(body.size())))
     return fail(ErrorCode::protocol, describe(header) + ": its " + std::to_string(body.size()) +
                                          "-byte body is not a valid rig.wire.pb.Body");
   const auto& sizes = message.buffer_sizes();
-  if (auto ok =
-          check_buffers(header, std::span<const uint64_t>(sizes.data(), sizes.size()), limits);
-      !ok)
+  return check_buffers(header, std::span<const uint64_t>(sizes.data(), sizes.size()), limits);
+}
+
+}  // namespace
+
+Result<pb::Body> decode_body(const Header& header, BodyView body, const Limits& limits) {
+  pb::Body message;
+  if (auto ok = decode_body_into(header, body, limits, message); !ok)
     return tl::unexpected(ok.error());
   return message;
 }
@@ -336,14 +348,12 @@ Result<size_t> FrameParser::consume(std::span<const std::byte> bytes, bool stop_
 Result<void> FrameParser::finish_head() {
   auto head = split_frame(head_, limits_);
   if (!head) return fail_with(head.error());
-  auto body = decode_body(head->header, head->body, limits_);
-  if (!body) {
-    failed_header_ = head->header;
-    return fail_with(body.error());
-  }
-  frame_ = Frame{};
+  // frame_ is empty here (emit() reset it): its body parses in place.
   frame_.header = head->header;
-  frame_.body = std::move(*body);
+  if (auto ok = decode_body_into(head->header, head->body, limits_, frame_.body); !ok) {
+    failed_header_ = head->header;
+    return fail_with(ok.error());
+  }
   sizes_.assign(frame_.body.buffer_sizes().begin(), frame_.body.buffer_sizes().end());
   frame_.wire_bytes = head_.size();
   for (uint64_t s : sizes_) frame_.wire_bytes += s;
@@ -410,7 +420,13 @@ void FrameParser::emit() {
     for (auto& v : frame_.owned) frame_.buffers.emplace_back(v);
   }
   ready_.push_back(std::move(frame_));
-  frame_ = Frame{};
+  // Moved from: reset in place, so the next frame needs no new Body.
+  frame_.header = Header{};
+  frame_.body.Clear();
+  frame_.buffers.clear();
+  frame_.owned.clear();
+  frame_.error.reset();
+  frame_.wire_bytes = 0;
   sizes_.clear();
   discard_ = false;
   owned_ = false;
@@ -437,8 +453,9 @@ Result<void> FrameParser::commit_direct(size_t bytes) {
 }
 
 std::optional<Frame> FrameParser::pop() {
-  if (ready_.empty()) return std::nullopt;
-  Frame f = std::move(ready_.front());
+  std::optional<Frame> f;
+  if (ready_.empty()) return f;
+  f.emplace(std::move(ready_.front()));  // one move, into the returned object
   ready_.pop_front();
   return f;
 }

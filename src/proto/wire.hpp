@@ -66,6 +66,7 @@ enum class Action : uint32_t {
   run_for_duration = 5,
   read_sensors = 6,
   release_model = 7,
+  ping = 9,  // answered by the connection, never by the device
 };
 std::string to_string(Action action);  // "run"; "action 99" for unknown values
 bool is_known(Action action);

@@ -44,6 +44,26 @@ void bench_settings_fields(Io& io, BenchSettings& s) {
   io.number("overhead_limit", s.overhead_limit);
 }
 
+// DeviceInfo::link_floor as flat keys (null when absent), since version 3.
+template <class Io>
+void link_floor_fields(Io& io, std::optional<LinkFloor>& f) {
+  std::optional<double> median, min, spent;
+  std::optional<uint64_t> trips;
+  if (f) {
+    median = to_ms(f->median);
+    min = to_ms(f->min);
+    spent = to_ms(f->spent);
+    trips = f->round_trips;
+  }
+  io.number("link_floor_median_ms", median, 3);
+  io.number("link_floor_min_ms", min, 3);
+  io.optional_count("link_floor_round_trips", trips, 3);
+  io.number("link_floor_spent_ms", spent, 3);
+  const auto ns = [](double ms) { return Nanos(static_cast<int64_t>(std::llround(ms * 1e6))); };
+  if (median && min && trips && spent)
+    f = LinkFloor{static_cast<uint32_t>(*trips), ns(*median), ns(*min), Nanos(0), ns(*spent)};
+}
+
 template <class Io>
 void device_fields(Io& io, DeviceInfo& d) {
   io.value("spec", d.spec);
@@ -57,6 +77,7 @@ void device_fields(Io& io, DeviceInfo& d) {
   io.enumeration("duplex", d.duplex, kDuplexes, 2);
   io.enumeration("clock", d.clock, kClocks, 2);
   io.optional_count("memory_bytes", d.memory_bytes, 2);
+  link_floor_fields(io, d.link_floor);
   io.value("properties", d.properties);
   io.value("warnings", d.warnings);
 }
@@ -133,6 +154,7 @@ void latency_fields(Io& io, LatencyResult& l) {
   io.summary("transfer_out_ms", l.transfer_out_ms);
   io.summary("queue_wait_ms", l.queue_wait_ms);
   io.number("bus_share", l.bus_share);
+  io.number("rig_round_trip_ms", l.rig_round_trip_ms, 3);
 }
 
 template <class Io>
@@ -321,6 +343,10 @@ std::string format_bench_text(const BenchResult& r) {
   } else {
     row(out, "hardware (device compute)", "n/a", "the device reports no compute time");
   }
+  if (r.latency.rig_round_trip_ms && r.device.link_floor)
+    row(out, "rig round trip, no device", ms_or_na(r.latency.rig_round_trip_ms),
+        "on this link: median of " + std::to_string(r.device.link_floor->round_trips) +
+            " protocol pings, min " + ms_or_na(to_ms(r.device.link_floor->min)));
   out << '\n';
 
   out << "bytes per inference\n";

@@ -98,17 +98,22 @@ json point_settings_json(const PointSettings& s) {
 }
 
 json device_json(const DeviceInfo& d) {
-  return {{"spec", d.spec},
-          {"kind", d.kind},
-          {"description", d.description},
-          {"queue_depth", d.queue_depth},
-          {"device_queue_depth", d.device_queue_depth()},
-          {"in_process", d.in_process},
-          {"duplex", std::string(to_string(d.duplex))},
-          {"clock", std::string(to_string(d.clock))},
-          {"memory_bytes", d.memory_bytes ? json(*d.memory_bytes) : json(nullptr)},
-          {"properties", d.properties},
-          {"warnings", d.warnings}};
+  return {
+      {"spec", d.spec},
+      {"kind", d.kind},
+      {"description", d.description},
+      {"queue_depth", d.queue_depth},
+      {"device_queue_depth", d.device_queue_depth()},
+      {"in_process", d.in_process},
+      {"duplex", std::string(to_string(d.duplex))},
+      {"clock", std::string(to_string(d.clock))},
+      {"memory_bytes", d.memory_bytes ? json(*d.memory_bytes) : json(nullptr)},
+      {"link_floor_median_ms", d.link_floor ? json(to_ms(d.link_floor->median)) : json(nullptr)},
+      {"link_floor_min_ms", d.link_floor ? json(to_ms(d.link_floor->min)) : json(nullptr)},
+      {"link_floor_round_trips", d.link_floor ? json(d.link_floor->round_trips) : json(nullptr)},
+      {"link_floor_spent_ms", d.link_floor ? json(to_ms(d.link_floor->spent)) : json(nullptr)},
+      {"properties", d.properties},
+      {"warnings", d.warnings}};
 }
 
 json environment_json(const Environment& env, bool virtual_clock,

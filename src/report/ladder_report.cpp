@@ -98,6 +98,9 @@ std::string format_ladder_text(const LadderResult& r) {
   out += "fixed latency: " + opt_ms(r.round_trip_ms) +
          " round trip = " + opt_ms(r.per_transfer_ms) +
          " per transfer (a lone frame crosses twice)\n";
+  if (r.rig_round_trip_ms)
+    out += "  of which rig round trip on this link, no device: " + opt_ms(r.rig_round_trip_ms) +
+           " (protocol ping)\n";
   out += "  " + fit_text(r.lone_fit, "lone-frame link time =") + "\n";
   if (r.worst_spread && r.worst_spread_rung)
     out += "reproducibility: repeats agree within " + opt_pct(r.worst_spread) +
@@ -158,6 +161,7 @@ std::string ladder_to_json(const LadderResult& r) {
       {"direction_bandwidth_mb_per_s", json_number(direction_mb)},
       {"round_trip_ms", json_number(r.round_trip_ms)},
       {"per_transfer_ms", json_number(r.per_transfer_ms)},
+      {"rig_round_trip_ms", json_number(r.rig_round_trip_ms)},
       {"pipelined_fit", fit_json(r.pipelined_fit)},
       {"lone_fit", fit_json(r.lone_fit)},
       {"reproducibility",

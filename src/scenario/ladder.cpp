@@ -193,6 +193,7 @@ void settle_duplex(LadderResult& r, const PipelinedPoints& points) {
   }
   r.round_trip_ms = r.lone_fit.fixed_ms;
   if (r.round_trip_ms) r.per_transfer_ms = *r.round_trip_ms / 2;
+  r.rig_round_trip_ms = link_floor_ms(r.device);
 }
 
 void find_plateau_and_spread(LadderResult& r, const LadderSettings& s) {

@@ -94,7 +94,7 @@ std::optional<Error> Session::admit(const wire::Header& h, const pb::Body& body,
   if (!wire::is_known(h.action))
     return Error{ErrorCode::unsupported, "unknown " + wire::to_string(h.action) + " (protocol " +
                                              std::to_string(wire::kMaxVersion) +
-                                             " has actions 1 to 7)"};
+                                             " has actions 1 to 7 and 9)"};
   if (buffers != 0)
     return Error{ErrorCode::invalid_argument,
                  wire::to_string(h.action) + " takes no buffers, got " + std::to_string(buffers)};
@@ -193,6 +193,12 @@ void Session::dispatch(wire::Frame frame) {
       if (!frame.body.has_release_model_request()) break;
       await_loads();
       return handle_release(h, frame.body.release_model_request().handle());
+    case Action::ping: {
+      if (!frame.body.has_ping_request()) break;
+      pb::Body body;
+      body.mutable_ping_reply();
+      return reply(h.message_id, Action::ping, body);
+    }
   }
   reply_error(h.message_id, h.action, wrong_body(h, frame.body));
 }

@@ -84,6 +84,8 @@ BenchResult fixture_bench() {
   r.latency.hardware_ms = summary_of({2.0, 2.0, 2.0});
   r.latency.bus_share = 1.0 / 3.1;
   r.latency.first_error = Error{ErrorCode::timeout, "late"};
+  r.device.link_floor = LinkFloor{200, 48us, 41us, 0us, 12ms};
+  r.latency.rig_round_trip_ms = 0.048;
   SteadyRepeat rep;
   rep.depth = 32;
   rep.inferences = 1000;
@@ -119,7 +121,8 @@ TEST(BenchReport, TextHasEveryQuantityWithItsUnit) {
         "load (read+parse+compile)", "steady state (pipelined, warm, depth 32)", "500.0 /s",
         "= 2.000 ms per frame", "lone-frame latency (depth 1, 200 samples)", "bus share of latency",
         "bytes per inference", "payload in / out", "16.38 kB", "10.24 MB/s", "rig overhead",
-        "verdict: VALID", "warning: virtual clock: figures are the sim device's model"})
+        "verdict: VALID", "warning: virtual clock: figures are the sim device's model",
+        "rig round trip, no device", "on this link: median of 200 protocol pings, min 41.00 us"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle << " in\n" << text;
 }
 
@@ -216,6 +219,10 @@ TEST(BenchReport, JsonRoundTrip) {
   EXPECT_EQ(out->bytes.payload_mb_per_s, in.bytes.payload_mb_per_s);
   EXPECT_EQ(out->bytes.link_mb_per_s, in.bytes.link_mb_per_s);
   EXPECT_EQ(out->overhead.note, in.overhead.note);
+  ASSERT_TRUE(out->device.link_floor);
+  EXPECT_EQ(out->device.link_floor->median, in.device.link_floor->median);
+  EXPECT_EQ(out->device.link_floor->round_trips, 200u);
+  EXPECT_EQ(out->latency.rig_round_trip_ms, in.latency.rig_round_trip_ms);
   EXPECT_EQ(out->verdict.valid, in.verdict.valid);
   EXPECT_EQ(out->verdict.warnings, in.verdict.warnings);
   ASSERT_EQ(out->verdict.rules.size(), 2u);
@@ -245,10 +252,21 @@ TEST(BenchReport, ReaderAcceptsListedVersionsAndRefusesOthersByName) {
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.error().message.find("field 'verdict.rules' is missing"), std::string::npos)
       << missing.error().message;
-  doc["schema_version"] = 3;
-  auto future = read_bench_json(doc.dump(), "v3.json");
+  // A version-2 document has no link floor: it reads as none.
+  json v2_floor = doc;
+  v2_floor["schema_version"] = 2;
+  v2_floor["latency"].erase("rig_round_trip_ms");
+  for (const char* key : {"link_floor_median_ms", "link_floor_min_ms", "link_floor_round_trips",
+                          "link_floor_spent_ms"})
+    v2_floor["environment"]["device"].erase(key);
+  auto two = read_bench_json(v2_floor.dump(), "v2.json");
+  ASSERT_TRUE(two.has_value()) << two.error().to_string();
+  EXPECT_FALSE(two->device.link_floor);
+  EXPECT_FALSE(two->latency.rig_round_trip_ms);
+  doc["schema_version"] = 4;
+  auto future = read_bench_json(doc.dump(), "v4.json");
   ASSERT_FALSE(future.has_value());
-  EXPECT_NE(future.error().message.find("schema_version 3 is not one this rig reads (1, 2)"),
+  EXPECT_NE(future.error().message.find("schema_version 4 is not one this rig reads (1, 2, 3)"),
             std::string::npos)
       << future.error().message;
   auto text = read_bench_json("{ nope", "bad.json");

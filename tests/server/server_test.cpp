@@ -756,7 +756,8 @@ TEST(Server, SilentServerTimesOut) {
     while (peer.read()) {
     }
   });
-  auto d = open(listener->bound().to_string() + "?timeout=50ms");
+  // calibrate=0: this server would not answer the pings at open either.
+  auto d = open(listener->bound().to_string() + "?timeout=50ms&calibrate=0");
   ASSERT_TRUE(d);
   auto r = d->read_sensors();  // unanswered; read_sensors cannot fail, it is empty
   EXPECT_TRUE(r.empty());
@@ -765,6 +766,38 @@ TEST(Server, SilentServerTimesOut) {
   ASSERT_FALSE(load);
   EXPECT_EQ(load.error().code, ErrorCode::timeout);
   d.reset();  // closes the connection; the fake sees EOF
+  fake.join();
+}
+
+TEST(Server, AServerWithoutPingGivesNoLinkFloor) {
+  // A server from before the ping action answers it as an unknown action.
+  auto listener = wire::Listener::listen(*wire::parse_listen_address("127.0.0.1:0"));
+  ASSERT_TRUE(listener);
+  std::thread fake([&] {
+    auto s = listener->accept();
+    if (!s) return;
+    RawClient peer(std::move(*s));
+    while (auto f = peer.read()) {
+      if (f->header.action == Action::hello) {
+        pb::Body b;
+        b.mutable_hello_reply()->set_version(1);
+        b.mutable_hello_reply()->set_queue_depth(4);
+        peer.send(f->header.message_id, Action::hello, b);
+      } else {
+        const wire::OutFrame e = wire::encode_error(
+            f->header.message_id, f->header.action,
+            {ErrorCode::unsupported, "unknown action 9 (protocol 1 has 1 to 7)"});
+        std::vector<std::byte> bytes;
+        wire::append_frame(e, bytes);
+        peer.send_bytes(bytes);
+      }
+    }
+  });
+  auto d = open(listener->bound().to_string());
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->info().link_floor);
+  EXPECT_EQ(d->info().properties.at("link_floor"), "unavailable: the server does not answer ping");
+  d.reset();
   fake.join();
 }
 

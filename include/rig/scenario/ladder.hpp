@@ -93,7 +93,10 @@ struct LadderResult {
   std::optional<double>
       round_trip_ms;  // lone fit intercept: fixed latency of a frame's two crossings
   std::optional<double> per_transfer_ms;  // round trip / 2: one crossing
-  std::optional<double> worst_spread;     // largest repeat spread of any rung
+  // Of round_trip_ms, the floor rig's protocol pays on this link with no
+  // device (DeviceInfo::link_floor); remote devices only.
+  std::optional<double> rig_round_trip_ms;
+  std::optional<double> worst_spread;  // largest repeat spread of any rung
   std::optional<size_t> worst_spread_rung;
   std::vector<std::string> notes;         // what to change, and what the figures do not show
   std::optional<std::string> depth_note;  // the depth clamp, when it happened (also a note)

@@ -51,7 +51,13 @@ struct RemoteOptions {
   std::string token;
   Nanos timeout{std::chrono::seconds(30)};
   bool timeout_given = false;
+  bool calibrate = true;  // time pings at open (LinkFloor)
 };
+
+// The link calibration at open: at most this many pings, stopping once this
+// much time has passed.
+constexpr uint32_t kCalibrationPings = 200;
+constexpr std::chrono::milliseconds kCalibrationBudget{50};
 
 Result<RemoteOptions> parse_remote_spec(std::string_view spec) {
   RemoteOptions o;
@@ -80,9 +86,14 @@ Result<RemoteOptions> parse_remote_spec(std::string_view spec) {
         return fail(ErrorCode::invalid_argument, "remote device timeout must be > 0");
       o.timeout = *d;
       o.timeout_given = true;
+    } else if (key == "calibrate") {
+      if (value != "0" && value != "1")
+        return fail(ErrorCode::invalid_argument,
+                    "remote device calibrate must be 0 or 1, got '" + value + "'");
+      o.calibrate = value == "1";
     } else {
       return fail(ErrorCode::invalid_argument,
-                  "unknown remote device option '" + key + "' (known: token, timeout)");
+                  "unknown remote device option '" + key + "' (known: token, timeout, calibrate)");
     }
   }
   return o;
@@ -131,6 +142,8 @@ class RemoteDevice final : public Device {
     if (r.has_limits()) server_limits_ = wire::from_pb(r.limits());
     info_.spec = options_.endpoint.to_string();
     if (options_.timeout_given) info_.spec += "?timeout=" + format_duration(options_.timeout);
+    if (!options_.calibrate)
+      info_.spec += (options_.timeout_given ? "&" : "?") + std::string("calibrate=0");
     info_.kind = "remote";
     info_.description = "rig serve at " + options_.endpoint.to_string() + " hosting " +
                         r.device_kind() + ": " + r.device_description();
@@ -159,6 +172,41 @@ class RemoteDevice final : public Device {
       info_.warnings.push_back(
           "the server's device runs on a virtual clock: its compute times are simulated while "
           "client-side times are real, so the bus share is not meaningful");
+    if (options_.calibrate) return calibrate();
+    return {};
+  }
+
+  // Times pings (kCalibrationPings, within kCalibrationBudget) into
+  // info_.link_floor. A server without ping answers unsupported: no floor.
+  Result<void> calibrate() {
+    std::vector<Nanos> trips;
+    trips.reserve(kCalibrationPings);
+    const Nanos start = now();
+    while (trips.size() < kCalibrationPings && now() - start < kCalibrationBudget) {
+      pb::Body body;
+      body.mutable_ping_request();
+      const Nanos t0 = now();
+      auto reply = call(Action::ping, body, {}, Nanos(0), std::nullopt, false);
+      const Nanos t1 = now();
+      if (!reply) {
+        if (reply.error().code == ErrorCode::unsupported) {
+          info_.properties["link_floor"] = "unavailable: the server does not answer ping";
+          return {};
+        }
+        return tl::unexpected(reply.error());
+      }
+      if (!reply->frame.body.has_ping_reply()) return wrong_reply(reply->frame);
+      trips.push_back(t1 - t0);
+    }
+    LinkFloor f;
+    f.round_trips = static_cast<uint32_t>(trips.size());
+    f.spent = now() - start;
+    std::sort(trips.begin(), trips.end());
+    f.min = trips.front();
+    f.max = trips.back();
+    f.median = trips[trips.size() / 2];
+    if (trips.size() % 2 == 0) f.median = (trips[trips.size() / 2 - 1] + f.median) / 2;
+    info_.link_floor = f;
     return {};
   }
 
@@ -519,21 +567,27 @@ class RemoteDevice final : public Device {
     }
     Pending& p = it->second;
     p.reply_started = now();
-    std::vector<uint64_t> sizes(body.buffer_sizes().begin(), body.buffer_sizes().end());
     const bool outputs =
         h.status == Status::ok && (p.action == Action::run || p.action == Action::run_for_duration);
-    std::vector<uint64_t> expected;
-    if (outputs && p.has_binding && p.binding < bindings_.size())
-      for (const auto& out : bindings_[p.binding].outputs) expected.push_back(out.size());
-    if (sizes != expected) {
+    const bool bound = outputs && p.has_binding && p.binding < bindings_.size();
+    // Compared in place: a reply allocates nothing here unless it is wrong.
+    const auto& declared = body.buffer_sizes();
+    bool match =
+        declared.size() == (bound ? static_cast<int>(bindings_[p.binding].outputs.size()) : 0);
+    for (int i = 0; match && bound && i < declared.size(); ++i)
+      match = declared.Get(i) == bindings_[p.binding].outputs[static_cast<size_t>(i)].size();
+    if (!match) {
+      std::vector<uint64_t> sizes(declared.begin(), declared.end()), expected;
+      if (bound)
+        for (const auto& out : bindings_[p.binding].outputs) expected.push_back(out.size());
       plan.error = Error{ErrorCode::protocol, "reply to message " + std::to_string(h.message_id) +
                                                   " (" + wire::to_string(p.action) +
                                                   ") carries buffers of " + sizes_text(sizes) +
                                                   " bytes, expected " + sizes_text(expected)};
       return plan;
     }
-    if (outputs && p.has_binding)
-      for (const auto& out : bindings_[p.binding].outputs) plan.targets.push_back(out);
+    if (bound)
+      plan.targets.assign(bindings_[p.binding].outputs.begin(), bindings_[p.binding].outputs.end());
     return plan;
   }
 
