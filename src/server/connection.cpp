@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <exception>
 #include <system_error>
 
@@ -19,6 +20,14 @@ constexpr size_t kStagingBytes = 64 * 1024;
 // client sees the error reply rather than a reset) up to this much.
 constexpr size_t kDrainBytes = 16 << 20;
 constexpr int kDrainPollMs = 1000;
+// The least a connection may queue before its reader pauses, whatever
+// max_pending_bytes / max_connections gives: one large reply must fit.
+constexpr uint64_t kMinReplyShare = 64 * 1024;
+
+uint64_t reply_share_of(const ServerSettings& s) {
+  const uint64_t share = s.max_pending_bytes / std::max<uint64_t>(1, s.max_connections);
+  return std::max(share, kMinReplyShare);
+}
 
 }  // namespace
 
@@ -42,7 +51,11 @@ std::string peer_name(const wire::Socket& s) {
 }
 
 Connection::Connection(ServerContext& server, wire::Socket socket, uint64_t id)
-    : server_(server), socket_(std::move(socket)), id_(id), peer_(peer_name(socket_)) {}
+    : server_(server),
+      socket_(std::move(socket)),
+      id_(id),
+      peer_(peer_name(socket_)),
+      reply_share_(reply_share_of(server.settings)) {}
 
 void Connection::start() {
   reader_ = std::thread([this] { reader_main(); });
@@ -123,8 +136,10 @@ void Connection::send(wire::OutFrame frame) {
       last_send_ = steady_clock().now() - t0;
       return;
     }
+    queued_locked(frame.size());
     queue_.push_back({std::move(frame), n->bytes, t0});
   } else {
+    queued_locked(frame.size());
     queue_.push_back({std::move(frame), 0, steady_clock().now()});
   }
   if (!writer_started_) {
@@ -135,11 +150,20 @@ void Connection::send(wire::OutFrame frame) {
       ++server_.closed_on_error;
       server_.log(who() + ": closing: cannot start a writer thread: " + e.what());
       queue_.clear();  // no writer holds any of it
+      queued_bytes_ = 0;
       mark_dead_locked();
       return;
     }
   }
   write_cv_.notify_all();
+}
+
+void Connection::queued_locked(uint64_t bytes) {
+  queued_bytes_ += bytes;
+  uint64_t peak = server_.peak_unsent_bytes.load();
+  while (queued_bytes_ > peak &&
+         !server_.peak_unsent_bytes.compare_exchange_weak(peak, queued_bytes_)) {
+  }
 }
 
 void Connection::writer_main() {
@@ -150,6 +174,7 @@ void Connection::writer_main() {
     server_.log(who() + ": closing: writer failed: " + e.what());
     std::lock_guard lock(write_mu_);
     queue_.clear();  // this thread was the only one writing from it
+    queued_bytes_ = 0;
     mark_dead_locked();
   }
 }
@@ -160,6 +185,7 @@ void Connection::writer_loop() {
     write_cv_.wait(lock, [&] { return !queue_.empty() || writer_exit_; });
     if (dead_) {
       queue_.clear();  // replies of a dead connection go nowhere
+      queued_bytes_ = 0;
       write_cv_.notify_all();
     }
     if (queue_.empty()) {
@@ -180,6 +206,7 @@ void Connection::writer_loop() {
     const Nanos took = steady_clock().now() - out.started;
     lock.lock();
     last_send_ = took;
+    queued_bytes_ -= queue_.front().frame.size();
     queue_.pop_front();
     if (!ok) mark_dead_locked();
     write_cv_.notify_all();
@@ -236,6 +263,7 @@ void Connection::reader_loop() {
   std::vector<std::byte> staging(kStagingBytes);
   bool answer_then_close = false;
   for (;;) {
+    wait_for_reply_room();
     auto direct = parser_->direct_target();
     const std::span<std::byte> into = direct.empty() ? std::span(staging) : direct;
     auto n = wire::read_some(socket_, into, false);
@@ -261,6 +289,7 @@ void Connection::reader_loop() {
       // One frame at a time: each is handled before the next one is placed.
       std::span<const std::byte> rest = std::span(staging).first(n->bytes);
       while (!rest.empty() && !closing_) {
+        wait_for_reply_room();
         auto taken = parser_->feed_some(rest);
         if (!taken) {
           fed = tl::unexpected(taken.error());
@@ -289,6 +318,13 @@ void Connection::reader_loop() {
     wait_until_answered();
     if (closing_) drain_input();
   }
+}
+
+void Connection::wait_for_reply_room() {
+  std::unique_lock lock(write_mu_);
+  if (queued_bytes_ <= reply_share_ || dead_ || stopping_) return;
+  ++server_.reads_paused;
+  write_cv_.wait(lock, [&] { return queued_bytes_ <= reply_share_ || dead_ || stopping_; });
 }
 
 void Connection::dispatch_ready() {

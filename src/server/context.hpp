@@ -33,6 +33,9 @@ struct ServerContext {
 
   std::atomic<uint64_t> connections_count{0}, requests{0}, errors_sent{0}, closed_on_error{0},
       refused{0};
+  // Back-pressure: the most reply bytes any connection had queued unsent, and
+  // how often a reader paused because its connection's share was full.
+  std::atomic<uint64_t> peak_unsent_bytes{0}, reads_paused{0};
 
   void log(const std::string& line) {
     if (!settings.log) return;

@@ -236,6 +236,8 @@ ServerStats Server::stats() const {
   s.errors_sent = state_->errors_sent.load();
   s.closed_on_error = state_->closed_on_error.load();
   s.refused = state_->refused.load();
+  s.peak_unsent_bytes = state_->peak_unsent_bytes.load();
+  s.reads_paused = state_->reads_paused.load();
   return s;
 }
 

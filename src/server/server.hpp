@@ -79,6 +79,11 @@ struct ServerStats {
   uint64_t errors_sent = 0;      // error replies
   uint64_t closed_on_error = 0;  // connections closed because the stream broke
   uint64_t refused = 0;          // connections refused at max_connections
+  // The most reply bytes one connection had queued and not yet written; a
+  // connection's reader pauses above max_pending_bytes / max_connections (at
+  // least 64 KiB), so this stays near that share whatever a client does.
+  uint64_t peak_unsent_bytes = 0;
+  uint64_t reads_paused = 0;  // times a reader paused for that reason
 };
 
 class Server {

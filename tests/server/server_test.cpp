@@ -1134,5 +1134,43 @@ TEST(Server, GarbageNeverTakesTheServerDown) {
   EXPECT_GE(server->stats().connections, 21u);
 }
 
+// A client that sends requests and never reads the replies: once its unsent
+// replies reach its share of max_pending_bytes the server stops reading from
+// it, so what the server holds for it stays bounded; other clients are served.
+TEST(Server, AClientThatNeverReadsCannotGrowTheServer) {
+  ServerSettings s;
+  s.max_pending_bytes = 1 << 20;
+  s.max_connections = 4;  // a share of 256 KiB
+  auto server = start_server({}, s);
+  auto pair = wire::socket_pair();
+  ASSERT_TRUE(pair);
+  server->adopt(std::move(pair->first));
+  RawClient c(std::move(pair->second));
+  ASSERT_EQ(c.hello().header.status, Status::ok);
+  // 40000 requests answered with an error each: megabytes of replies.
+  constexpr uint32_t kRequests = 40000;
+  std::vector<std::byte> stream;
+  pb::Body d;
+  d.mutable_describe_model_request()->set_handle(99);
+  for (uint32_t i = 0; i < kRequests; ++i) append(stream, 10 + i, Action::describe_model, d);
+  std::thread sender([&] { c.send_bytes(stream); });
+  // Either the server pauses this reader, or (without back-pressure) it reads
+  // and answers everything; the test waits for whichever comes first.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (server->stats().reads_paused == 0 && server->stats().requests < kRequests + 1 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const uint64_t share = s.max_pending_bytes / s.max_connections;
+  EXPECT_GT(server->stats().reads_paused, 0u);
+  EXPECT_LE(server->stats().peak_unsent_bytes, share + 4096);
+  // The others are served meanwhile.
+  auto other = open(server->address());
+  ASSERT_TRUE(other->load(fake_model("in=4,out=4")));
+  auto f = bind(*other, 4, 4, 1);
+  EXPECT_TRUE(other->run(f.id));
+  c.socket().shutdown();
+  sender.join();
+}
+
 }  // namespace
 }  // namespace rig::server
