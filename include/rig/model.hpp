@@ -90,8 +90,9 @@ std::string model_origin(const ModelSource& source);
 // Reads a whole file; not_found / io errors name the path.
 Result<std::vector<std::byte>> read_file(const std::string& path);
 
-// Writes through a temporary file in the same directory and renames it, so a
-// reader never sees a half-written file.
+// write_output_file (rig/output_file.hpp): a regular or new file is written
+// through a temporary file in the same directory and renamed, so a reader
+// never sees a half-written file; symlinks, FIFOs and devices as it says.
 Result<void> write_file_atomic(const std::string& path, std::span<const std::byte> bytes);
 Result<void> write_file_atomic(const std::string& path, std::string_view text);
 

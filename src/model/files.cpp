@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include <system_error>
 
 #include "rig/model.hpp"
+#include "rig/output_file.hpp"
 
 namespace rig {
 namespace {
@@ -27,19 +27,6 @@ struct FdGuard {
     if (fd >= 0) ::close(fd);
   }
 };
-
-Result<void> write_all(int fd, const std::byte* data, size_t size, const std::string& path) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return {};
-}
 
 std::string env_or_empty(const char* name) {
   const char* value = std::getenv(name);
@@ -76,27 +63,7 @@ Result<std::vector<std::byte>> read_file(const std::string& path) {
 }
 
 Result<void> write_file_atomic(const std::string& path, std::span<const std::byte> bytes) {
-  namespace fs = std::filesystem;
-  static std::atomic<uint64_t> counter{0};
-  const fs::path target(path);
-  if (target.filename().empty())
-    return fail(ErrorCode::invalid_argument, "cannot write " + path + ": not a file name");
-  // Unique per process and call, so concurrent writers never share a temp file.
-  const fs::path temp = target.parent_path() /
-                        ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) +
-                         "." + std::to_string(counter.fetch_add(1)));
-
-  FdGuard file{::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
-  if (file.fd < 0) return fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-  auto result = write_all(file.fd, bytes.data(), bytes.size(), path);
-  if (result && ::fsync(file.fd) != 0)
-    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-  if (result && ::close(std::exchange(file.fd, -1)) != 0)
-    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-  if (result && ::rename(temp.c_str(), target.c_str()) != 0)
-    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-  if (!result) ::unlink(temp.c_str());
-  return result;
+  return write_output_file(path, bytes);
 }
 
 Result<void> write_file_atomic(const std::string& path, std::string_view text) {

@@ -2,6 +2,7 @@
 // exit; a good run writes complete JSON and leaves no temporary files.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -112,6 +113,36 @@ TEST_F(Cli, SimBenchWritesCompleteJsonAtomically) {
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();
   EXPECT_EQ(files, 2u);  // the model and the result
+}
+
+// --json - : stdout carries the JSON alone, the report goes to stderr; a
+// FIFO is written through; a 0600 result stays 0600.
+TEST_F(Cli, JsonGoesToStdoutAFifoOrAFileKeepingItsMode) {
+  const std::string err = path("stderr.txt");
+  // rig() appends 2>&1: it applies to the trailing (exit), not to rig.
+  const CliRun r = rig("bench " + model_ + " " + kSim + " --json - 2>" + err + "; s=$?; (exit $s)");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);  // throws unless stdout is the JSON alone
+  EXPECT_EQ(doc["verdict"]["status"], "VALID");
+  std::ifstream e(err);
+  const std::string report((std::istreambuf_iterator<char>(e)), {});
+  EXPECT_NE(report.find("verdict: VALID"), std::string::npos) << report;
+
+  const std::string out = path("kept.json");
+  { std::ofstream(out) << "{}"; }
+  fs::permissions(out, fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_EQ(rig("bench " + model_ + " " + kSim + " -q --json " + out).status, 0);
+  EXPECT_EQ(fs::status(out).permissions() & fs::perms::mask,
+            fs::perms::owner_read | fs::perms::owner_write);
+
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const CliRun through = rig("bench " + model_ + " " + kSim + " -q --json " + fifo + " & cat " +
+                             fifo + " > " + path("from-fifo.json") + "; wait $!");
+  ASSERT_EQ(through.status, 0) << through.output;
+  std::ifstream in(path("from-fifo.json"));
+  EXPECT_EQ(nlohmann::json::parse(in)["verdict"]["status"], "VALID");
+  EXPECT_TRUE(fs::is_fifo(fifo));
 }
 
 TEST_F(Cli, StrictExitsNonZeroWhenInvalid) {
