@@ -35,7 +35,9 @@ std::string env_or_empty(const char* name) {
 
 }  // namespace
 
-Result<std::vector<std::byte>> read_file(const std::string& path) {
+Result<std::vector<std::byte>> read_file(const std::string& path, uint64_t max_bytes) {
+  if (path.empty())
+    return fail(ErrorCode::invalid_argument, "no file name given (the path is empty)");
   FdGuard file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) {
     int err = errno;
@@ -46,6 +48,14 @@ Result<std::vector<std::byte>> read_file(const std::string& path) {
   if (::fstat(file.fd, &st) != 0)
     return fail(ErrorCode::io, "cannot stat " + path + ": " + errno_text(errno));
   if (S_ISDIR(st.st_mode)) return fail(ErrorCode::io, "cannot read " + path + ": is a directory");
+  auto too_large = [&](const std::string& size) {
+    return fail(ErrorCode::limit_exceeded, "cannot read " + path + ": it is " + size +
+                                               " bytes, over the limit of " +
+                                               std::to_string(max_bytes) + " bytes");
+  };
+  // Checked before reading anything: a 3 GB file is refused, not read.
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes)
+    return too_large(std::to_string(st.st_size));
 
   std::vector<std::byte> bytes;
   bytes.reserve(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0);
@@ -57,6 +67,7 @@ Result<std::vector<std::byte>> read_file(const std::string& path) {
       return fail(ErrorCode::io, "cannot read " + path + ": " + errno_text(errno));
     }
     if (n == 0) break;
+    if (bytes.size() + static_cast<uint64_t>(n) > max_bytes) return too_large("more than that");
     bytes.insert(bytes.end(), chunk, chunk + n);
   }
   return bytes;

@@ -1,6 +1,11 @@
 #include "server/policy.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <system_error>
 
@@ -35,6 +40,56 @@ Result<std::string> resolve_model_name(const std::filesystem::path& model_root,
   if (!fs::is_regular_file(full, ec))
     return fail(ErrorCode::not_found, "no model '" + name + "' under --model-dir");
   return full.string();
+}
+
+namespace {
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+Result<std::vector<std::byte>> read_model_under(const std::filesystem::path& model_root,
+                                                const std::string& name, uint64_t max_bytes) {
+  auto path = resolve_model_name(model_root, name);
+  if (!path) return tl::unexpected(path.error());
+  Fd file{::open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)};
+  if (file.fd < 0) {
+    if (errno == ELOOP)
+      return fail(ErrorCode::permission, "model name '" + name + "' escapes --model-dir");
+    return fail(ErrorCode::not_found, "cannot open model '" + name + "' under --model-dir: " +
+                                          std::string(std::strerror(errno)));
+  }
+  // What was opened, wherever the path points by now.
+  std::error_code ec;
+  const auto opened =
+      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(file.fd), ec).string();
+  if (ec || opened.rfind(model_root.string() + "/", 0) != 0)
+    return fail(ErrorCode::permission, "model name '" + name + "' escapes --model-dir");
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return fail(ErrorCode::not_found, "no model '" + name + "' under --model-dir");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return fail(ErrorCode::limit_exceeded, "model '" + name + "' is " + std::to_string(st.st_size) +
+                                               " bytes; max_model_bytes is " +
+                                               std::to_string(max_bytes) +
+                                               " (rig serve --max-model-bytes)");
+  std::vector<std::byte> bytes(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(file.fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return fail(ErrorCode::io, "cannot read model '" + name + "': " + std::strerror(errno));
+    if (n == 0) break;  // it shrank meanwhile: what is there is the model
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
+  return bytes;
 }
 
 bool equal_in_constant_time(const std::string& given, const std::string& expected) {

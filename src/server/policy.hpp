@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "rig/device.hpp"
 #include "rig/error.hpp"
@@ -29,6 +30,16 @@ Result<std::filesystem::path> resolve_model_dir(const std::string& model_dir);
 // (permission otherwise), and name a regular file (not_found otherwise).
 Result<std::string> resolve_model_name(const std::filesystem::path& model_root,
                                        const std::string& name);
+
+// The bytes of the model a load-by-name names (resolve_model_name), read
+// once: the server keeps these bytes, so the file changing or being swapped
+// for a symlink later changes nothing. The file is opened without following
+// a symlink, and what was opened is checked to lie under the root (a swap
+// between the check and the open is refused with permission); its size is
+// checked against `max_bytes` (max_model_bytes; limit_exceeded naming both)
+// before it is read.
+Result<std::vector<std::byte>> read_model_under(const std::filesystem::path& model_root,
+                                                const std::string& name, uint64_t max_bytes);
 
 // Whether `given` equals `expected`, in a time that depends on the length of
 // `expected` only, so that a client cannot guess the token byte by byte.

@@ -263,10 +263,18 @@ void Session::handle_load(wire::Frame& frame, Placed placed) {
   entry->max_slots = 2 * server().depth;
   entry->budget = server().budget;
   if (r.by_name()) {
-    auto path = resolve_model_name(server().model_root, r.name());
-    if (!path) return reply_error(h.message_id, h.action, path.error());
-    entry->source.path = *path;
-    entry->source.name = std::filesystem::path(*path).stem().string();
+    // Read once and kept, as an upload is: a reload uses the bytes that were
+    // checked, never the path again.
+    auto bytes =
+        read_model_under(server().model_root, r.name(), server().settings.limits.max_model_bytes);
+    if (!bytes) return reply_error(h.message_id, h.action, bytes.error());
+    auto hold = server().budget->reserve(
+        bytes->size(), "message " + std::to_string(h.message_id) + " (load_model) of '" + r.name() +
+                           "' (" + std::to_string(bytes->size()) + " bytes)");
+    if (!hold) return reply_error(h.message_id, h.action, hold.error());
+    entry->source.bytes = std::move(*bytes);
+    entry->source_hold = std::move(*hold);
+    entry->source.name = std::filesystem::path(r.name()).stem().string();
   } else {
     entry->source.bytes = std::move(frame.owned.at(0));
     entry->source_hold = std::move(placed.upload);  // kept to reload the model

@@ -471,6 +471,54 @@ TEST(Server, LoadByNameStaysUnderTheModelDir) {
   EXPECT_EQ(p->load(m).error().code, ErrorCode::unsupported);
 }
 
+// A model loaded by name is read once and kept: swapping its file for a
+// symlink to a file outside --model-dir afterwards changes nothing, even
+// when another client's model forces a reload. By-name loads obey
+// max_model_bytes, checked before reading.
+TEST(Server, LoadByNameKeepsTheCheckedBytesAndObeysTheModelLimit) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("rig-swap-" + std::to_string(::getpid()));
+  fs::create_directories(root / "models");
+  std::ofstream(root / "models" / "a.fake") << "in=8,out=2\n";
+  std::ofstream(root / "outside.fake") << "in=16,out=2\n";
+  ServerSettings s;
+  s.model_dir = (root / "models").string();
+  auto server = start_server({}, s);
+  auto d = open(server->address());
+  ModelSource by_name;
+  by_name.server_name = "a.fake";
+  ASSERT_TRUE(d->load(by_name));
+  auto f = bind(*d, 8, 2, 1);
+  ASSERT_TRUE(d->run(f.id));
+  fs::remove(root / "models" / "a.fake");
+  fs::create_symlink(root / "outside.fake", root / "models" / "a.fake");
+  auto other = open(server->address());  // puts another model on the device
+  ASSERT_TRUE(other->load(fake_model("in=4,out=4")));
+  auto g = bind(*other, 4, 4, 2);
+  ASSERT_TRUE(other->run(g.id));
+  auto again = d->run(f.id);  // reloads a.fake: from the bytes that were checked
+  EXPECT_TRUE(again) << again.error().to_string();
+  ModelSource swapped;
+  swapped.server_name = "a.fake";
+  auto refused = other->load(swapped);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::permission) << refused.error().to_string();
+
+  ServerSettings small = s;
+  small.limits.max_model_bytes = 5;
+  std::ofstream(root / "models" / "b.fake") << "in=8,out=2\n";
+  auto limited = start_server({}, small);
+  auto l = open(limited->address());
+  ModelSource b;
+  b.server_name = "b.fake";
+  auto over = l->load(b);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, ErrorCode::limit_exceeded);
+  EXPECT_NE(over.error().message.find("max_model_bytes is 5"), std::string::npos)
+      << over.error().message;
+  fs::remove_all(root);
+}
+
 // ---- errors, through a raw client ------------------------------------------
 
 class RawServer : public ::testing::Test {
