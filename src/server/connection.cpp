@@ -1,11 +1,15 @@
 #include "server/connection.hpp"
 
+#include "rig/units.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
+#include <climits>
 #include <exception>
 #include <system_error>
 
@@ -250,6 +254,7 @@ void Connection::close_down() {
     announce_gone_locked();
   }
   closed_.store(true);
+  server_.leave(established_);
   closed();
   socket_.shutdown();
   write_cv_.notify_all();
@@ -262,8 +267,10 @@ void Connection::reader_loop() {
       [this](const wire::Header& h, const wire::pb::Body& body) { return place(h, body); });
   std::vector<std::byte> staging(kStagingBytes);
   bool answer_then_close = false;
+  hello_deadline_ = steady_clock().now() + server_.settings.hello_timeout;
   for (;;) {
     wait_for_reply_room();
+    if (!wait_for_input()) break;
     auto direct = parser_->direct_target();
     const std::span<std::byte> into = direct.empty() ? std::span(staging) : direct;
     auto n = wire::read_some(socket_, into, false);
@@ -317,6 +324,52 @@ void Connection::reader_loop() {
   if (answer_then_close) {
     wait_until_answered();
     if (closing_) drain_input();
+  }
+}
+
+bool Connection::establish() {
+  if (!server_.establish()) return false;
+  established_ = true;
+  return true;
+}
+
+std::string Connection::auth_peer() const {
+  const auto colon = peer_.rfind(':');
+  if (peer_ == "unix" || peer_ == "local" || colon == std::string::npos)
+    return "connection " + std::to_string(id_);
+  return peer_.substr(0, colon);
+}
+
+bool Connection::wait_for_input() {
+  const Nanos idle = server_.settings.idle_timeout;
+  for (;;) {
+    Nanos wait{-1};  // no deadline
+    const Nanos now = steady_clock().now();
+    if (!established_) {
+      wait = std::max(Nanos(0), hello_deadline_ - now);
+    } else if (idle > Nanos(0)) {
+      wait = idle;
+    }
+    const int ms = wait < Nanos(0)
+                       ? -1
+                       : static_cast<int>(std::min<int64_t>(
+                             std::chrono::ceil<std::chrono::milliseconds>(wait).count(), INT_MAX));
+    pollfd p{socket_.fd(), POLLIN, 0};
+    const int r = ::poll(&p, 1, ms);
+    if (r != 0) return true;  // input, the end of the stream, an error: the read tells
+    if (established_) {
+      // Idle only when nothing is in flight: a long loop is not idleness.
+      std::lock_guard lock(write_mu_);
+      if (answers_owed_ > 0 || !queue_.empty()) continue;
+    }
+    ++server_.timed_out;
+    const std::string why =
+        established_ ? "no request for " + format_duration(idle) + " (idle_timeout)"
+                     : "no hello within " + format_duration(server_.settings.hello_timeout) +
+                           " (hello_timeout)";
+    server_.log(who() + ": closing: " + why);
+    reply_error(0, Action::hello, {ErrorCode::timeout, "closing the connection: " + why});
+    return false;
   }
 }
 

@@ -110,6 +110,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool gone() const { return gone_.load(); }
   // The reader has finished: queued jobs may be dropped.
   bool is_closed() const { return closed_.load(); }
+  // Hello succeeded: take a served slot (max_connections); false when all
+  // are taken (the connection stays in its handshake; close it). Reader
+  // thread.
+  bool establish();
+  // The key failed authentications are counted under: the peer's address
+  // for TCP, this connection for a unix socket or a socketpair.
+  std::string auth_peer() const;
   // How long the last reply took to write.
   Nanos last_send() const { return last_send_.load(); }
   // The unsent reply bytes above which the reader pauses.
@@ -130,6 +137,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void reader_main();
   void reader_loop();
   void dispatch_ready();
+  // Waits until the socket has input: false (after answering, when it can)
+  // when hello_timeout or idle_timeout ran out first.
+  bool wait_for_input();
   // Back-pressure: returns once the unsent replies fit reply_share() (or the
   // connection is gone).
   void wait_for_reply_room();
@@ -150,6 +160,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Reader-thread state.
   std::unique_ptr<wire::FrameParser> parser_;
   bool closing_ = false;
+  bool established_ = false;
+  Nanos hello_deadline_{0};
 
   // Writing; write_cv_ also wakes wait_until_answered().
   std::mutex write_mu_;

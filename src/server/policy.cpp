@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
+#include <iterator>
 #include <system_error>
 
 namespace rig::server {
@@ -97,6 +99,33 @@ bool equal_in_constant_time(const std::string& given, const std::string& expecte
   for (size_t i = 0; i < expected.size(); ++i)
     diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
   return diff == 0;
+}
+
+Nanos AuthLimiter::wait_for(const std::string& peer, Nanos now) {
+  std::lock_guard lock(mu_);
+  auto it = peers_.find(peer);
+  if (it == peers_.end() || it->second.until <= now) return Nanos(0);
+  return it->second.until - now;
+}
+
+void AuthLimiter::failed(const std::string& peer, Nanos now) {
+  std::lock_guard lock(mu_);
+  if (peers_.size() >= kMaxPeers && !peers_.count(peer)) {
+    for (auto it = peers_.begin(); it != peers_.end();)
+      it = it->second.until <= now ? peers_.erase(it) : std::next(it);
+    if (peers_.size() >= kMaxPeers) peers_.erase(peers_.begin());
+  }
+  Entry& e = peers_[peer];
+  e.failures = std::min<uint32_t>(e.failures + 1, 7);  // 1x .. 64x
+  const int64_t factor = int64_t{1} << (e.failures - 1);
+  const Nanos wait =
+      backoff_.count() > Nanos::max().count() / factor ? Nanos::max() / 2 : backoff_ * factor;
+  e.until = now + wait;
+}
+
+void AuthLimiter::succeeded(const std::string& peer) {
+  std::lock_guard lock(mu_);
+  peers_.erase(peer);
 }
 
 uint64_t physical_memory() {

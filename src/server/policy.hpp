@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,29 @@ Result<std::vector<std::byte>> read_model_under(const std::filesystem::path& mod
 // Whether `given` equals `expected`, in a time that depends on the length of
 // `expected` only, so that a client cannot guess the token byte by byte.
 bool equal_in_constant_time(const std::string& given, const std::string& expected);
+
+// Rate-limits failed authentications by peer (see ServerSettings::
+// auth_backoff). Thread-safe. Remembers at most kMaxPeers peers (the oldest
+// expired ones are forgotten first).
+class AuthLimiter {
+ public:
+  static constexpr size_t kMaxPeers = 4096;
+  explicit AuthLimiter(Nanos backoff) : backoff_(backoff) {}
+  // How long `peer` must still wait before its next attempt is compared;
+  // zero when it may try now.
+  Nanos wait_for(const std::string& peer, Nanos now);
+  void failed(const std::string& peer, Nanos now);
+  void succeeded(const std::string& peer);
+
+ private:
+  struct Entry {
+    uint32_t failures = 0;
+    Nanos until{0};
+  };
+  const Nanos backoff_;
+  std::mutex mu_;
+  std::map<std::string, Entry> peers_;
+};
 
 // The physical memory of this host; 0 when unknown.
 uint64_t physical_memory();

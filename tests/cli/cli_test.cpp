@@ -145,6 +145,18 @@ TEST_F(Cli, JsonGoesToStdoutAFifoOrAFileKeepingItsMode) {
   EXPECT_TRUE(fs::is_fifo(fifo));
 }
 
+// rig serve: a token has 16 characters or more; --token-file must be private.
+TEST_F(Cli, ServeRefusesShortTokensAndReadableTokenFiles) {
+  expect_error(rig("serve -d sim --listen 127.0.0.1:0 --token s3cret"), 2, "16 or more");
+  const std::string file = path("token");
+  { std::ofstream(file) << "a-long-enough-token-0123\n"; }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  expect_error(rig("serve -d sim --listen 127.0.0.1:0 --token-file " + file), 2, "chmod 600");
+  { std::ofstream(file) << "short\n"; }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  expect_error(rig("serve -d sim --listen 127.0.0.1:0 --token-file " + file), 2, "16 or more");
+}
+
 TEST_F(Cli, StrictExitsNonZeroWhenInvalid) {
   const CliRun r =
       rig("bench " + model_ + " -d sim:compute=1ms,drift=0.5 --duration 2s -q --strict");

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -409,6 +410,7 @@ TEST(Server, ModelTensorsOverTheLimitAreRefusedAtLoad) {
 TEST(Server, TokenIsCheckedInHello) {
   ServerSettings s;
   s.token = "s3cret";
+  s.auth_backoff = Nanos(0);  // FailedAuthenticationsAreRateLimited tests the backoff
   auto server = start_server({}, s);
   auto refused = open_device(server->address() + "?token=wrong");
   ASSERT_FALSE(refused);
@@ -827,12 +829,11 @@ TEST(Server, ConnectionsOverTheLimitAreAnsweredAndClosed) {
   EXPECT_EQ(a.hello().header.status, Status::ok);  // both are being served
   EXPECT_EQ(b.hello().header.status, Status::ok);
   auto c = RawClient::connect(server->address());
-  auto f = c.read();
-  ASSERT_TRUE(f);
-  EXPECT_EQ(f->header.message_id, 0u);
-  EXPECT_EQ(f->header.status, Status::limit_exceeded);
-  EXPECT_NE(f->body.error_reply().message().find("max_connections is 2"), std::string::npos)
-      << f->body.error_reply().message();
+  auto f = c.hello();  // the slot is claimed at hello
+  EXPECT_EQ(f.header.message_id, 1u);
+  EXPECT_EQ(f.header.status, Status::limit_exceeded);
+  EXPECT_NE(f.body.error_reply().message().find("max_connections is 2"), std::string::npos)
+      << f.body.error_reply().message();
   EXPECT_TRUE(c.at_eof());
   // The remote device reports the server's reason.
   auto d = open_device(server->address());
@@ -1180,6 +1181,93 @@ TEST(Server, GarbageNeverTakesTheServerDown) {
   auto f = bind(*d, 4, 4, 1);
   EXPECT_TRUE(d->run(f.id));
   EXPECT_GE(server->stats().connections, 21u);
+}
+
+// Waits (poll, bounded at a minute so that a regression fails rather than
+// hangs) until the server closes `c`; true when it did.
+bool closed_by_server(RawClient& c) {
+  pollfd p{c.socket().fd(), POLLIN, 0};
+  for (;;) {
+    if (::poll(&p, 1, 60'000) <= 0) return false;
+    auto f = c.read();
+    if (!f) return true;  // end of stream
+  }
+}
+
+// A connection that never says hello is closed at hello_timeout; one that
+// said hello and then sits idle with nothing in flight, at idle_timeout.
+TEST(Server, SilentConnectionsAreClosedAtTheirDeadlines) {
+  ServerSettings s;
+  s.hello_timeout = std::chrono::milliseconds(20);
+  s.idle_timeout = std::chrono::milliseconds(20);
+  auto server = start_server({}, s);
+  auto silent = RawClient::connect(server->address());
+  EXPECT_TRUE(closed_by_server(silent));
+  auto slow = RawClient::connect(server->address());
+  slow.send_bytes(std::vector<std::byte>(5, std::byte{0x52}));  // a header, begun and never ended
+  EXPECT_TRUE(closed_by_server(slow));
+  auto idle = RawClient::connect(server->address());
+  ASSERT_EQ(idle.hello().header.status, Status::ok);
+  EXPECT_TRUE(closed_by_server(idle));
+  EXPECT_EQ(server->stats().timed_out, 3u);
+}
+
+// Idle connections that have not said hello do not take the slots real
+// clients need; they have their own cap.
+TEST(Server, HandshakesHaveTheirOwnCapAndLeaveTheSlotsToClients) {
+  ServerSettings s;
+  s.max_connections = 2;
+  s.max_handshakes = 4;
+  auto server = start_server({}, s);
+  std::vector<RawClient> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(RawClient::connect(server->address()));
+  auto a = open(server->address());  // both slots are still free
+  auto b = open(server->address());
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->load(fake_model("in=4,out=4")));
+  auto f = bind(*a, 4, 4, 1);
+  EXPECT_TRUE(a->run(f.id));
+  // The 4th handshake is free again (a and b are served): one more idle
+  // connection fits, the one after is over max_handshakes.
+  auto fits = RawClient::connect(server->address());
+  EXPECT_TRUE(b->load(fake_model("in=4,out=4")));  // b is served meanwhile
+  auto extra = RawClient::connect(server->address());
+  auto refused = extra.read();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->header.status, Status::limit_exceeded);
+  EXPECT_NE(refused->body.error_reply().message().find("max_handshakes is 4"), std::string::npos)
+      << refused->body.error_reply().message();
+}
+
+// A failed authentication makes the next attempts from the same address wait
+// (here an hour): they are refused without comparing the token.
+TEST(Server, FailedAuthenticationsAreRateLimited) {
+  ServerSettings s;
+  s.token = "a-token-of-16-chars";
+  s.auth_backoff = std::chrono::hours(1);
+  auto server = start_server({}, s);
+  auto first = RawClient::connect(server->address());
+  auto wrong = first.hello("guess-1");
+  EXPECT_EQ(wrong.header.status, Status::permission);
+  EXPECT_EQ(wrong.body.error_reply().message().find("too many"), std::string::npos);
+  auto second = RawClient::connect(server->address());
+  auto limited = second.hello(s.token);  // even the right token waits
+  EXPECT_EQ(limited.header.status, Status::permission);
+  EXPECT_NE(limited.body.error_reply().message().find("too many failed authentications from "
+                                                      "127.0.0.1"),
+            std::string::npos)
+      << limited.body.error_reply().message();
+  EXPECT_EQ(server->stats().auth_failures, 2u);
+  // Per connection on a unix socket (no address to go by).
+  ServerSettings u = s;
+  const auto path =
+      std::filesystem::temp_directory_path() / ("rig-auth-" + std::to_string(::getpid()) + ".sock");
+  u.listen = "unix:" + path.string();
+  auto local = start_server({}, u);
+  auto x = RawClient::connect(local->address());
+  EXPECT_EQ(x.hello("guess").header.status, Status::permission);
+  auto y = RawClient::connect(local->address());
+  EXPECT_EQ(y.hello(s.token).header.status, Status::ok);
 }
 
 // A client that sends requests and never reads the replies: once its unsent
