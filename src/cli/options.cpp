@@ -52,6 +52,11 @@ Result<ModelSource> resolve_model(const std::string& path) {
   return source;
 }
 
+std::string display_spec(const std::string& spec) {
+  auto parsed = parse_device_spec(spec);
+  return parsed ? parsed->given_text() : redact_secrets(spec);
+}
+
 Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {
   auto parsed = parse_device_spec(spec);
   if (!parsed) return tl::unexpected(parsed.error());

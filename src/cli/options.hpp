@@ -30,6 +30,10 @@ Result<void> check_writable(const std::string& option, const std::string& path);
 // under the remote server's --model-dir, else the built-in demo.
 Result<ModelSource> resolve_model(const std::string& path);
 
+// A -d spec as every output and result shows it: the parsed spec's display
+// form (DeviceSpec::given_text), secrets redacted.
+std::string display_spec(const std::string& spec);
+
 // Parses a -d spec once and opens the device it names.
 Result<std::unique_ptr<Device>> open_spec(const std::string& spec);
 

@@ -12,7 +12,9 @@
 #include <string>
 
 #include "cli_support.hpp"
+#include "rig/device.hpp"
 #include "rig/model.hpp"
+#include "server/server.hpp"
 
 namespace rig {
 namespace {
@@ -155,6 +157,49 @@ TEST_F(Cli, ServeRefusesShortTokensAndReadableTokenFiles) {
   { std::ofstream(file) << "short\n"; }
   fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
   expect_error(rig("serve -d sim --listen 127.0.0.1:0 --token-file " + file), 2, "16 or more");
+}
+
+// The token of a remote spec never reaches an output: every command that
+// takes -d runs against a server that needs the token, and every byte it
+// printed or wrote is searched for it. Extend the list with every new
+// command.
+TEST_F(Cli, TheTokenIsNeverEchoed) {
+  const std::string token = "tok-0123456789-SECRET";
+  server::ServerSettings settings;
+  settings.listen = "127.0.0.1:0";
+  settings.token = token;
+  auto sim = open_device("sim:compute=1ms,bw=1GB/s,depth=4");
+  ASSERT_TRUE(sim);
+  auto server = server::Server::start(std::move(*sim), settings);
+  ASSERT_TRUE(server) << server.error().to_string();
+  const std::string spec = "'" + (*server)->address() + "?timeout=30s&token=" + token + "'";
+  const std::string d = " -d " + spec + " --duration 300ms ";
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"bench", "bench " + model_ + d + "--repeats 1 --json " + path("bench.json")},
+      {"loop", "loop " + model_ + " -d " + spec + " --duration 300ms --json " + path("loop.json")},
+      {"ladder", "ladder -d " + spec + " --sizes 64x64 --duration 300ms --repeats 1 --json " +
+                     path("ladder.json")},
+      {"sweep", "sweep " + model_ + d + "--depth 1..2 --repeats 1 --json " + path("sweep.json")},
+      {"ab", "ab " + model_ + " -d " + spec + " --a depth=1 --b depth=2 --pairs 1 --json " +
+                 path("ab.json")},
+      {"predict",
+       "predict " + path("bench.json") + " --link usb3-gen2 --json " + path("predict.json")},
+  };
+  for (const auto& [name, args] : commands) {
+    const CliRun r = rig(args);
+    EXPECT_EQ(r.output.find(token), std::string::npos) << name << " printed the token:\n"
+                                                       << r.output;
+    EXPECT_EQ(r.output.find("SECRET"), std::string::npos) << name;
+  }
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    std::ifstream in(e.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text.find("SECRET"), std::string::npos) << e.path() << " holds the token";
+  }
+  EXPECT_GE(files, 4u);  // bench, loop, ladder, sweep and predict at least
 }
 
 TEST_F(Cli, StrictExitsNonZeroWhenInvalid) {
