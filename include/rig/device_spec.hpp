@@ -45,13 +45,23 @@ struct DeviceSpec {
   Result<void> set(const std::string& key, const std::string& value);
 
   // "kind:key=value,..." in key order, of `given` ("kind" alone without
-  // parameters); the endpoint when remote.
+  // parameters); the endpoint when remote, its token replaced by
+  // kRedacted. These display forms are what every output and every stored
+  // result shows of a spec: a secret never appears in them (open_device
+  // uses `endpoint` itself).
   std::string given_text() const;
   // The same of `params`: what the device is opened with.
   std::string text() const;
 
   bool operator==(const DeviceSpec&) const = default;
 };
+
+// What a redacted secret reads as.
+inline constexpr std::string_view kRedacted = "REDACTED";
+
+// A remote endpoint with the value of every token= query parameter
+// replaced by kRedacted.
+std::string redact_secrets(std::string_view endpoint);
 
 // Parses spec text. Errors are invalid_argument and name the problem: an
 // empty spec, a malformed or duplicate parameter, an unknown device kind

@@ -49,6 +49,14 @@ struct CnnSpec {
   uint64_t seed = 1;
 };
 
+// The bytes of a CNN's weights (f32), computed from the spec without building
+// it; saturates at UINT64_MAX.
+uint64_t cnn_weight_bytes(const CnnSpec& spec);
+
+// The builders compute a model's size first and refuse (limit_exceeded,
+// naming the size and the limit) one over kMaxModelBytes, or one whose
+// building would need more than half the physical memory (about four copies
+// of its weights are held while it is built and serialized).
 Result<std::vector<std::byte>> build_transport_model(const TransportSpec& spec);
 Result<std::vector<std::byte>> build_cnn_model(const CnnSpec& spec);
 
@@ -87,11 +95,18 @@ std::string model_display_name(const ModelSource& source);
 // path, "server:NAME" for a model on the server, or "" for bytes in memory.
 std::string model_origin(const ModelSource& source);
 
-// Reads a whole file; not_found / io errors name the path.
-Result<std::vector<std::byte>> read_file(const std::string& path);
+// The largest model ONNX can serialize and parse (protobuf's 2 GiB - 1).
+inline constexpr uint64_t kMaxModelBytes = 0x7fffffff;
 
-// Writes through a temporary file in the same directory and renames it, so a
-// reader never sees a half-written file.
+// Reads a whole file; not_found / io errors name the path, an empty path is
+// invalid_argument. A file over `max_bytes` fails with limit_exceeded naming
+// its size and the limit, checked before anything is read.
+Result<std::vector<std::byte>> read_file(const std::string& path,
+                                         uint64_t max_bytes = kMaxModelBytes);
+
+// write_output_file (rig/output_file.hpp): a regular or new file is written
+// through a temporary file in the same directory and renamed, so a reader
+// never sees a half-written file; symlinks, FIFOs and devices as it says.
 Result<void> write_file_atomic(const std::string& path, std::span<const std::byte> bytes);
 Result<void> write_file_atomic(const std::string& path, std::string_view text);
 

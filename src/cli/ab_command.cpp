@@ -52,7 +52,7 @@ int run_ab_command(const AbOptions& o) {
   if (!model) return report_error(model.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: A/B of %s on %s: %u pairs of %s runs...\n",
-                 model_display_name(*model).c_str(), o.device.c_str(), s.pairs,
+                 model_display_name(*model).c_str(), display_spec(o.device).c_str(), s.pairs,
                  format_duration(s.point.duration).c_str());
   auto open = [](const DeviceSpec& side) { return open_device(side); };
   auto result = run_ab(open, *model, *a, *b, s);

@@ -30,7 +30,7 @@ struct BenchOptions {
 int run_bench_command(const BenchOptions& o) {
   BenchSettings s;
   s.model = o.model;
-  s.device = o.device;
+  s.device = display_spec(o.device);
   auto depth_given = depth_option(o.depth);
   if (!depth_given) return report_error(depth_given.error());
   s.depth = *depth_given;
@@ -49,7 +49,7 @@ int run_bench_command(const BenchOptions& o) {
   auto model = resolve_model(o.model);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
-  auto device = open_spec(s.device);
+  auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: measuring %s on %s (about %s per repeat, %u repeats)...\n",

@@ -45,7 +45,7 @@ int run_ladder_command(const LadderOptions& o) {
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: ladder on %s: %zu sizes, %u repeats of %s each...\n",
-                 o.device.c_str(), s.sizes.size(), s.point.repeats,
+                 display_spec(o.device).c_str(), s.sizes.size(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
   auto result = run_ladder(**device, s);
   if (!result) return report_error(result.error());

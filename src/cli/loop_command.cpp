@@ -56,7 +56,7 @@ Result<Nanos> sleep_option(const std::string& text) {
 int run_loop_command(const LoopOptions& o) {
   LoopSettings s;
   s.model = o.model;
-  s.device = o.device;
+  s.device = display_spec(o.device);
   auto duration = positive_duration("--duration", o.duration);
   if (!duration) return report_error(duration.error());
   s.point.duration = *duration;
@@ -80,7 +80,7 @@ int run_loop_command(const LoopOptions& o) {
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it...\n",
-                 model_display_name(*model).c_str(), o.device.c_str(),
+                 model_display_name(*model).c_str(), display_spec(o.device).c_str(),
                  format_duration(*duration).c_str());
   auto result = run_loop(**device, *model, s);
   if (!result) return report_error(result.error());

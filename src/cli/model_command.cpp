@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/options.hpp"
 #include "rig/model.hpp"
+#include "rig/output_file.hpp"
 #include "rig/report/model_report.hpp"
 #include "rig/units.hpp"
 
@@ -27,10 +28,12 @@ struct ModelOptions {
 
 int write_model(const std::string& path, const Result<std::vector<std::byte>>& bytes) {
   if (!bytes) return report_error(bytes.error());
-  if (auto ok = write_file_atomic(path, *bytes); !ok) return report_error(ok.error());
+  if (auto ok = write_output_file(path, *bytes); !ok) return report_error(ok.error());
   auto info = inspect_onnx(*bytes, path);
   if (!info) return report_error(info.error());
-  std::fputs(format_model_written_text(path, bytes->size(), *info).c_str(), stdout);
+  // With the model on stdout, stdout carries it alone.
+  std::fputs(format_model_written_text(path, bytes->size(), *info).c_str(),
+             writes_to_stdout(path) ? stderr : stdout);
   return 0;
 }
 

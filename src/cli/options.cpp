@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "rig/device_spec.hpp"
+#include "rig/output_file.hpp"
 #include "rig/report/document.hpp"
 #include "rig/units.hpp"
 
@@ -26,16 +27,8 @@ Result<uint32_t> depth_option(const std::optional<uint32_t>& depth) {
 }
 
 Result<void> check_writable(const std::string& option, const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    return fail(ErrorCode::io, option + ": '" + path + "' is a directory");
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec))
-    return fail(ErrorCode::io, option + ": directory '" + dir.string() + "' does not exist");
-  if (::access(dir.c_str(), W_OK) != 0)
-    return fail(ErrorCode::io, option + ": directory '" + dir.string() + "' is not writable");
+  if (auto ok = check_output_path(path); !ok)
+    return fail(ok.error().code, option + ": " + ok.error().message);
   return {};
 }
 
@@ -59,6 +52,11 @@ Result<ModelSource> resolve_model(const std::string& path) {
   return source;
 }
 
+std::string display_spec(const std::string& spec) {
+  auto parsed = parse_device_spec(spec);
+  return parsed ? parsed->given_text() : redact_secrets(spec);
+}
+
 Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {
   auto parsed = parse_device_spec(spec);
   if (!parsed) return tl::unexpected(parsed.error());
@@ -67,10 +65,12 @@ Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {
 
 int finish(const std::string& text, const std::string& json_document, const std::string& json_path,
            bool quiet, const Verdict& verdict, bool strict) {
-  std::fputs(text.c_str(), stdout);
+  // With the JSON on stdout, stdout carries it alone.
+  const bool json_on_stdout = writes_to_stdout(json_path);
+  std::fputs(text.c_str(), json_on_stdout ? stderr : stdout);
   if (!json_path.empty()) {
     if (auto ok = write_json_file(json_path, json_document); !ok) return report_error(ok.error());
-    if (!quiet) std::fprintf(stderr, "rig: wrote %s\n", json_path.c_str());
+    if (!quiet && !json_on_stdout) std::fprintf(stderr, "rig: wrote %s\n", json_path.c_str());
   }
   return strict_exit_status(verdict, strict);
 }

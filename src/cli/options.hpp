@@ -21,7 +21,8 @@ Result<Nanos> positive_duration(const std::string& option, const std::string& te
 // option), 0 ("the device's queue depth") when not.
 Result<uint32_t> depth_option(const std::optional<uint32_t>& depth);
 
-// Fails with io when `path` cannot be created (missing or unwritable
+// check_output_path (rig/output_file.hpp) with the option named: io when
+// `path` cannot be written (a directory, a socket, a missing or unwritable
 // directory), before any measurement starts.
 Result<void> check_writable(const std::string& option, const std::string& path);
 
@@ -29,12 +30,17 @@ Result<void> check_writable(const std::string& option, const std::string& path);
 // under the remote server's --model-dir, else the built-in demo.
 Result<ModelSource> resolve_model(const std::string& path);
 
+// A -d spec as every output and result shows it: the parsed spec's display
+// form (DeviceSpec::given_text), secrets redacted.
+std::string display_spec(const std::string& spec);
+
 // Parses a -d spec once and opens the device it names.
 Result<std::unique_ptr<Device>> open_spec(const std::string& spec);
 
 // The end of every measuring subcommand: prints the text on stdout, writes
-// the JSON document to `json_path` when one was given (atomically; "rig:
-// wrote PATH" on stderr unless quiet), and returns the exit status: the
+// the JSON document to `json_path` when one was given (write_output_file;
+// "rig: wrote PATH" on stderr unless quiet; with "-" or /dev/stdout the text
+// goes to stderr so that stdout is the JSON alone), and returns the exit status: the
 // write's error, else 1 when `strict` and the verdict is INVALID, else 0.
 int finish(const std::string& text, const std::string& json_document, const std::string& json_path,
            bool quiet, const Verdict& verdict, bool strict);

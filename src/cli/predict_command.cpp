@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/options.hpp"
 #include "rig/link_profile.hpp"
+#include "rig/output_file.hpp"
 #include "rig/report/bench_report.hpp"
 #include "rig/report/document.hpp"
 #include "rig/report/predict_report.hpp"
@@ -51,7 +52,8 @@ int run_predict_command(const PredictOptions& o) {
   auto source = predict_source(*bench, o.result);
   if (!source) return report_error(source.error());
   const Prediction p = predict(*source, *link, *depth);
-  std::fputs(format_prediction_text(*source, p).c_str(), stdout);
+  std::fputs(format_prediction_text(*source, p).c_str(),
+             writes_to_stdout(o.json) ? stderr : stdout);
   if (!o.json.empty())
     if (auto ok = write_json_file(o.json, prediction_to_json(o.result, *source, p)); !ok)
       return report_error(ok.error());

@@ -3,16 +3,20 @@
 // SIGINT or SIGTERM.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "cli/command.hpp"
 #include "proto/wire.hpp"
 #include "rig/device.hpp"
+#include "rig/model.hpp"
 #include "rig/units.hpp"
 #include "server/server.hpp"
 
@@ -24,6 +28,10 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:" + std::to_string(wire::kDefaultPort);
   std::string model_dir;
   std::string token;
+  std::string token_file;
+  std::string hello_timeout = "5s";
+  std::string idle_timeout = "10min";
+  uint32_t max_handshakes = server::ServerSettings{}.max_handshakes;
   uint32_t depth = 0;
   std::string max_buffer = "1GiB";
   // 2 GiB - 1: the largest model the ONNX parser reads (its size is an int).
@@ -50,13 +58,73 @@ Result<uint64_t> size_option(const std::string& option, const std::string& text,
   return std::min<uint64_t>(static_cast<uint64_t>(capped), max);
 }
 
+// The shortest token rig serve accepts: guessing one online is hopeless.
+constexpr size_t kMinTokenChars = 16;
+
+// --token-file: the token on the file's first line, from a file that only its
+// owner may read (it is a secret; --token would show in /proc/PID/cmdline).
+Result<std::string> read_token_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return fail(ErrorCode::not_found, "--token-file '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return fail(ErrorCode::invalid_argument, "--token-file '" + path + "' is not a regular file");
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return fail(ErrorCode::permission, "--token-file '" + path + "' may be read by others (mode " +
+                                           mode + "): chmod 600 it");
+  }
+  auto bytes = read_file(path, 64 * 1024);
+  if (!bytes) return tl::unexpected(bytes.error());
+  std::string token(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  token = token.substr(0, token.find_first_of("\r\n"));
+  return token;
+}
+
+Result<std::string> token_option(const ServeOptions& o) {
+  if (!o.token.empty() && !o.token_file.empty())
+    return fail(ErrorCode::invalid_argument, "give --token or --token-file, not both");
+  std::string token = o.token;
+  if (!o.token_file.empty()) {
+    auto read = read_token_file(o.token_file);
+    if (!read) return read;
+    token = *read;
+    if (token.empty())
+      return fail(ErrorCode::invalid_argument, "--token-file '" + o.token_file + "' is empty");
+  }
+  if (token.empty())
+    if (const char* env = std::getenv("RIG_TOKEN")) token = env;
+  if (!token.empty() && token.size() < kMinTokenChars)
+    return fail(ErrorCode::invalid_argument, "the token is " + std::to_string(token.size()) +
+                                                 " characters; rig serve needs " +
+                                                 std::to_string(kMinTokenChars) + " or more");
+  return token;
+}
+
 int run_serve_command(const ServeOptions& o) {
   server::ServerSettings s;
   s.listen = o.listen;
   s.model_dir = o.model_dir;
-  s.token = o.token;
-  if (s.token.empty())
-    if (const char* env = std::getenv("RIG_TOKEN")) s.token = env;
+  auto token = token_option(o);
+  if (!token) return report_error(token.error());
+  s.token = *token;
+  auto hello_timeout = parse_duration(o.hello_timeout);
+  if (!hello_timeout || *hello_timeout <= Nanos(0))
+    return report_error(
+        {ErrorCode::invalid_argument,
+         "--hello-timeout must be a positive duration, got '" + o.hello_timeout + "'"});
+  auto idle_timeout =
+      o.idle_timeout == "0" ? Result<Nanos>(Nanos(0)) : parse_duration(o.idle_timeout);
+  if (!idle_timeout || *idle_timeout < Nanos(0))
+    return report_error(
+        {ErrorCode::invalid_argument,
+         "--idle-timeout must be a duration (0: never), got '" + o.idle_timeout + "'"});
+  if (o.max_handshakes == 0)
+    return report_error({ErrorCode::invalid_argument, "--max-handshakes must be at least 1"});
+  s.hello_timeout = *hello_timeout;
+  s.idle_timeout = *idle_timeout;
+  s.max_handshakes = o.max_handshakes;
   s.depth = o.depth;
   const wire::Limits defaults;
   auto max_buffer = size_option("--max-buffer-bytes", o.max_buffer, defaults.max_frame_bytes,
@@ -147,7 +215,20 @@ Command add_serve_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--model-dir", o->model_dir,
                   "directory clients may load models from by name (-d ... MODEL as server:NAME)");
-  sub->add_option("--token", o->token, "token clients must present (default: $RIG_TOKEN)");
+  sub->add_option("--token", o->token,
+                  "token clients must present, 16 characters or more (default: $RIG_TOKEN)");
+  sub->add_option("--token-file", o->token_file,
+                  "read the token from this file (mode 600), so it is not on the command line");
+  sub->add_option("--hello-timeout", o->hello_timeout,
+                  "a connection must complete hello within this time")
+      ->capture_default_str();
+  sub->add_option("--idle-timeout", o->idle_timeout,
+                  "close a connection idle (nothing in flight) this long; 0: never")
+      ->capture_default_str();
+  sub->add_option("--max-handshakes", o->max_handshakes,
+                  "connections still before hello at once (they do not count against "
+                  "--max-connections)")
+      ->capture_default_str();
   sub->add_option("--depth", o->depth,
                   "requests in flight per connection (default: twice the device's queue depth)");
   sub->add_option("--max-buffer-bytes", o->max_buffer,

@@ -45,8 +45,9 @@ int run_sweep_command(const SweepOptions& o) {
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: sweeping depth %u..%u of %s on %s (%u repeats of %s each)...\n",
-                 s.min_depth, s.max_depth, model_display_name(*model).c_str(), o.device.c_str(),
-                 s.point.repeats, format_duration(s.point.duration).c_str());
+                 s.min_depth, s.max_depth, model_display_name(*model).c_str(),
+                 display_spec(o.device).c_str(), s.point.repeats,
+                 format_duration(s.point.duration).c_str());
   auto result = run_sweep(**device, *model, s);
   if (!result) return report_error(result.error());
   add_library_versions(result->environment);

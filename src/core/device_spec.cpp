@@ -93,12 +93,33 @@ Result<void> DeviceSpec::set(const std::string& key, const std::string& value) {
   return {};
 }
 
+std::string redact_secrets(std::string_view endpoint) {
+  const size_t q = endpoint.find('?');
+  if (q == std::string_view::npos) return std::string(endpoint);
+  std::string out(endpoint.substr(0, q + 1));
+  std::string_view query = endpoint.substr(q + 1);
+  bool first = true;
+  while (true) {
+    const size_t amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    if (!first) out += '&';
+    first = false;
+    if (item.substr(0, item.find('=')) == "token")
+      out += "token=" + std::string(kRedacted);
+    else
+      out += item;
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
 std::string DeviceSpec::given_text() const {
-  return remote() ? endpoint : join(kind, given);
+  return remote() ? redact_secrets(endpoint) : join(kind, given);
 }
 
 std::string DeviceSpec::text() const {
-  return remote() ? endpoint : join(kind, params);
+  return remote() ? redact_secrets(endpoint) : join(kind, params);
 }
 
 }  // namespace rig

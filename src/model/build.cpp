@@ -1,6 +1,10 @@
 // Builders for the rig's own ONNX models: transport ladder rungs and a small
 // CNN. Every model is checked with onnx::checker before it is returned.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -130,7 +134,47 @@ Result<void> check_frame(const FrameSize& f) {
   return {};
 }
 
+// Copies of the weights held at once while a model is built, serialized and
+// checked: the values, the tensor, the serialized bytes, the checker's parse.
+constexpr double kBuildCopies = 4;
+
+uint64_t half_the_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2
+                               : UINT64_MAX;
+}
+
+// A model of `weight_bytes` may be built: under kMaxModelBytes and the
+// memory its building takes.
+Result<void> check_model_size(const std::string& what, double weight_bytes) {
+  auto text = [](double b) { return std::to_string(static_cast<uint64_t>(std::min(b, 1.8e19))); };
+  if (weight_bytes > static_cast<double>(kMaxModelBytes))
+    return fail(ErrorCode::limit_exceeded,
+                what + " would be " + text(weight_bytes) + " bytes of weights, over the " +
+                    std::to_string(kMaxModelBytes) + " bytes (2 GiB - 1) an ONNX file can hold");
+  const uint64_t memory = half_the_memory();
+  if (kBuildCopies * weight_bytes > static_cast<double>(memory))
+    return fail(ErrorCode::limit_exceeded,
+                what + " would be " + text(weight_bytes) + " bytes of weights; building it takes " +
+                    text(kBuildCopies * weight_bytes) + " bytes, over the memory budget of " +
+                    std::to_string(memory) + " bytes (half the physical memory)");
+  return {};
+}
+
+double cnn_weight_bytes_exact(const CnnSpec& spec) {
+  const double c = static_cast<double>(spec.channels);
+  const double first = static_cast<double>(spec.input_channels) * c * 9 + c;
+  const double rest = static_cast<double>(spec.layers - 1) * (c * c * 9 + c);
+  const double fc = static_cast<double>(spec.classes) * c + static_cast<double>(spec.classes);
+  return 4 * (first + rest + fc);
+}
+
 }  // namespace
+
+uint64_t cnn_weight_bytes(const CnnSpec& spec) {
+  const double b = cnn_weight_bytes_exact(spec);
+  return b >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(b);
+}
 
 Result<std::vector<std::byte>> build_transport_model(const TransportSpec& spec) {
   if (auto ok = check_frame(spec.frame); !ok) return tl::unexpected(ok.error());
@@ -173,6 +217,11 @@ Result<std::vector<std::byte>> build_transport_model(const TransportSpec& spec) 
     }
   }
   if (stride == 0) return cannot("no 1x1 convolution stride divides the output");
+  if (auto ok =
+          check_model_size("transport model " + frame_text(spec.frame),
+                           4.0 * static_cast<double>(out_channels) * static_cast<double>(c + 1));
+      !ok)
+    return tl::unexpected(ok.error());
 
   auto model = new_model("transport_" + frame_text(spec.frame) + "_" +
                          std::string(to_string(spec.input_type)));
@@ -209,6 +258,12 @@ Result<std::vector<std::byte>> build_cnn_model(const CnnSpec& spec) {
   if (spec.input_channels < 1 || spec.channels < 1 || spec.layers < 1 || spec.classes < 1)
     return fail(ErrorCode::invalid_argument,
                 "cnn input_channels, channels, layers and classes must all be >= 1");
+  if (auto ok = check_model_size("cnn of " + std::to_string(spec.layers) + " layers x " +
+                                     std::to_string(spec.channels) + " channels, " +
+                                     std::to_string(spec.classes) + " classes",
+                                 cnn_weight_bytes_exact(spec));
+      !ok)
+    return tl::unexpected(ok.error());
 
   const int64_t h = spec.frame.height, w = spec.frame.width;
   auto model = new_model("cnn_" + frame_text(spec.frame) + "_c" + std::to_string(spec.channels) +

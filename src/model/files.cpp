@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include <system_error>
 
 #include "rig/model.hpp"
+#include "rig/output_file.hpp"
 
 namespace rig {
 namespace {
@@ -28,19 +28,6 @@ struct FdGuard {
   }
 };
 
-Result<void> write_all(int fd, const std::byte* data, size_t size, const std::string& path) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return {};
-}
-
 std::string env_or_empty(const char* name) {
   const char* value = std::getenv(name);
   return value ? std::string(value) : std::string();
@@ -48,7 +35,9 @@ std::string env_or_empty(const char* name) {
 
 }  // namespace
 
-Result<std::vector<std::byte>> read_file(const std::string& path) {
+Result<std::vector<std::byte>> read_file(const std::string& path, uint64_t max_bytes) {
+  if (path.empty())
+    return fail(ErrorCode::invalid_argument, "no file name given (the path is empty)");
   FdGuard file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (file.fd < 0) {
     int err = errno;
@@ -59,6 +48,14 @@ Result<std::vector<std::byte>> read_file(const std::string& path) {
   if (::fstat(file.fd, &st) != 0)
     return fail(ErrorCode::io, "cannot stat " + path + ": " + errno_text(errno));
   if (S_ISDIR(st.st_mode)) return fail(ErrorCode::io, "cannot read " + path + ": is a directory");
+  auto too_large = [&](const std::string& size) {
+    return fail(ErrorCode::limit_exceeded, "cannot read " + path + ": it is " + size +
+                                               " bytes, over the limit of " +
+                                               std::to_string(max_bytes) + " bytes");
+  };
+  // Checked before reading anything: a 3 GB file is refused, not read.
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes)
+    return too_large(std::to_string(st.st_size));
 
   std::vector<std::byte> bytes;
   bytes.reserve(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0);
@@ -70,33 +67,14 @@ Result<std::vector<std::byte>> read_file(const std::string& path) {
       return fail(ErrorCode::io, "cannot read " + path + ": " + errno_text(errno));
     }
     if (n == 0) break;
+    if (bytes.size() + static_cast<uint64_t>(n) > max_bytes) return too_large("more than that");
     bytes.insert(bytes.end(), chunk, chunk + n);
   }
   return bytes;
 }
 
 Result<void> write_file_atomic(const std::string& path, std::span<const std::byte> bytes) {
-  namespace fs = std::filesystem;
-  static std::atomic<uint64_t> counter{0};
-  const fs::path target(path);
-  if (target.filename().empty())
-    return fail(ErrorCode::invalid_argument, "cannot write " + path + ": not a file name");
-  // Unique per process and call, so concurrent writers never share a temp file.
-  const fs::path temp = target.parent_path() /
-                        ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) +
-                         "." + std::to_string(counter.fetch_add(1)));
-
-  FdGuard file{::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
-  if (file.fd < 0) return fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-  auto result = write_all(file.fd, bytes.data(), bytes.size(), path);
-  if (result && ::fsync(file.fd) != 0)
-    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-  if (result && ::close(std::exchange(file.fd, -1)) != 0)
-    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-  if (result && ::rename(temp.c_str(), target.c_str()) != 0)
-    result = fail(ErrorCode::io, "cannot write " + path + ": " + errno_text(errno));
-  if (!result) ::unlink(temp.c_str());
-  return result;
+  return write_output_file(path, bytes);
 }
 
 Result<void> write_file_atomic(const std::string& path, std::string_view text) {

@@ -1,6 +1,6 @@
 #include "rig/report/document.hpp"
 
-#include "rig/model.hpp"
+#include "rig/output_file.hpp"
 
 namespace rig {
 namespace {
@@ -15,7 +15,7 @@ std::span<const int> readable_schema_versions() {
 }
 
 Result<void> write_json_file(const std::string& path, std::string_view document) {
-  return write_file_atomic(path, document);
+  return write_output_file(path, document);
 }
 
 }  // namespace rig

@@ -1,10 +1,15 @@
 #include "server/connection.hpp"
 
+#include "rig/units.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <chrono>
+#include <climits>
 #include <exception>
 #include <system_error>
 
@@ -19,6 +24,14 @@ constexpr size_t kStagingBytes = 64 * 1024;
 // client sees the error reply rather than a reset) up to this much.
 constexpr size_t kDrainBytes = 16 << 20;
 constexpr int kDrainPollMs = 1000;
+// The least a connection may queue before its reader pauses, whatever
+// max_pending_bytes / max_connections gives: one large reply must fit.
+constexpr uint64_t kMinReplyShare = 64 * 1024;
+
+uint64_t reply_share_of(const ServerSettings& s) {
+  const uint64_t share = s.max_pending_bytes / std::max<uint64_t>(1, s.max_connections);
+  return std::max(share, kMinReplyShare);
+}
 
 }  // namespace
 
@@ -42,7 +55,11 @@ std::string peer_name(const wire::Socket& s) {
 }
 
 Connection::Connection(ServerContext& server, wire::Socket socket, uint64_t id)
-    : server_(server), socket_(std::move(socket)), id_(id), peer_(peer_name(socket_)) {}
+    : server_(server),
+      socket_(std::move(socket)),
+      id_(id),
+      peer_(peer_name(socket_)),
+      reply_share_(reply_share_of(server.settings)) {}
 
 void Connection::start() {
   reader_ = std::thread([this] { reader_main(); });
@@ -123,8 +140,10 @@ void Connection::send(wire::OutFrame frame) {
       last_send_ = steady_clock().now() - t0;
       return;
     }
+    queued_locked(frame.size());
     queue_.push_back({std::move(frame), n->bytes, t0});
   } else {
+    queued_locked(frame.size());
     queue_.push_back({std::move(frame), 0, steady_clock().now()});
   }
   if (!writer_started_) {
@@ -135,11 +154,20 @@ void Connection::send(wire::OutFrame frame) {
       ++server_.closed_on_error;
       server_.log(who() + ": closing: cannot start a writer thread: " + e.what());
       queue_.clear();  // no writer holds any of it
+      queued_bytes_ = 0;
       mark_dead_locked();
       return;
     }
   }
   write_cv_.notify_all();
+}
+
+void Connection::queued_locked(uint64_t bytes) {
+  queued_bytes_ += bytes;
+  uint64_t peak = server_.peak_unsent_bytes.load();
+  while (queued_bytes_ > peak &&
+         !server_.peak_unsent_bytes.compare_exchange_weak(peak, queued_bytes_)) {
+  }
 }
 
 void Connection::writer_main() {
@@ -150,6 +178,7 @@ void Connection::writer_main() {
     server_.log(who() + ": closing: writer failed: " + e.what());
     std::lock_guard lock(write_mu_);
     queue_.clear();  // this thread was the only one writing from it
+    queued_bytes_ = 0;
     mark_dead_locked();
   }
 }
@@ -160,6 +189,7 @@ void Connection::writer_loop() {
     write_cv_.wait(lock, [&] { return !queue_.empty() || writer_exit_; });
     if (dead_) {
       queue_.clear();  // replies of a dead connection go nowhere
+      queued_bytes_ = 0;
       write_cv_.notify_all();
     }
     if (queue_.empty()) {
@@ -180,6 +210,7 @@ void Connection::writer_loop() {
     const Nanos took = steady_clock().now() - out.started;
     lock.lock();
     last_send_ = took;
+    queued_bytes_ -= queue_.front().frame.size();
     queue_.pop_front();
     if (!ok) mark_dead_locked();
     write_cv_.notify_all();
@@ -223,6 +254,7 @@ void Connection::close_down() {
     announce_gone_locked();
   }
   closed_.store(true);
+  server_.leave(established_);
   closed();
   socket_.shutdown();
   write_cv_.notify_all();
@@ -235,7 +267,10 @@ void Connection::reader_loop() {
       [this](const wire::Header& h, const wire::pb::Body& body) { return place(h, body); });
   std::vector<std::byte> staging(kStagingBytes);
   bool answer_then_close = false;
+  hello_deadline_ = steady_clock().now() + server_.settings.hello_timeout;
   for (;;) {
+    wait_for_reply_room();
+    if (!wait_for_input()) break;
     auto direct = parser_->direct_target();
     const std::span<std::byte> into = direct.empty() ? std::span(staging) : direct;
     auto n = wire::read_some(socket_, into, false);
@@ -261,6 +296,7 @@ void Connection::reader_loop() {
       // One frame at a time: each is handled before the next one is placed.
       std::span<const std::byte> rest = std::span(staging).first(n->bytes);
       while (!rest.empty() && !closing_) {
+        wait_for_reply_room();
         auto taken = parser_->feed_some(rest);
         if (!taken) {
           fed = tl::unexpected(taken.error());
@@ -289,6 +325,59 @@ void Connection::reader_loop() {
     wait_until_answered();
     if (closing_) drain_input();
   }
+}
+
+bool Connection::establish() {
+  if (!server_.establish()) return false;
+  established_ = true;
+  return true;
+}
+
+std::string Connection::auth_peer() const {
+  const auto colon = peer_.rfind(':');
+  if (peer_ == "unix" || peer_ == "local" || colon == std::string::npos)
+    return "connection " + std::to_string(id_);
+  return peer_.substr(0, colon);
+}
+
+bool Connection::wait_for_input() {
+  const Nanos idle = server_.settings.idle_timeout;
+  for (;;) {
+    Nanos wait{-1};  // no deadline
+    const Nanos now = steady_clock().now();
+    if (!established_) {
+      wait = std::max(Nanos(0), hello_deadline_ - now);
+    } else if (idle > Nanos(0)) {
+      wait = idle;
+    }
+    const int ms = wait < Nanos(0)
+                       ? -1
+                       : static_cast<int>(std::min<int64_t>(
+                             std::chrono::ceil<std::chrono::milliseconds>(wait).count(), INT_MAX));
+    pollfd p{socket_.fd(), POLLIN, 0};
+    const int r = ::poll(&p, 1, ms);
+    if (r != 0) return true;  // input, the end of the stream, an error: the read tells
+    if (established_) {
+      // Idle only when nothing is in flight: a long loop is not idleness.
+      std::lock_guard lock(write_mu_);
+      if (answers_owed_ > 0 || !queue_.empty()) continue;
+    }
+    ++server_.timed_out;
+    const std::string why =
+        established_ ? "no request for " + format_duration(idle) + " (idle_timeout)"
+                     : "no hello within " + format_duration(server_.settings.hello_timeout) +
+                           " (hello_timeout)";
+    server_.log(who() + ": closing: " + why);
+    reply_error(0, Action::hello, {ErrorCode::timeout, "closing the connection: " + why});
+    return false;
+  }
+}
+
+void Connection::wait_for_reply_room() {
+  std::unique_lock lock(write_mu_);
+  if (queued_bytes_ <= reply_share_ || dead_ || stopping_) return;
+  ++server_.reads_paused;
+  write_cv_.wait(lock, [&] { return queued_bytes_ <= reply_share_ || dead_ || stopping_; });
 }
 
 void Connection::dispatch_ready() {

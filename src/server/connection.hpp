@@ -12,6 +12,11 @@
 //  * send() may be called from any thread and never blocks on the socket:
 //    what the socket does not take at once is queued for the writer thread,
 //    started on first need, so replies leave in the order they were sent.
+//  * Back-pressure: while the replies queued and not yet written exceed the
+//    connection's share of max_pending_bytes (reply_share()), the reader
+//    stops reading, so a client that sends and never reads costs the server
+//    at most its share plus the replies of the requests already admitted
+//    (bounded by its run slots); the other connections are not affected.
 //  * shutdown() (the server stopping) wakes every thread of the connection;
 //    join() then waits for them.
 //
@@ -105,8 +110,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool gone() const { return gone_.load(); }
   // The reader has finished: queued jobs may be dropped.
   bool is_closed() const { return closed_.load(); }
+  // Hello succeeded: take a served slot (max_connections); false when all
+  // are taken (the connection stays in its handshake; close it). Reader
+  // thread.
+  bool establish();
+  // The key failed authentications are counted under: the peer's address
+  // for TCP, this connection for a unix socket or a socketpair.
+  std::string auth_peer() const;
   // How long the last reply took to write.
   Nanos last_send() const { return last_send_.load(); }
+  // The unsent reply bytes above which the reader pauses.
+  uint64_t reply_share() const { return reply_share_; }
 
  private:
   struct Outgoing {
@@ -123,6 +137,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void reader_main();
   void reader_loop();
   void dispatch_ready();
+  // Waits until the socket has input: false (after answering, when it can)
+  // when hello_timeout or idle_timeout ran out first.
+  bool wait_for_input();
+  // Back-pressure: returns once the unsent replies fit reply_share() (or the
+  // connection is gone).
+  void wait_for_reply_room();
+  void queued_locked(uint64_t bytes);
   void wait_until_answered();
   void drain_input();
   void close_down();
@@ -139,11 +160,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Reader-thread state.
   std::unique_ptr<wire::FrameParser> parser_;
   bool closing_ = false;
+  bool established_ = false;
+  Nanos hello_deadline_{0};
 
   // Writing; write_cv_ also wakes wait_until_answered().
   std::mutex write_mu_;
   std::condition_variable write_cv_;
   std::deque<Outgoing> queue_;
+  uint64_t queued_bytes_ = 0;  // frame bytes in queue_, written or not
+  const uint64_t reply_share_;
   bool writer_started_ = false;
   bool writer_exit_ = false;
   bool dead_ = false;

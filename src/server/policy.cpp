@@ -1,7 +1,14 @@
 #include "server/policy.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include <algorithm>
+#include <iterator>
 #include <system_error>
 
 namespace rig::server {
@@ -37,11 +44,88 @@ Result<std::string> resolve_model_name(const std::filesystem::path& model_root,
   return full.string();
 }
 
+namespace {
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+Result<std::vector<std::byte>> read_model_under(const std::filesystem::path& model_root,
+                                                const std::string& name, uint64_t max_bytes) {
+  auto path = resolve_model_name(model_root, name);
+  if (!path) return tl::unexpected(path.error());
+  Fd file{::open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)};
+  if (file.fd < 0) {
+    if (errno == ELOOP)
+      return fail(ErrorCode::permission, "model name '" + name + "' escapes --model-dir");
+    return fail(ErrorCode::not_found, "cannot open model '" + name + "' under --model-dir: " +
+                                          std::string(std::strerror(errno)));
+  }
+  // What was opened, wherever the path points by now.
+  std::error_code ec;
+  const auto opened =
+      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(file.fd), ec).string();
+  if (ec || opened.rfind(model_root.string() + "/", 0) != 0)
+    return fail(ErrorCode::permission, "model name '" + name + "' escapes --model-dir");
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return fail(ErrorCode::not_found, "no model '" + name + "' under --model-dir");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return fail(ErrorCode::limit_exceeded, "model '" + name + "' is " + std::to_string(st.st_size) +
+                                               " bytes; max_model_bytes is " +
+                                               std::to_string(max_bytes) +
+                                               " (rig serve --max-model-bytes)");
+  std::vector<std::byte> bytes(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(file.fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return fail(ErrorCode::io, "cannot read model '" + name + "': " + std::strerror(errno));
+    if (n == 0) break;  // it shrank meanwhile: what is there is the model
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
 bool equal_in_constant_time(const std::string& given, const std::string& expected) {
   unsigned char diff = given.size() == expected.size() ? 0 : 1;
   for (size_t i = 0; i < expected.size(); ++i)
     diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
   return diff == 0;
+}
+
+Nanos AuthLimiter::wait_for(const std::string& peer, Nanos now) {
+  std::lock_guard lock(mu_);
+  auto it = peers_.find(peer);
+  if (it == peers_.end() || it->second.until <= now) return Nanos(0);
+  return it->second.until - now;
+}
+
+void AuthLimiter::failed(const std::string& peer, Nanos now) {
+  std::lock_guard lock(mu_);
+  if (peers_.size() >= kMaxPeers && !peers_.count(peer)) {
+    for (auto it = peers_.begin(); it != peers_.end();)
+      it = it->second.until <= now ? peers_.erase(it) : std::next(it);
+    if (peers_.size() >= kMaxPeers) peers_.erase(peers_.begin());
+  }
+  Entry& e = peers_[peer];
+  e.failures = std::min<uint32_t>(e.failures + 1, 7);  // 1x .. 64x
+  const int64_t factor = int64_t{1} << (e.failures - 1);
+  const Nanos wait =
+      backoff_.count() > Nanos::max().count() / factor ? Nanos::max() / 2 : backoff_ * factor;
+  e.until = now + wait;
+}
+
+void AuthLimiter::succeeded(const std::string& peer) {
+  std::lock_guard lock(mu_);
+  peers_.erase(peer);
 }
 
 uint64_t physical_memory() {

@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "rig/device.hpp"
 #include "rig/error.hpp"
@@ -30,9 +33,42 @@ Result<std::filesystem::path> resolve_model_dir(const std::string& model_dir);
 Result<std::string> resolve_model_name(const std::filesystem::path& model_root,
                                        const std::string& name);
 
+// The bytes of the model a load-by-name names (resolve_model_name), read
+// once: the server keeps these bytes, so the file changing or being swapped
+// for a symlink later changes nothing. The file is opened without following
+// a symlink, and what was opened is checked to lie under the root (a swap
+// between the check and the open is refused with permission); its size is
+// checked against `max_bytes` (max_model_bytes; limit_exceeded naming both)
+// before it is read.
+Result<std::vector<std::byte>> read_model_under(const std::filesystem::path& model_root,
+                                                const std::string& name, uint64_t max_bytes);
+
 // Whether `given` equals `expected`, in a time that depends on the length of
 // `expected` only, so that a client cannot guess the token byte by byte.
 bool equal_in_constant_time(const std::string& given, const std::string& expected);
+
+// Rate-limits failed authentications by peer (see ServerSettings::
+// auth_backoff). Thread-safe. Remembers at most kMaxPeers peers (the oldest
+// expired ones are forgotten first).
+class AuthLimiter {
+ public:
+  static constexpr size_t kMaxPeers = 4096;
+  explicit AuthLimiter(Nanos backoff) : backoff_(backoff) {}
+  // How long `peer` must still wait before its next attempt is compared;
+  // zero when it may try now.
+  Nanos wait_for(const std::string& peer, Nanos now);
+  void failed(const std::string& peer, Nanos now);
+  void succeeded(const std::string& peer);
+
+ private:
+  struct Entry {
+    uint32_t failures = 0;
+    Nanos until{0};
+  };
+  const Nanos backoff_;
+  std::mutex mu_;
+  std::map<std::string, Entry> peers_;
+};
 
 // The physical memory of this host; 0 when unknown.
 uint64_t physical_memory();

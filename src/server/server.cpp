@@ -67,7 +67,7 @@ void Server::State::add_connection(wire::Socket socket) {
       }
     }
     live = connections.size();
-    if (live < settings.max_connections) {
+    if (enter_handshake()) {
       ++connections_count;
       std::shared_ptr<Connection> c =
           std::make_shared<Session>(*this, std::move(socket), next_id++);
@@ -76,6 +76,7 @@ void Server::State::add_connection(wire::Socket socket) {
         c->start();
       } catch (const std::system_error& e) {
         connections.pop_back();  // it has no thread to join; its socket closes with it
+        leave(false);
         log("cannot serve a new connection: cannot start its reader thread: " +
             std::string(e.what()));
       }
@@ -85,14 +86,14 @@ void Server::State::add_connection(wire::Socket socket) {
   refuse(std::move(socket), live);
 }
 
-// Answers a connection over max_connections with an error (message id 0, as
+// Answers a connection over max_handshakes with an error (message id 0, as
 // before hello there is no request to answer) and closes it.
 void Server::State::refuse(wire::Socket socket, size_t live) {
   ++refused;
-  const Error error{
-      ErrorCode::limit_exceeded,
-      "this server already serves " + std::to_string(live) + " connections; max_connections is " +
-          std::to_string(settings.max_connections) + " (rig serve --max-connections)"};
+  const Error error{ErrorCode::limit_exceeded,
+                    "this server already has " + std::to_string(live - served()) +
+                        " connections that have not completed hello; max_handshakes is " +
+                        std::to_string(settings.max_handshakes) + " (rig serve --max-handshakes)"};
   log("refused a connection from " + peer_name(socket) + ": " + error.message);
   // A fresh socket takes these hundred bytes at once; never wait for it.
   (void)wire::write_frame_some(socket, wire::encode_error(0, wire::Action::hello, error), 0, true);
@@ -150,6 +151,12 @@ Result<std::unique_ptr<Server>> Server::start(std::unique_ptr<Device> device,
                                                  " (2 GiB - 1): a larger model cannot be parsed");
   if (settings.max_connections == 0)
     return fail(ErrorCode::invalid_argument, "max_connections must be at least 1");
+  if (settings.max_handshakes == 0)
+    return fail(ErrorCode::invalid_argument, "max_handshakes must be at least 1");
+  if (settings.hello_timeout <= Nanos(0))
+    return fail(ErrorCode::invalid_argument, "hello_timeout must be > 0");
+  if (settings.idle_timeout < Nanos(0) || settings.auth_backoff < Nanos(0))
+    return fail(ErrorCode::invalid_argument, "idle_timeout and auth_backoff must be >= 0");
   if (settings.max_models_per_connection == 0)
     return fail(ErrorCode::invalid_argument, "max_models_per_connection must be at least 1");
   if (settings.request_timeout <= Nanos(0))
@@ -159,6 +166,7 @@ Result<std::unique_ptr<Server>> Server::start(std::unique_ptr<Device> device,
   settings.max_pending_bytes = resolve_max_pending_bytes(settings.max_pending_bytes);
   state->settings = std::move(settings);
   state->budget = std::make_shared<ByteBudget>(state->settings.max_pending_bytes);
+  state->auth = std::make_unique<AuthLimiter>(state->settings.auth_backoff);
   HostSettings host;
   host.request_timeout = state->settings.request_timeout;
   host.loop_slice = state->settings.loop_slice;
@@ -236,6 +244,10 @@ ServerStats Server::stats() const {
   s.errors_sent = state_->errors_sent.load();
   s.closed_on_error = state_->closed_on_error.load();
   s.refused = state_->refused.load();
+  s.timed_out = state_->timed_out.load();
+  s.auth_failures = state_->auth_failures.load();
+  s.peak_unsent_bytes = state_->peak_unsent_bytes.load();
+  s.reads_paused = state_->reads_paused.load();
   return s;
 }
 

@@ -52,9 +52,26 @@ struct ServerSettings {
   // 0: twice the device's queue depth, at least 2.
   uint32_t depth = 0;
   wire::Limits limits;  // what the server accepts; advertised in hello
-  // Connections served at once; one more is answered with a limit_exceeded
-  // error (message id 0) and closed.
+  // Connections served at once, counted from a completed hello (with its
+  // token, when one is set): a hello beyond it is answered with
+  // limit_exceeded and the connection closed. Connections still in their
+  // handshake do not count (see max_handshakes).
   uint32_t max_connections = 64;
+  // Connections that have not completed hello, at once; one more is answered
+  // with a limit_exceeded error (message id 0) and closed, so idle or slow
+  // connections cannot take the slots real clients need, and file
+  // descriptors stay bounded (max_connections + max_handshakes).
+  uint32_t max_handshakes = 64;
+  // A connection must complete hello within this time, or it is closed.
+  Nanos hello_timeout{std::chrono::seconds(5)};
+  // A connection that has completed hello, has nothing in flight and sends
+  // nothing for this long is closed. 0: never.
+  Nanos idle_timeout{std::chrono::minutes(10)};
+  // After a failed authentication, hellos from the same peer address (TCP;
+  // for a unix socket, the same connection) are refused without comparing
+  // the token for this long, doubling with each further failure up to 64
+  // times; a success clears it.
+  Nanos auth_backoff{std::chrono::seconds(1)};
   // Models one connection may hold loaded at once.
   uint32_t max_models_per_connection = 16;
   // Bytes the server holds for all clients together: model uploads being
@@ -78,7 +95,14 @@ struct ServerStats {
   uint64_t requests = 0;         // frames parsed
   uint64_t errors_sent = 0;      // error replies
   uint64_t closed_on_error = 0;  // connections closed because the stream broke
-  uint64_t refused = 0;          // connections refused at max_connections
+  uint64_t refused = 0;          // connections refused at max_connections or max_handshakes
+  uint64_t timed_out = 0;        // connections closed at hello_timeout or idle_timeout
+  uint64_t auth_failures = 0;    // hellos refused for their token or rate-limited
+  // The most reply bytes one connection had queued and not yet written; a
+  // connection's reader pauses above max_pending_bytes / max_connections (at
+  // least 64 KiB), so this stays near that share whatever a client does.
+  uint64_t peak_unsent_bytes = 0;
+  uint64_t reads_paused = 0;  // times a reader paused for that reason
 };
 
 class Server {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "proto/convert.hpp"
+#include "rig/units.hpp"
 #include "rig/version.hpp"
 #include "server/policy.hpp"
 
@@ -226,12 +227,21 @@ void Session::handle_hello(const wire::Header& h, const pb::HelloRequest& r) {
          "no common protocol version: the client speaks " + std::to_string(r.min_version()) +
              " to " + std::to_string(r.max_version()) + ", this server " +
              std::to_string(wire::kMinVersion) + " to " + std::to_string(wire::kMaxVersion)});
-  const std::string& token = server().settings.token;
-  if (!token.empty() && !equal_in_constant_time(r.token(), token)) {
-    server().log(who() + ": refused: wrong or missing token");
-    reply_error(h.message_id, h.action,
-                {ErrorCode::permission,
-                 "this server requires a token: tcp://HOST:PORT?token=T or RIG_TOKEN"});
+  if (auto refused = authenticate(r)) {
+    ++server().auth_failures;
+    reply_error(h.message_id, h.action, *refused);
+    close_after_answering();
+    return;
+  }
+  if (!hello_done_ && !establish()) {
+    ++server().refused;
+    const Error full{ErrorCode::limit_exceeded,
+                     "this server already serves " + std::to_string(server().served()) +
+                         " connections; max_connections is " +
+                         std::to_string(server().settings.max_connections) +
+                         " (rig serve --max-connections)"};
+    server().log(who() + ": refused: " + full.message);
+    reply_error(h.message_id, h.action, full);
     close_after_answering();
     return;
   }
@@ -261,6 +271,28 @@ void Session::handle_hello(const wire::Header& h, const pb::HelloRequest& r) {
   reply(h.message_id, h.action, body);
 }
 
+std::optional<Error> Session::authenticate(const pb::HelloRequest& r) {
+  const std::string& token = server().settings.token;
+  if (token.empty()) return std::nullopt;
+  const std::string peer = auth_peer();
+  const Nanos now = steady_clock().now();
+  // During the backoff the token is not even compared: guessing costs time.
+  if (const Nanos wait = server().auth->wait_for(peer, now); wait > Nanos(0)) {
+    server().log(who() + ": refused: authentication rate-limited");
+    return Error{ErrorCode::permission, "too many failed authentications from " + peer +
+                                            ": the next attempt is accepted in " +
+                                            format_duration(wait)};
+  }
+  if (!equal_in_constant_time(r.token(), token)) {
+    server().auth->failed(peer, now);
+    server().log(who() + ": refused: wrong or missing token");
+    return Error{ErrorCode::permission,
+                 "this server requires a token: tcp://HOST:PORT?token=T or RIG_TOKEN"};
+  }
+  server().auth->succeeded(peer);
+  return std::nullopt;
+}
+
 void Session::handle_load(wire::Frame& frame, Placed placed) {
   const auto& h = frame.header;
   const auto& r = frame.body.load_model_request();
@@ -269,10 +301,18 @@ void Session::handle_load(wire::Frame& frame, Placed placed) {
   entry->max_slots = 2 * server().depth;
   entry->budget = server().budget;
   if (r.by_name()) {
-    auto path = resolve_model_name(server().model_root, r.name());
-    if (!path) return reply_error(h.message_id, h.action, path.error());
-    entry->source.path = *path;
-    entry->source.name = std::filesystem::path(*path).stem().string();
+    // Read once and kept, as an upload is: a reload uses the bytes that were
+    // checked, never the path again.
+    auto bytes =
+        read_model_under(server().model_root, r.name(), server().settings.limits.max_model_bytes);
+    if (!bytes) return reply_error(h.message_id, h.action, bytes.error());
+    auto hold = server().budget->reserve(
+        bytes->size(), "message " + std::to_string(h.message_id) + " (load_model) of '" + r.name() +
+                           "' (" + std::to_string(bytes->size()) + " bytes)");
+    if (!hold) return reply_error(h.message_id, h.action, hold.error());
+    entry->source.bytes = std::move(*bytes);
+    entry->source_hold = std::move(*hold);
+    entry->source.name = std::filesystem::path(r.name()).stem().string();
   } else {
     entry->source.bytes = std::move(frame.owned.at(0));
     entry->source_hold = std::move(placed.upload);  // kept to reload the model

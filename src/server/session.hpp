@@ -66,6 +66,10 @@ class Session final : public Connection {
   // max_models_per_connection, counting the loads still in progress.
   std::optional<Error> models_full();
 
+  // The token check of hello (rate-limited by peer): the error to refuse it
+  // with, or nullopt.
+  std::optional<Error> authenticate(const wire::pb::HelloRequest& r);
+
   // Handlers, on the reader thread.
   void handle_hello(const wire::Header& h, const wire::pb::HelloRequest& r);
   void handle_load(wire::Frame& frame, Placed placed);

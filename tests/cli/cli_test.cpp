@@ -2,6 +2,7 @@
 // exit; a good run writes complete JSON and leaves no temporary files.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -11,7 +12,9 @@
 #include <string>
 
 #include "cli_support.hpp"
+#include "rig/device.hpp"
 #include "rig/model.hpp"
+#include "server/server.hpp"
 
 namespace rig {
 namespace {
@@ -112,6 +115,91 @@ TEST_F(Cli, SimBenchWritesCompleteJsonAtomically) {
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();
   EXPECT_EQ(files, 2u);  // the model and the result
+}
+
+// --json - : stdout carries the JSON alone, the report goes to stderr; a
+// FIFO is written through; a 0600 result stays 0600.
+TEST_F(Cli, JsonGoesToStdoutAFifoOrAFileKeepingItsMode) {
+  const std::string err = path("stderr.txt");
+  // rig() appends 2>&1: it applies to the trailing (exit), not to rig.
+  const CliRun r = rig("bench " + model_ + " " + kSim + " --json - 2>" + err + "; s=$?; (exit $s)");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);  // throws unless stdout is the JSON alone
+  EXPECT_EQ(doc["verdict"]["status"], "VALID");
+  std::ifstream e(err);
+  const std::string report((std::istreambuf_iterator<char>(e)), {});
+  EXPECT_NE(report.find("verdict: VALID"), std::string::npos) << report;
+
+  const std::string out = path("kept.json");
+  { std::ofstream(out) << "{}"; }
+  fs::permissions(out, fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_EQ(rig("bench " + model_ + " " + kSim + " -q --json " + out).status, 0);
+  EXPECT_EQ(fs::status(out).permissions() & fs::perms::mask,
+            fs::perms::owner_read | fs::perms::owner_write);
+
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const CliRun through = rig("bench " + model_ + " " + kSim + " -q --json " + fifo + " & cat " +
+                             fifo + " > " + path("from-fifo.json") + "; wait $!");
+  ASSERT_EQ(through.status, 0) << through.output;
+  std::ifstream in(path("from-fifo.json"));
+  EXPECT_EQ(nlohmann::json::parse(in)["verdict"]["status"], "VALID");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+}
+
+// rig serve: a token has 16 characters or more; --token-file must be private.
+TEST_F(Cli, ServeRefusesShortTokensAndReadableTokenFiles) {
+  expect_error(rig("serve -d sim --listen 127.0.0.1:0 --token s3cret"), 2, "16 or more");
+  const std::string file = path("token");
+  { std::ofstream(file) << "a-long-enough-token-0123\n"; }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  expect_error(rig("serve -d sim --listen 127.0.0.1:0 --token-file " + file), 2, "chmod 600");
+  { std::ofstream(file) << "short\n"; }
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  expect_error(rig("serve -d sim --listen 127.0.0.1:0 --token-file " + file), 2, "16 or more");
+}
+
+// The token of a remote spec never reaches an output: every command that
+// takes -d runs against a server that needs the token, and every byte it
+// printed or wrote is searched for it. Extend the list with every new
+// command.
+TEST_F(Cli, TheTokenIsNeverEchoed) {
+  const std::string token = "tok-0123456789-SECRET";
+  server::ServerSettings settings;
+  settings.listen = "127.0.0.1:0";
+  settings.token = token;
+  auto sim = open_device("sim:compute=1ms,bw=1GB/s,depth=4");
+  ASSERT_TRUE(sim);
+  auto server = server::Server::start(std::move(*sim), settings);
+  ASSERT_TRUE(server) << server.error().to_string();
+  const std::string spec = "'" + (*server)->address() + "?timeout=30s&token=" + token + "'";
+  const std::string d = " -d " + spec + " --duration 300ms ";
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"bench", "bench " + model_ + d + "--repeats 1 --json " + path("bench.json")},
+      {"loop", "loop " + model_ + " -d " + spec + " --duration 300ms --json " + path("loop.json")},
+      {"ladder", "ladder -d " + spec + " --sizes 64x64 --duration 300ms --repeats 1 --json " +
+                     path("ladder.json")},
+      {"sweep", "sweep " + model_ + d + "--depth 1..2 --repeats 1 --json " + path("sweep.json")},
+      {"ab", "ab " + model_ + " -d " + spec + " --a depth=1 --b depth=2 --pairs 1 --json " +
+                 path("ab.json")},
+      {"predict",
+       "predict " + path("bench.json") + " --link usb3-gen2 --json " + path("predict.json")},
+  };
+  for (const auto& [name, args] : commands) {
+    const CliRun r = rig(args);
+    EXPECT_EQ(r.output.find(token), std::string::npos) << name << " printed the token:\n"
+                                                       << r.output;
+    EXPECT_EQ(r.output.find("SECRET"), std::string::npos) << name;
+  }
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    std::ifstream in(e.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text.find("SECRET"), std::string::npos) << e.path() << " holds the token";
+  }
+  EXPECT_GE(files, 4u);  // bench, loop, ladder, sweep and predict at least
 }
 
 TEST_F(Cli, StrictExitsNonZeroWhenInvalid) {

@@ -152,3 +152,25 @@ TEST(DeviceSpec, SetRefusesRemoteSpecsAndBadValuesAndChangesNothing) {
 
 }  // namespace
 }  // namespace rig
+
+namespace rig {
+namespace {
+
+// The display forms of a remote spec never carry its token; the endpoint
+// that opens the device keeps it.
+TEST(DeviceSpecRedaction, TheTokenIsRedactedInEveryDisplayForm) {
+  DeviceSpec remote;
+  remote.kind = "remote";
+  remote.endpoint = "tcp://127.0.0.1:9?timeout=2s&token=hunter2hunter2xx";
+  const DeviceSpec* spec = &remote;
+  for (const auto& text : {spec->text(), spec->given_text()}) {
+    EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
+    EXPECT_EQ(text, "tcp://127.0.0.1:9?timeout=2s&token=REDACTED");
+  }
+  EXPECT_NE(spec->endpoint.find("hunter2"), std::string::npos);
+  EXPECT_EQ(redact_secrets("unix:/tmp/s?token=abc"), "unix:/tmp/s?token=REDACTED");
+  EXPECT_EQ(redact_secrets("tcp://h:1"), "tcp://h:1");
+}
+
+}  // namespace
+}  // namespace rig

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -302,6 +303,46 @@ TEST(Files, WriteAtomicThenRead) {
             "hello, again");
   // Only the target is left: no temporary files.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+}
+
+// Sizes are computed before building: inside the CLI's ranges, a CNN whose
+// weights break ONNX's 2 GiB is refused at once, naming both figures.
+TEST(Cnn, AModelOverTheOnnxLimitIsRefusedBeforeBuilding) {
+  for (const CnnSpec spec : {CnnSpec{.channels = 4096, .layers = 256},
+                             CnnSpec{.channels = 4096, .layers = 1, .classes = 1000000},
+                             CnnSpec{.channels = 4096, .layers = 5}}) {
+    EXPECT_GT(cnn_weight_bytes(spec), kMaxModelBytes);
+    auto model = build_cnn_model(spec);
+    ASSERT_FALSE(model);
+    EXPECT_EQ(model.error().code, ErrorCode::limit_exceeded);
+    EXPECT_NE(model.error().message.find(std::to_string(cnn_weight_bytes(spec))), std::string::npos)
+        << model.error().message;
+    EXPECT_NE(model.error().message.find(std::to_string(kMaxModelBytes)), std::string::npos)
+        << model.error().message;
+  }
+  EXPECT_EQ(
+      cnn_weight_bytes(CnnSpec{.input_channels = 3, .channels = 8, .layers = 2, .classes = 10}),
+      4u * (3 * 8 * 9 + 8 + 8 * 8 * 9 + 8 + 10 * 8 + 10));
+}
+
+// A file's size is checked before it is read: a sparse 3 GB file is refused
+// without reading it.
+TEST(Files, AFileOverTheLimitIsRefusedBeforeReading) {
+  TempDir dir;
+  const std::string path = (dir.path() / "huge.onnx").string();
+  { std::ofstream(path).put('x'); }
+  fs::resize_file(path, 3'000'000'000ull);  // sparse: no disk used
+  auto bytes = read_file(path);
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.error().code, ErrorCode::limit_exceeded);
+  EXPECT_NE(bytes.error().message.find("3000000000"), std::string::npos) << bytes.error().message;
+  ModelSource source;
+  source.path = path;
+  EXPECT_EQ(read_model_source(source).error().code, ErrorCode::limit_exceeded);
+  auto small = read_file(path, 10);
+  ASSERT_FALSE(small);
+  EXPECT_EQ(read_file("").error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(read_file("").error().message.find("empty"), std::string::npos);
 }
 
 TEST(Files, ReadMissingFileIsNotFound) {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -409,6 +410,7 @@ TEST(Server, ModelTensorsOverTheLimitAreRefusedAtLoad) {
 TEST(Server, TokenIsCheckedInHello) {
   ServerSettings s;
   s.token = "s3cret";
+  s.auth_backoff = Nanos(0);  // FailedAuthenticationsAreRateLimited tests the backoff
   auto server = start_server({}, s);
   auto refused = open_device(server->address() + "?token=wrong");
   ASSERT_FALSE(refused);
@@ -469,6 +471,54 @@ TEST(Server, LoadByNameStaysUnderTheModelDir) {
   ModelSource m;
   m.server_name = "a.fake";
   EXPECT_EQ(p->load(m).error().code, ErrorCode::unsupported);
+}
+
+// A model loaded by name is read once and kept: swapping its file for a
+// symlink to a file outside --model-dir afterwards changes nothing, even
+// when another client's model forces a reload. By-name loads obey
+// max_model_bytes, checked before reading.
+TEST(Server, LoadByNameKeepsTheCheckedBytesAndObeysTheModelLimit) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("rig-swap-" + std::to_string(::getpid()));
+  fs::create_directories(root / "models");
+  std::ofstream(root / "models" / "a.fake") << "in=8,out=2\n";
+  std::ofstream(root / "outside.fake") << "in=16,out=2\n";
+  ServerSettings s;
+  s.model_dir = (root / "models").string();
+  auto server = start_server({}, s);
+  auto d = open(server->address());
+  ModelSource by_name;
+  by_name.server_name = "a.fake";
+  ASSERT_TRUE(d->load(by_name));
+  auto f = bind(*d, 8, 2, 1);
+  ASSERT_TRUE(d->run(f.id));
+  fs::remove(root / "models" / "a.fake");
+  fs::create_symlink(root / "outside.fake", root / "models" / "a.fake");
+  auto other = open(server->address());  // puts another model on the device
+  ASSERT_TRUE(other->load(fake_model("in=4,out=4")));
+  auto g = bind(*other, 4, 4, 2);
+  ASSERT_TRUE(other->run(g.id));
+  auto again = d->run(f.id);  // reloads a.fake: from the bytes that were checked
+  EXPECT_TRUE(again) << again.error().to_string();
+  ModelSource swapped;
+  swapped.server_name = "a.fake";
+  auto refused = other->load(swapped);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::permission) << refused.error().to_string();
+
+  ServerSettings small = s;
+  small.limits.max_model_bytes = 5;
+  std::ofstream(root / "models" / "b.fake") << "in=8,out=2\n";
+  auto limited = start_server({}, small);
+  auto l = open(limited->address());
+  ModelSource b;
+  b.server_name = "b.fake";
+  auto over = l->load(b);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, ErrorCode::limit_exceeded);
+  EXPECT_NE(over.error().message.find("max_model_bytes is 5"), std::string::npos)
+      << over.error().message;
+  fs::remove_all(root);
 }
 
 // ---- errors, through a raw client ------------------------------------------
@@ -812,12 +862,11 @@ TEST(Server, ConnectionsOverTheLimitAreAnsweredAndClosed) {
   EXPECT_EQ(a.hello().header.status, Status::ok);  // both are being served
   EXPECT_EQ(b.hello().header.status, Status::ok);
   auto c = RawClient::connect(server->address());
-  auto f = c.read();
-  ASSERT_TRUE(f);
-  EXPECT_EQ(f->header.message_id, 0u);
-  EXPECT_EQ(f->header.status, Status::limit_exceeded);
-  EXPECT_NE(f->body.error_reply().message().find("max_connections is 2"), std::string::npos)
-      << f->body.error_reply().message();
+  auto f = c.hello();  // the slot is claimed at hello
+  EXPECT_EQ(f.header.message_id, 1u);
+  EXPECT_EQ(f.header.status, Status::limit_exceeded);
+  EXPECT_NE(f.body.error_reply().message().find("max_connections is 2"), std::string::npos)
+      << f.body.error_reply().message();
   EXPECT_TRUE(c.at_eof());
   // The remote device reports the server's reason.
   auto d = open_device(server->address());
@@ -1165,6 +1214,131 @@ TEST(Server, GarbageNeverTakesTheServerDown) {
   auto f = bind(*d, 4, 4, 1);
   EXPECT_TRUE(d->run(f.id));
   EXPECT_GE(server->stats().connections, 21u);
+}
+
+// Waits (poll, bounded at a minute so that a regression fails rather than
+// hangs) until the server closes `c`; true when it did.
+bool closed_by_server(RawClient& c) {
+  pollfd p{c.socket().fd(), POLLIN, 0};
+  for (;;) {
+    if (::poll(&p, 1, 60'000) <= 0) return false;
+    auto f = c.read();
+    if (!f) return true;  // end of stream
+  }
+}
+
+// A connection that never says hello is closed at hello_timeout; one that
+// said hello and then sits idle with nothing in flight, at idle_timeout.
+TEST(Server, SilentConnectionsAreClosedAtTheirDeadlines) {
+  ServerSettings s;
+  s.hello_timeout = std::chrono::milliseconds(20);
+  s.idle_timeout = std::chrono::milliseconds(20);
+  auto server = start_server({}, s);
+  auto silent = RawClient::connect(server->address());
+  EXPECT_TRUE(closed_by_server(silent));
+  auto slow = RawClient::connect(server->address());
+  slow.send_bytes(std::vector<std::byte>(5, std::byte{0x52}));  // a header, begun and never ended
+  EXPECT_TRUE(closed_by_server(slow));
+  auto idle = RawClient::connect(server->address());
+  ASSERT_EQ(idle.hello().header.status, Status::ok);
+  EXPECT_TRUE(closed_by_server(idle));
+  EXPECT_EQ(server->stats().timed_out, 3u);
+}
+
+// Idle connections that have not said hello do not take the slots real
+// clients need; they have their own cap.
+TEST(Server, HandshakesHaveTheirOwnCapAndLeaveTheSlotsToClients) {
+  ServerSettings s;
+  s.max_connections = 2;
+  s.max_handshakes = 4;
+  auto server = start_server({}, s);
+  std::vector<RawClient> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(RawClient::connect(server->address()));
+  auto a = open(server->address());  // both slots are still free
+  auto b = open(server->address());
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->load(fake_model("in=4,out=4")));
+  auto f = bind(*a, 4, 4, 1);
+  EXPECT_TRUE(a->run(f.id));
+  // The 4th handshake is free again (a and b are served): one more idle
+  // connection fits, the one after is over max_handshakes.
+  auto fits = RawClient::connect(server->address());
+  EXPECT_TRUE(b->load(fake_model("in=4,out=4")));  // b is served meanwhile
+  auto extra = RawClient::connect(server->address());
+  auto refused = extra.read();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->header.status, Status::limit_exceeded);
+  EXPECT_NE(refused->body.error_reply().message().find("max_handshakes is 4"), std::string::npos)
+      << refused->body.error_reply().message();
+}
+
+// A failed authentication makes the next attempts from the same address wait
+// (here an hour): they are refused without comparing the token.
+TEST(Server, FailedAuthenticationsAreRateLimited) {
+  ServerSettings s;
+  s.token = "a-token-of-16-chars";
+  s.auth_backoff = std::chrono::hours(1);
+  auto server = start_server({}, s);
+  auto first = RawClient::connect(server->address());
+  auto wrong = first.hello("guess-1");
+  EXPECT_EQ(wrong.header.status, Status::permission);
+  EXPECT_EQ(wrong.body.error_reply().message().find("too many"), std::string::npos);
+  auto second = RawClient::connect(server->address());
+  auto limited = second.hello(s.token);  // even the right token waits
+  EXPECT_EQ(limited.header.status, Status::permission);
+  EXPECT_NE(limited.body.error_reply().message().find("too many failed authentications from "
+                                                      "127.0.0.1"),
+            std::string::npos)
+      << limited.body.error_reply().message();
+  EXPECT_EQ(server->stats().auth_failures, 2u);
+  // Per connection on a unix socket (no address to go by).
+  ServerSettings u = s;
+  const auto path =
+      std::filesystem::temp_directory_path() / ("rig-auth-" + std::to_string(::getpid()) + ".sock");
+  u.listen = "unix:" + path.string();
+  auto local = start_server({}, u);
+  auto x = RawClient::connect(local->address());
+  EXPECT_EQ(x.hello("guess").header.status, Status::permission);
+  auto y = RawClient::connect(local->address());
+  EXPECT_EQ(y.hello(s.token).header.status, Status::ok);
+}
+
+// A client that sends requests and never reads the replies: once its unsent
+// replies reach its share of max_pending_bytes the server stops reading from
+// it, so what the server holds for it stays bounded; other clients are served.
+TEST(Server, AClientThatNeverReadsCannotGrowTheServer) {
+  ServerSettings s;
+  s.max_pending_bytes = 1 << 20;
+  s.max_connections = 4;  // a share of 256 KiB
+  auto server = start_server({}, s);
+  auto pair = wire::socket_pair();
+  ASSERT_TRUE(pair);
+  server->adopt(std::move(pair->first));
+  RawClient c(std::move(pair->second));
+  ASSERT_EQ(c.hello().header.status, Status::ok);
+  // 40000 requests answered with an error each: megabytes of replies.
+  constexpr uint32_t kRequests = 40000;
+  std::vector<std::byte> stream;
+  pb::Body d;
+  d.mutable_describe_model_request()->set_handle(99);
+  for (uint32_t i = 0; i < kRequests; ++i) append(stream, 10 + i, Action::describe_model, d);
+  std::thread sender([&] { c.send_bytes(stream); });
+  // Either the server pauses this reader, or (without back-pressure) it reads
+  // and answers everything; the test waits for whichever comes first.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (server->stats().reads_paused == 0 && server->stats().requests < kRequests + 1 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const uint64_t share = s.max_pending_bytes / s.max_connections;
+  EXPECT_GT(server->stats().reads_paused, 0u);
+  EXPECT_LE(server->stats().peak_unsent_bytes, share + 4096);
+  // The others are served meanwhile.
+  auto other = open(server->address());
+  ASSERT_TRUE(other->load(fake_model("in=4,out=4")));
+  auto f = bind(*other, 4, 4, 1);
+  EXPECT_TRUE(other->run(f.id));
+  c.socket().shutdown();
+  sender.join();
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ inline constexpr int kJsonSchemaVersion = 3;
 // still lists. Others are refused by name.
 std::span<const int> readable_schema_versions();
 
-// Writes a serialized document through a temporary file and a rename, so a
-// reader never sees a half-written result.
+// Writes a serialized document with write_output_file (rig/output_file.hpp):
+// atomically for a file, through for a FIFO, a device or "-".
 Result<void> write_json_file(const std::string& path, std::string_view document);
 
 }  // namespace rig
