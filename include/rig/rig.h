@@ -95,9 +95,9 @@ RIG_API int32_t rig_model_tensor(const rig_model* model, int32_t kind, size_t in
                                  const int64_t** shape, size_t* bytes);
 
 /* One inference, synchronously: `inputs[i]` holds `input_sizes[i]` bytes for
- * input i, `outputs[i]` receives output i. Each distinct set of buffers is
- * registered with the device once and reused when the same pointers and
- * sizes come again (keep buffers in a hot loop). */
+ * input i, `outputs[i]` receives output i. The bytes are copied through
+ * buffers the model binds once, so the device keeps no caller pointer after
+ * the call; rig_model_bind is the zero-copy path. */
 RIG_API int32_t rig_model_run(rig_model* model, const void** inputs, const size_t* input_sizes,
                               size_t input_count, void** outputs, const size_t* output_sizes,
                               size_t output_count);

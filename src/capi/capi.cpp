@@ -34,13 +34,12 @@ struct rig_model {
   uint64_t generation = 0;
   rig::ModelInfo info;
   std::vector<std::string> input_types, output_types;  // NUL-terminated dtype names
-  struct Cached {
-    std::vector<const void*> inputs;
-    std::vector<void*> outputs;
-    std::vector<size_t> input_sizes, output_sizes;
+  // rig_model_run's buffers, bound once on first use.
+  struct Staging {
+    std::vector<std::vector<std::byte>> inputs, outputs;
     rig::BindingId id = 0;
   };
-  std::vector<Cached> bindings;  // rig_model_run's registered buffer sets
+  std::unique_ptr<Staging> staging;
 };
 
 namespace {
@@ -264,32 +263,34 @@ int32_t rig_model_run(rig_model* model, const void** inputs, const size_t* input
     if (int32_t s = check_current(model); s != RIG_OK) return s;
     auto b = to_bindings(inputs, input_sizes, input_count, outputs, output_sizes, output_count);
     if (!b) return failed(b.error());
+    // The caller's buffers are checked as Device::bind checks them, then
+    // copied through the model's own bound buffers: the device never keeps a
+    // caller's pointer past the call, and one binding serves every call.
+    if (auto ok = rig::check_bindings(model->info, *b); !ok) return failed(ok.error());
     rig::Device& device = *model->state->device;
-    const rig_model::Cached* hit = nullptr;
-    for (const auto& c : model->bindings) {
-      if (c.inputs.size() == input_count && c.outputs.size() == output_count &&
-          std::equal(c.inputs.begin(), c.inputs.end(), inputs) &&
-          std::equal(c.outputs.begin(), c.outputs.end(), outputs) &&
-          std::equal(c.input_sizes.begin(), c.input_sizes.end(), input_sizes) &&
-          std::equal(c.output_sizes.begin(), c.output_sizes.end(), output_sizes)) {
-        hit = &c;
-        break;
+    if (!model->staging) {
+      auto staging = std::make_unique<rig_model::Staging>();
+      rig::Bindings own;
+      for (const auto& t : model->info.inputs) {
+        staging->inputs.emplace_back(t.bytes);
+        own.inputs.emplace_back(staging->inputs.back().data(), t.bytes);
       }
-    }
-    if (!hit) {
-      auto id = device.bind(*b);
+      for (const auto& t : model->info.outputs) {
+        staging->outputs.emplace_back(t.bytes);
+        own.outputs.emplace_back(staging->outputs.back().data(), t.bytes);
+      }
+      auto id = device.bind(own);
       if (!id) return failed(id.error());
-      rig_model::Cached c;
-      c.inputs.assign(inputs, inputs + input_count);
-      c.outputs.assign(outputs, outputs + output_count);
-      c.input_sizes.assign(input_sizes, input_sizes + input_count);
-      c.output_sizes.assign(output_sizes, output_sizes + output_count);
-      c.id = *id;
-      model->bindings.push_back(std::move(c));
-      hit = &model->bindings.back();
+      staging->id = *id;
+      model->staging = std::move(staging);
     }
-    auto ran = device.run(hit->id);
+    rig_model::Staging& st = *model->staging;
+    for (size_t i = 0; i < input_count; ++i)
+      if (input_sizes[i] > 0) std::memcpy(st.inputs[i].data(), inputs[i], input_sizes[i]);
+    auto ran = device.run(st.id);
     if (!ran) return failed(ran.error());
+    for (size_t i = 0; i < output_count; ++i)
+      if (output_sizes[i] > 0) std::memcpy(outputs[i], st.outputs[i].data(), output_sizes[i]);
     return RIG_OK;
   });
 }
