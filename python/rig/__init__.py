@@ -123,11 +123,15 @@ def _find_library():
     env = os.environ.get("RIG_LIBRARY")
     if env:
         return env
+    try:  # an install writes where the library went (cmake/RigInstall.cmake)
+        from . import _location
+        installed = os.path.join(_HERE, _location.LIBRARY_DIR, "librig_c.so")
+    except ImportError:
+        installed = None
     found = _first_existing([
+        installed,
         os.path.join(_HERE, "librig_c.so"),
         os.path.join(_HERE, "..", "librig_c.so"),
-        # an install: PREFIX/lib/python3/dist-packages/rig -> PREFIX/lib
-        os.path.join(_HERE, "..", "..", "..", "librig_c.so"),
     ])
     return found or ctypes.util.find_library("rig_c") or "librig_c.so"
 
