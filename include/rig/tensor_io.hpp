@@ -76,10 +76,10 @@ struct TensorComparison {
   uint64_t elements = 0;
   uint64_t outside = 0;  // elements breaking the rule
   double max_abs_error = 0;
-  double max_rel_error = 0;             // max |a - r| / |r| over elements with r != 0
-  std::optional<double> l2_rel_error;   // ||a - r|| / ||r||; nullopt when ||r|| = 0
-  std::optional<double> cosine;         // a.r / (||a|| ||r||); nullopt when either is 0
-  uint64_t bytes_differing = 0;         // bitwise
+  double max_rel_error = 0;            // max |a - r| / |r| over elements with r != 0
+  std::optional<double> l2_rel_error;  // ||a - r|| / ||r||; nullopt when ||r|| = 0
+  std::optional<double> cosine;        // a.r / (||a|| ||r||); nullopt when either is 0
+  uint64_t bytes_differing = 0;        // bitwise
 };
 
 // Fails with invalid_argument when the sizes differ.

@@ -37,8 +37,8 @@ int run_check_command(const CheckOptions& o) {
   if (!device) return report_error(device.error());
   auto result = run_check(**device, *model, s);
   if (!result) return report_error(result.error());
-  const int status = finish(format_check_text(*result), check_to_json(*result), o.json, o.quiet,
-                            Verdict{}, false);
+  const int status =
+      finish(format_check_text(*result), check_to_json(*result), o.json, o.quiet, Verdict{}, false);
   if (status != 0) return status;
   return result->passed ? 0 : 1;
 }

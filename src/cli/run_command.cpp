@@ -33,8 +33,8 @@ struct RunOptions {
 std::string file_stem(const std::string& name, size_t index) {
   std::string out;
   for (char c : name)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c
-                                                                                              : '_';
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
   if (out.empty() || out == "." || out == "..") out = "output" + std::to_string(index);
   return out;
 }
@@ -51,8 +51,7 @@ Result<void> write_outputs(const RunResult& r, const std::string& dir, bool bin,
       return ok;
     if (bin)
       if (auto ok = write_file_atomic(stem + ".bin", o.bytes); !ok) return ok;
-    if (!quiet)
-      std::fprintf(stderr, "rig: wrote %s.npy%s\n", stem.c_str(), bin ? " and .bin" : "");
+    if (!quiet) std::fprintf(stderr, "rig: wrote %s.npy%s\n", stem.c_str(), bin ? " and .bin" : "");
   }
   return {};
 }

@@ -23,7 +23,7 @@ std::string shape_dtype(const TensorInfo& t) {
 }
 
 json stats_json(const TensorStats& s) {
-  return {{"elements", s.elements}, {"nonfinite", s.nonfinite}, {"mean", json_number(s.mean)},
+  return {{"elements", s.elements},    {"nonfinite", s.nonfinite},  {"mean", json_number(s.mean)},
           {"min", json_number(s.min)}, {"max", json_number(s.max)}, {"sha256", s.sha256}};
 }
 
@@ -166,17 +166,15 @@ std::string format_compare_text(const CompareResult& r) {
     const auto& x = r.variants[v];
     const std::string artifact =
         x.weights.artifact_sha256.empty() ? "n/a" : x.weights.artifact_sha256.substr(0, 12);
-    const std::string weights = x.weights.weights_sha256 ? x.weights.weights_sha256->substr(0, 12)
-                                                         : std::string("-");
+    const std::string weights =
+        x.weights.weights_sha256 ? x.weights.weights_sha256->substr(0, 12) : std::string("-");
     const std::string mean = x.outputs.empty() ? "n/a" : g(x.outputs.front().stats.mean);
-    const std::string diff =
-        x.bytes_differing_from_first
-            ? std::to_string(*x.bytes_differing_from_first) + " of " +
-                  std::to_string(x.output_bytes)
-            : std::string("n/a");
-    const std::string rerun = x.deterministic ? "identical"
-                                              : std::to_string(x.rerun_bytes_differing) +
-                                                    " bytes differ";
+    const std::string diff = x.bytes_differing_from_first
+                                 ? std::to_string(*x.bytes_differing_from_first) + " of " +
+                                       std::to_string(x.output_bytes)
+                                 : std::string("n/a");
+    const std::string rerun =
+        x.deterministic ? "identical" : std::to_string(x.rerun_bytes_differing) + " bytes differ";
     out << line("  %-3zu %-20s %-14s %-14s %-12s %-22s %s\n", v + 1, x.name.c_str(),
                 artifact.c_str(), weights.c_str(), mean.c_str(), diff.c_str(), rerun.c_str());
   }
@@ -186,7 +184,8 @@ std::string format_compare_text(const CompareResult& r) {
     out << "  #" << v + 1 << " " << (x.model.empty() ? x.name : x.model) << "\n";
     if (!x.weights.artifact_sha256.empty())
       out << "     artifact sha256 " << x.weights.artifact_sha256 << "\n";
-    if (x.weights.weights_sha256) out << "     weights  sha256 " << *x.weights.weights_sha256 << "\n";
+    if (x.weights.weights_sha256)
+      out << "     weights  sha256 " << *x.weights.weights_sha256 << "\n";
     for (const auto& f : x.weights.facts)
       out << "     " << (f.tensor.empty() ? "" : f.tensor + ": ") << f.fact << " "
           << line("%.9g", f.value) << "\n";
@@ -215,18 +214,16 @@ std::string compare_to_json(const CompareResult& r) {
     for (const auto& o : x.outputs) outputs.push_back(tensor_stats_json(o.info, o.stats));
     json j = {{"model", x.model},
               {"name", x.name},
-              {"artifact_sha256", x.weights.artifact_sha256.empty()
-                                      ? json(nullptr)
-                                      : json(x.weights.artifact_sha256)},
+              {"artifact_sha256",
+               x.weights.artifact_sha256.empty() ? json(nullptr) : json(x.weights.artifact_sha256)},
               {"weights_sha256",
                x.weights.weights_sha256 ? json(*x.weights.weights_sha256) : json(nullptr)},
               {"facts", std::move(facts)},
               {"input_sources", x.input_sources},
               {"outputs", std::move(outputs)},
               {"output_bytes", x.output_bytes},
-              {"bytes_differing_from_first", x.bytes_differing_from_first
-                                                 ? json(*x.bytes_differing_from_first)
-                                                 : json(nullptr)},
+              {"bytes_differing_from_first",
+               x.bytes_differing_from_first ? json(*x.bytes_differing_from_first) : json(nullptr)},
               {"rerun_bytes_differing", x.rerun_bytes_differing},
               {"deterministic", x.deterministic},
               {"note", x.note ? json(*x.note) : json(nullptr)}};

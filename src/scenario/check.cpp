@@ -85,7 +85,8 @@ Result<GuardedRun> guarded_infer(Device& device, Guards& guards,
   const ModelInfo& model = device.model_info();
   Bindings b;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    GuardedBuffer& g = guards.add(inputs[i].size(), "input '" + model.inputs[i].name + "' of " + what);
+    GuardedBuffer& g =
+        guards.add(inputs[i].size(), "input '" + model.inputs[i].name + "' of " + what);
     std::memcpy(g.data().data(), inputs[i].data(), inputs[i].size());
     b.inputs.emplace_back(g.data().data(), g.data().size());
   }
@@ -203,8 +204,8 @@ Result<CheckResult> run_check(Device& device, const ModelSource& source, const C
   different.differing_bytes = total_differing(*a1, *b1);
   different.total_bytes = total;
   different.passed = *different.differing_bytes > 0;
-  different.evidence = std::to_string(*different.differing_bytes) + " of " +
-                       std::to_string(total) + " output bytes differ between inputs A and B";
+  different.evidence = std::to_string(*different.differing_bytes) + " of " + std::to_string(total) +
+                       " output bytes differ between inputs A and B";
   r.checks.push_back(std::move(different));
 
   CheckLine same;
@@ -225,21 +226,21 @@ Result<CheckResult> run_check(Device& device, const ModelSource& source, const C
   }
   r.checks.push_back(std::move(same));
 
-  r.checks.push_back(wrong_size(device, guards, *input_a, false, -1,
-                                "an undersized input buffer is refused"));
-  r.checks.push_back(wrong_size(device, guards, *input_a, false, +1,
-                                "an oversized input buffer is refused"));
-  r.checks.push_back(wrong_size(device, guards, *input_a, true, -1,
-                                "an undersized output buffer is refused"));
+  r.checks.push_back(
+      wrong_size(device, guards, *input_a, false, -1, "an undersized input buffer is refused"));
+  r.checks.push_back(
+      wrong_size(device, guards, *input_a, false, +1, "an oversized input buffer is refused"));
+  r.checks.push_back(
+      wrong_size(device, guards, *input_a, true, -1, "an undersized output buffer is refused"));
 
   CheckLine intact;
   intact.name = "nothing is written outside any buffer";
   intact.passed = !guards.damage();
-  intact.evidence = guards.damage() ? *guards.damage()
-                                    : std::to_string(s.guard_bytes) + " guard bytes each side of " +
-                                          std::to_string(guards.buffers()) +
-                                          " buffers intact after each of " +
-                                          std::to_string(guards.calls()) + " device calls";
+  intact.evidence = guards.damage()
+                        ? *guards.damage()
+                        : std::to_string(s.guard_bytes) + " guard bytes each side of " +
+                              std::to_string(guards.buffers()) + " buffers intact after each of " +
+                              std::to_string(guards.calls()) + " device calls";
   r.checks.push_back(std::move(intact));
   r.guarded_calls = guards.calls();
 

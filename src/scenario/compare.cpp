@@ -38,7 +38,8 @@ Result<CompareResult> run_compare(Device& device, std::span<const ModelSource> m
     auto again = infer(device, *inputs);
     if (!again) return named(again.error());
     for (size_t i = 0; i < info.outputs.size(); ++i) {
-      out.outputs.push_back({info.outputs[i], tensor_stats(info.outputs[i].type, first->outputs[i])});
+      out.outputs.push_back(
+          {info.outputs[i], tensor_stats(info.outputs[i].type, first->outputs[i])});
       out.output_bytes += first->outputs[i].size();
       out.rerun_bytes_differing += bytes_differing(first->outputs[i], again->outputs[i]);
     }

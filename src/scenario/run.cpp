@@ -42,19 +42,20 @@ Result<std::vector<std::byte>> input_from_file(const TensorInfo& tensor, const s
                                                std::span<const std::byte> file) {
   if (!ends_with_npy(path)) {
     if (file.size() != tensor.bytes)
-      return fail(ErrorCode::invalid_argument,
-                  path + ": input '" + tensor.name + "' (" + tensor_text(tensor.type, tensor.shape) +
-                      ") takes " + std::to_string(tensor.bytes) + " bytes, the file has " +
-                      std::to_string(file.size()));
+      return fail(ErrorCode::invalid_argument, path + ": input '" + tensor.name + "' (" +
+                                                   tensor_text(tensor.type, tensor.shape) +
+                                                   ") takes " + std::to_string(tensor.bytes) +
+                                                   " bytes, the file has " +
+                                                   std::to_string(file.size()));
     return std::vector<std::byte>(file.begin(), file.end());
   }
   auto npy = parse_npy(file);
   if (!npy) return fail(ErrorCode::invalid_argument, path + ": " + npy.error().message);
   if (npy->type != tensor.type || npy->shape != tensor.shape)
-    return fail(ErrorCode::invalid_argument,
-                path + ": input '" + tensor.name + "' expects " +
-                    tensor_text(tensor.type, tensor.shape) + ", the file holds " +
-                    tensor_text(npy->type, npy->shape));
+    return fail(ErrorCode::invalid_argument, path + ": input '" + tensor.name + "' expects " +
+                                                 tensor_text(tensor.type, tensor.shape) +
+                                                 ", the file holds " +
+                                                 tensor_text(npy->type, npy->shape));
   return std::vector<std::byte>(npy->data.begin(), npy->data.end());
 }
 
@@ -190,8 +191,7 @@ Result<RunResult> run_model(Device& device, const ModelSource& source, const Run
   if (!s.references.empty() && s.references.size() != r.model.outputs.size())
     return fail(ErrorCode::invalid_argument,
                 "model '" + r.model.name + "' has " + std::to_string(r.model.outputs.size()) +
-                    " outputs; --reference gave " + std::to_string(s.references.size()) +
-                    " files");
+                    " outputs; --reference gave " + std::to_string(s.references.size()) + " files");
   for (size_t i = 0; i < s.references.size(); ++i) {
     auto file = read_file(s.references[i]);
     if (!file) return tl::unexpected(file.error());
@@ -199,7 +199,8 @@ Result<RunResult> run_model(Device& device, const ModelSource& source, const Run
   }
   for (size_t i = 0; i < s.references.size(); ++i) {
     auto npy = parse_npy(ref_files[i]);
-    if (!npy) return fail(ErrorCode::invalid_argument, s.references[i] + ": " + npy.error().message);
+    if (!npy)
+      return fail(ErrorCode::invalid_argument, s.references[i] + ": " + npy.error().message);
     const TensorInfo& t = r.model.outputs[i];
     if (npy->type != t.type || npy->shape != t.shape)
       return fail(ErrorCode::invalid_argument,
@@ -212,8 +213,8 @@ Result<RunResult> run_model(Device& device, const ModelSource& source, const Run
   auto inputs = prepare_inputs(r.model, s.inputs, s.seed, &sources);
   if (!inputs) return tl::unexpected(inputs.error());
   for (size_t i = 0; i < inputs->size(); ++i)
-    r.inputs.push_back({r.model.inputs[i], sources[i],
-                        tensor_stats(r.model.inputs[i].type, (*inputs)[i])});
+    r.inputs.push_back(
+        {r.model.inputs[i], sources[i], tensor_stats(r.model.inputs[i].type, (*inputs)[i])});
   auto run = infer(device, *inputs);
   if (!run) return tl::unexpected(run.error());
   r.timings = run->timings;
@@ -222,8 +223,8 @@ Result<RunResult> run_model(Device& device, const ModelSource& source, const Run
     r.outputs.push_back({t, tensor_stats(t.type, run->outputs[i]), std::move(run->outputs[i])});
   }
   for (size_t i = 0; i < refs.size(); ++i) {
-    auto c = compare_tensors(r.outputs[i].info.type, r.outputs[i].bytes, refs[i].data, s.atol,
-                             s.rtol);
+    auto c =
+        compare_tensors(r.outputs[i].info.type, r.outputs[i].bytes, refs[i].data, s.atol, s.rtol);
     if (!c) return tl::unexpected(c.error());
     ReferenceRecord rec{s.references[i], *c, c->outside == 0};
     r.references_passed = r.references_passed && rec.passed;

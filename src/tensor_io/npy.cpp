@@ -1,10 +1,10 @@
 // The .npy reader and writer (the format is described in rig/tensor_io.hpp).
 #include <cctype>
-#include <optional>
-#include <utility>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "rig/tensor_io.hpp"
 
@@ -22,11 +22,11 @@ struct DescrEntry {
   const char* code;  // without the byte-order character
   ElementType type;
 };
-constexpr DescrEntry kDescrs[] = {
-    {"f4", ElementType::f32}, {"f2", ElementType::f16}, {"f8", ElementType::f64},
-    {"u1", ElementType::u8},  {"i1", ElementType::i8},  {"u2", ElementType::u16},
-    {"i2", ElementType::i16}, {"i4", ElementType::i32}, {"i8", ElementType::i64},
-    {"b1", ElementType::boolean}};
+constexpr DescrEntry kDescrs[] = {{"f4", ElementType::f32}, {"f2", ElementType::f16},
+                                  {"f8", ElementType::f64}, {"u1", ElementType::u8},
+                                  {"i1", ElementType::i8},  {"u2", ElementType::u16},
+                                  {"i2", ElementType::i16}, {"i4", ElementType::i32},
+                                  {"i8", ElementType::i64}, {"b1", ElementType::boolean}};
 
 // The header dict: a tiny reader of the Python literals numpy writes.
 class HeaderReader {
@@ -176,7 +176,10 @@ Result<NpyView> parse_npy(std::span<const std::byte> bytes) {
   if (!in.at_end()) return bad("its header has text after the dict");
   if (!descr || !fortran || !shape)
     return bad(std::string("its header lacks '") +
-               (!descr ? "descr" : !fortran ? "fortran_order" : "shape") + "'");
+               (!descr     ? "descr"
+                : !fortran ? "fortran_order"
+                           : "shape") +
+               "'");
   if (*fortran)
     return bad("it is in Fortran order; rig reads C-order arrays (numpy.ascontiguousarray)");
 

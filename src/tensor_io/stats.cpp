@@ -1,6 +1,6 @@
 // Figures of tensors: element values, statistics, digests and comparisons.
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -93,9 +93,9 @@ Result<TensorComparison> compare_tensors(ElementType type, std::span<const std::
                                          std::span<const std::byte> reference, double atol,
                                          double rtol) {
   if (actual.size() != reference.size())
-    return fail(ErrorCode::invalid_argument,
-                "the output has " + std::to_string(actual.size()) + " bytes, the reference " +
-                    std::to_string(reference.size()));
+    return fail(ErrorCode::invalid_argument, "the output has " + std::to_string(actual.size()) +
+                                                 " bytes, the reference " +
+                                                 std::to_string(reference.size()));
   TensorComparison c;
   const size_t item = element_size(type);
   c.elements = actual.size() / item;

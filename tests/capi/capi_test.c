@@ -9,13 +9,13 @@
 
 static int failures = 0;
 
-#define EXPECT(cond)                                                                    \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
+#define EXPECT(cond)                                                                      \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
       fprintf(stderr, "%s:%d: expected %s (last error: %s)\n", __FILE__, __LINE__, #cond, \
-              rig_last_error());                                                        \
-      ++failures;                                                                       \
-    }                                                                                   \
+              rig_last_error());                                                          \
+      ++failures;                                                                         \
+    }                                                                                     \
   } while (0)
 
 static void fill(unsigned char* p, size_t n, unsigned seed) {
@@ -148,7 +148,9 @@ int main(int argc, char** argv) {
   free(out1);
   free(out2);
   free(out3);
-  if (failures) fprintf(stderr, "capi_test: %d expectations failed\n", failures);
-  else printf("capi_test: ok\n");
+  if (failures)
+    fprintf(stderr, "capi_test: %d expectations failed\n", failures);
+  else
+    printf("capi_test: ok\n");
   return failures ? 1 : 0;
 }

@@ -55,9 +55,9 @@ const CheckLine& line(const CheckResult& r, const std::string& prefix) {
 // One u8 input and one u8 output of `size` bytes: out[i] = in[i] ^ 0x5a, on a
 // virtual clock. Its faults are switched on one at a time.
 struct Faults {
-  bool accept_any_size = false;  // bind checks nothing
-  bool overrun = false;          // run writes one byte past the output
-  bool underrun = false;         // run writes one byte before the output
+  bool accept_any_size = false;   // bind checks nothing
+  bool overrun = false;           // run writes one byte past the output
+  bool underrun = false;          // run writes one byte before the output
   bool nondeterministic = false;  // each run flips the output's first byte differently
   bool constant = false;          // the output ignores the input
 };
@@ -166,15 +166,17 @@ TEST(Check, EveryBreachFailsItsLine) {
   FaultyDevice overrun(32, {.overrun = true});
   auto r = run_check(overrun, faulty(), {});
   ASSERT_TRUE(r);
-  EXPECT_NE(line(*r, "nothing is written").evidence.find("1 guard bytes changed around output 'out' "
-                                                         "of input A after run (input A)"),
+  EXPECT_NE(line(*r, "nothing is written")
+                .evidence.find("1 guard bytes changed around output 'out' "
+                               "of input A after run (input A)"),
             std::string::npos)
       << line(*r, "nothing is written").evidence;
   FaultyDevice lax(32, {.accept_any_size = true});
   r = run_check(lax, faulty(), {});
   ASSERT_TRUE(r);
-  EXPECT_NE(line(*r, "an oversized input").evidence.find("bind accepted 33 bytes for input 'in' "
-                                                         "(expects 32)"),
+  EXPECT_NE(line(*r, "an oversized input")
+                .evidence.find("bind accepted 33 bytes for input 'in' "
+                               "(expects 32)"),
             std::string::npos);
 }
 
@@ -259,8 +261,8 @@ TEST(Compare, DifferentOutputSizesAreNotCompared) {
 }
 
 TEST(Run, ReferencesPassOnTheirOwnOutputsAndFailPerturbed) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("rig-run-scenario-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rig-run-scenario-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto device = cpu();
   const ModelSource model = cnn(3, "cnn");
@@ -309,8 +311,8 @@ TEST(Run, InputsMapByPositionOrName) {
   m.name = "two";
   m.inputs.push_back({"a", ElementType::u8, {4}, 4});
   m.inputs.push_back({"b", ElementType::u8, {2}, 2});
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("rig-run-inputs-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rig-run-inputs-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string fa = (dir / "a.bin").string(), fb = (dir / "b.bin").string();
   const std::byte four[4] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};

@@ -21,8 +21,7 @@ std::vector<std::byte> bytes_of(const std::string& s) {
 }
 
 // A version 1.0 file with `header` padded as numpy pads it, then `data`.
-std::vector<std::byte> npy_file(const std::string& header, const std::string& data,
-                                int major = 1) {
+std::vector<std::byte> npy_file(const std::string& header, const std::string& data, int major = 1) {
   std::string h = header;
   const size_t prefix = major == 1 ? 10 : 12;
   while ((prefix + h.size() + 1) % 64 != 0) h += ' ';
@@ -62,7 +61,8 @@ TEST(Npy, ReadsWhatNumpyWrites) {
   EXPECT_EQ(element_value(v->type, v->data.data() + 4 * 5), 5.0);
   EXPECT_EQ(v->descr, "<f4");
 
-  auto scalar = parse_npy(npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (), }", "\x07"));
+  auto scalar =
+      parse_npy(npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (), }", "\x07"));
   ASSERT_TRUE(scalar) << scalar.error().to_string();
   EXPECT_TRUE(scalar->shape.empty());
   auto vec = parse_npy(npy_file("{\"shape\": (3,), \"fortran_order\": False, \"descr\": \"|b1\"}",
@@ -100,28 +100,32 @@ TEST(Npy, RefusesBrokenFilesByName) {
   auto v9 = npy_file(ok_header, data);
   v9[6] = std::byte{9};
   expect_error(parse_npy(v9), "format version 9.0");
-  expect_error(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", data)),
-               "Fortran order");
-  expect_error(parse_npy(npy_file("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", data)),
-               "big-endian");
-  expect_error(parse_npy(npy_file("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", data)),
-               "dtype '<c8' is not one rig reads");
-  expect_error(parse_npy(npy_file("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }",
-                                  data)),
+  expect_error(
+      parse_npy(npy_file("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", data)),
+      "Fortran order");
+  expect_error(
+      parse_npy(npy_file("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", data)),
+      "big-endian");
+  expect_error(
+      parse_npy(npy_file("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", data)),
+      "dtype '<c8' is not one rig reads");
+  expect_error(parse_npy(npy_file(
+                   "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", data)),
                "structured");
   expect_error(parse_npy(npy_file(ok_header, data + "x")), "needs 8 data bytes, the file has 9");
   expect_error(parse_npy(npy_file(ok_header, data.substr(0, 7))), "the file has 7");
-  expect_error(parse_npy(npy_file("{'descr': '<f4', 'shape': (2,), }", data)), "lacks 'fortran_order'");
-  expect_error(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}",
-                                  data)),
-               "unknown key 'x'");
-  expect_error(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", data)),
-               "non-negative integer");
+  expect_error(parse_npy(npy_file("{'descr': '<f4', 'shape': (2,), }", data)),
+               "lacks 'fortran_order'");
   expect_error(
-      parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, "
-                         "4294967296, 4294967296), }",
-                         data)),
-      "overflows");
+      parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", data)),
+      "unknown key 'x'");
+  expect_error(
+      parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", data)),
+      "non-negative integer");
+  expect_error(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, "
+                                  "4294967296, 4294967296), }",
+                                  data)),
+               "overflows");
   auto truncated = npy_file(ok_header, data);
   truncated.resize(20);
   expect_error(parse_npy(truncated), "ends inside the header");
@@ -171,7 +175,8 @@ TEST(TensorFigures, ComparisonFollowsAllclose) {
   EXPECT_NEAR(*c->l2_rel_error, std::sqrt(0.25 + 1e-6) / std::sqrt(21.0), 1e-6);
   EXPECT_EQ(c->bytes_differing > 0, true);
   EXPECT_FALSE(compare_tensors(ElementType::f32, off, bytes_of(floats({1})), 0, 0));
-  const auto nan = compare_tensors(ElementType::f32, bytes_of(floats({NAN})), bytes_of(floats({NAN})), 0, 0);
+  const auto nan =
+      compare_tensors(ElementType::f32, bytes_of(floats({NAN})), bytes_of(floats({NAN})), 0, 0);
   EXPECT_EQ(nan->outside, 0u);
 }
 

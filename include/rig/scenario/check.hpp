@@ -23,8 +23,8 @@ struct CheckSettings {
   std::string model;           // where the model came from (model_origin)
   std::string device = "cpu";  // device spec, as given
   bool allow_nondeterministic = false;
-  uint64_t seed = 1;         // of the two generated inputs (seed, seed + 1000)
-  size_t guard_bytes = 64;   // on each side of every buffer
+  uint64_t seed = 1;        // of the two generated inputs (seed, seed + 1000)
+  size_t guard_bytes = 64;  // on each side of every buffer
 };
 
 Result<void> validate(const CheckSettings& settings);
