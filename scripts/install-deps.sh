@@ -22,9 +22,10 @@ packages=(
   libopencv-dnn-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libexpected-dev
 )
-# Tests, sanitizers, fuzzing, formatting and benchmarks only.
+# Tests, sanitizers, fuzzing, formatting and benchmarks only (python3: the
+# tests of the C ABI's Python binding and of rig.sigs; Debian's, /usr/bin/python3).
 test_packages=(
-  clang libclang-rt-14-dev clang-format
+  clang libclang-rt-14-dev clang-format python3
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [[ $profile == test ]]; then packages+=("${test_packages[@]}"); fi

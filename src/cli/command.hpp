@@ -27,5 +27,8 @@ Command add_ladder_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_ab_command(CLI::App& app);
 Command add_predict_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+Command add_check_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
 
 }  // namespace rig::cli

@@ -278,6 +278,33 @@ Result<BenchResult> read_bench_json(std::string_view text, std::string_view what
   return r;
 }
 
+Result<BenchSettings> read_bench_settings_json(std::string_view text, std::string_view what) {
+  const json given = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (given.is_discarded() || !given.is_object())
+    return fail(ErrorCode::invalid_argument,
+                std::string(what) + ": not a JSON object of settings.effective keys");
+  // The defaults through the same table, then the keys given on top of them.
+  BenchSettings defaults;
+  json merged = json::object();
+  JsonWriter writer(merged);
+  bench_settings_fields(writer, defaults);
+  for (const auto& [key, value] : given.items()) {
+    if (!merged.contains(key)) {
+      std::string known;
+      for (const auto& [k, v] : merged.items()) known += (known.empty() ? "" : ", ") + k;
+      return fail(ErrorCode::invalid_argument,
+                  std::string(what) + ": unknown setting '" + key + "' (known: " + known + ")");
+    }
+    merged[key] = value;
+  }
+  BenchSettings s;
+  std::optional<Error> error;
+  JsonReader reader(merged, "", kJsonSchemaVersion, what, error);
+  bench_settings_fields(reader, s);
+  if (error) return tl::unexpected(*error);
+  return s;
+}
+
 std::string format_bench_text(const BenchResult& r) {
   std::ostringstream out;
   out << "rig bench: " << r.model.name << " on " << r.device.spec << "\n";

@@ -75,13 +75,18 @@ const std::vector<Component> kComponents = {
     "include/rig/stats.hpp", "include/rig/device.hpp", "include/rig/device_spec.hpp",
     "include/rig/environment.hpp", "include/rig/link_profile.hpp", "include/rig/engine.hpp",
     "include/rig/output_file.hpp",
+    "include/rig/sha256.hpp",
     "include/rig/version.hpp"},  // generated into the build tree
    {"rig_core"},
    {}},
   {"model",
-   {"src/model/", "include/rig/model.hpp"},
+   {"src/model/", "include/rig/model.hpp", "include/rig/model_weights.hpp"},
    {"rig_model"},
    {"rig_core", "rig_onnx"}},
+  {"tensor_io",  // .npy files (untrusted bytes), tensor figures and comparisons
+   {"src/tensor_io/", "include/rig/tensor_io.hpp"},
+   {"rig_tensor_io"},
+   {"rig_core"}},
   {"devices",  // cpu, sim and remote; remote speaks the wire protocol
    {"src/devices/"},
    {"rig_devices"},
@@ -97,16 +102,20 @@ const std::vector<Component> kComponents = {
   {"scenario",
    {"src/scenario/", "include/rig/scenario/"},
    {"rig_scenario"},
-   {"rig_core", "rig_model"}},
+   {"rig_core", "rig_model", "rig_tensor_io"}},
   {"report",
    {"src/report/", "include/rig/report/"},
    {"rig_report"},
-   {"rig_scenario", "rig_core", "rig_model", "nlohmann_json::nlohmann_json"}},
+   {"rig_scenario", "rig_core", "rig_model", "rig_tensor_io", "nlohmann_json::nlohmann_json"}},
   {"cli",  // `rig`; rig_opencv and protobuf: it prints their versions
    {"src/cli/"},
    {"rig_cli"},
-   {"rig", "rig_core", "rig_model", "rig_devices", "rig_proto", "rig_server", "rig_scenario",
-    "rig_report", "CLI11::CLI11", "rig_opencv", "protobuf::libprotobuf"}},
+   {"rig", "rig_core", "rig_model", "rig_tensor_io", "rig_devices", "rig_proto", "rig_server",
+    "rig_scenario", "rig_report", "CLI11::CLI11", "rig_opencv", "protobuf::libprotobuf"}},
+  {"capi",  // librig_c.so: the C ABI over the device interface, bench and its JSON
+   {"src/capi/", "include/rig/rig.h", "include/rig/rig.sigs"},
+   {"rig_c"},
+   {"rig_core", "rig_model", "rig_devices", "rig_scenario", "rig_report"}},
 };
 
 const std::vector<std::string_view> kEveryComponentMayUse = {

@@ -29,4 +29,10 @@ std::string bench_to_json(const BenchResult& result);
 Result<BenchResult> read_bench_json(std::string_view text, std::string_view what,
                                     std::string_view reader = "this command");
 
+// Reads bench settings from a JSON object whose keys are those of a result's
+// settings.effective (docs/results-schema.md); absent keys keep BenchSettings'
+// defaults, unknown keys are refused by name. Does not validate() the
+// ranges. Used by the C ABI's rig_bench.
+Result<BenchSettings> read_bench_settings_json(std::string_view text, std::string_view what);
+
 }  // namespace rig

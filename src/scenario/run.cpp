@@ -1,0 +1,236 @@
+// rig run, and the input/inference pieces rig check and rig compare share.
+#include "rig/scenario/run.hpp"
+
+#include <cstring>
+#include <set>
+
+#include "rig/model.hpp"
+
+namespace rig {
+namespace {
+
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+bool ends_with_npy(const std::string& path) {
+  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+}
+
+std::string tensor_text(ElementType type, std::span<const int64_t> shape) {
+  return std::string(to_string(type)) + " " + shape_text(shape);
+}
+
+std::string input_names(const ModelInfo& model) {
+  std::string out;
+  for (const auto& t : model.inputs) out += (out.empty() ? "'" : ", '") + t.name + "'";
+  return out;
+}
+
+}  // namespace
+
+Result<void> validate(const RunSettings& s) {
+  if (!(s.atol >= 0)) return fail(ErrorCode::invalid_argument, "--atol must be >= 0");
+  if (!(s.rtol >= 0)) return fail(ErrorCode::invalid_argument, "--rtol must be >= 0");
+  return {};
+}
+
+Result<std::vector<std::byte>> input_from_file(const TensorInfo& tensor, const std::string& path,
+                                               std::span<const std::byte> file) {
+  if (!ends_with_npy(path)) {
+    if (file.size() != tensor.bytes)
+      return fail(ErrorCode::invalid_argument, path + ": input '" + tensor.name + "' (" +
+                                                   tensor_text(tensor.type, tensor.shape) +
+                                                   ") takes " + std::to_string(tensor.bytes) +
+                                                   " bytes, the file has " +
+                                                   std::to_string(file.size()));
+    return std::vector<std::byte>(file.begin(), file.end());
+  }
+  auto npy = parse_npy(file);
+  if (!npy) return fail(ErrorCode::invalid_argument, path + ": " + npy.error().message);
+  if (npy->type != tensor.type || npy->shape != tensor.shape)
+    return fail(ErrorCode::invalid_argument, path + ": input '" + tensor.name + "' expects " +
+                                                 tensor_text(tensor.type, tensor.shape) +
+                                                 ", the file holds " +
+                                                 tensor_text(npy->type, npy->shape));
+  return std::vector<std::byte>(npy->data.begin(), npy->data.end());
+}
+
+std::vector<std::byte> generated_input(const TensorInfo& tensor, uint64_t seed) {
+  std::vector<std::byte> out(tensor.bytes);
+  uint64_t state = seed * 0x2545F4914F6CDD1Dull + 0x1234567ull;
+  auto unit = [&] { return static_cast<double>(splitmix(state) >> 11) / 9007199254740992.0; };
+  auto put = [&](size_t i, const auto& v) { std::memcpy(out.data() + i * sizeof v, &v, sizeof v); };
+  const size_t n = out.size() / element_size(tensor.type);
+  for (size_t i = 0; i < n; ++i) {
+    switch (tensor.type) {
+      case ElementType::f32:
+        put(i, static_cast<float>(unit()));
+        break;
+      case ElementType::f64:
+        put(i, unit());
+        break;
+      case ElementType::f16:  // exponent 14, random mantissa: [0.5, 1), always normal
+        put(i, static_cast<uint16_t>((14u << 10) | (splitmix(state) & 0x3ffu)));
+        break;
+      case ElementType::u16:
+        put(i, static_cast<uint16_t>(splitmix(state) & 0xff));
+        break;
+      case ElementType::i16:
+        put(i, static_cast<int16_t>(splitmix(state) & 0xff));
+        break;
+      case ElementType::i32:
+        put(i, static_cast<int32_t>(splitmix(state) & 0xff));
+        break;
+      case ElementType::i64:
+        put(i, static_cast<int64_t>(splitmix(state) & 0xff));
+        break;
+      case ElementType::boolean:
+        put(i, static_cast<uint8_t>(splitmix(state) & 1));
+        break;
+      case ElementType::u8:
+      case ElementType::i8:
+        put(i, static_cast<uint8_t>(splitmix(state) & 0xff));
+        break;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<std::vector<std::byte>>> prepare_inputs(const ModelInfo& model,
+                                                           const std::vector<InputItem>& items,
+                                                           uint64_t seed,
+                                                           std::vector<std::string>* sources) {
+  const size_t n = model.inputs.size();
+  std::vector<std::vector<std::byte>> inputs(n);
+  std::vector<std::string> from(n);
+  if (items.empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      inputs[i] = generated_input(model.inputs[i], seed + i);
+      from[i] = "generated (seed " + std::to_string(seed + i) + ")";
+    }
+    if (sources) *sources = std::move(from);
+    return inputs;
+  }
+  // Named items first, then the positional ones fill the inputs left, in order.
+  std::vector<std::string> paths(n);
+  std::vector<std::string> positional;
+  for (const InputItem& item : items) {
+    const size_t eq = item.find('=');
+    bool named = false;
+    if (eq != std::string::npos) {
+      const std::string name = item.substr(0, eq);
+      for (size_t i = 0; i < n; ++i) {
+        if (model.inputs[i].name != name) continue;
+        if (!paths[i].empty())
+          return fail(ErrorCode::invalid_argument,
+                      "--input names input '" + name + "' more than once");
+        paths[i] = item.substr(eq + 1);
+        named = true;
+      }
+    }
+    if (!named) positional.push_back(item);
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < n && next < positional.size(); ++i)
+    if (paths[i].empty()) paths[i] = positional[next++];
+  size_t given = 0;
+  for (const auto& p : paths) given += !p.empty();
+  if (next < positional.size() || given < n)
+    return fail(ErrorCode::invalid_argument,
+                "model '" + model.name + "' has " + std::to_string(n) + " input" +
+                    (n == 1 ? "" : "s") + " (" + input_names(model) + "); --input gave " +
+                    std::to_string(items.size()) + " file" + (items.size() == 1 ? "" : "s"));
+  for (size_t i = 0; i < n; ++i) {
+    auto file = read_file(paths[i]);
+    if (!file) return tl::unexpected(file.error());
+    auto bytes = input_from_file(model.inputs[i], paths[i], *file);
+    if (!bytes) return tl::unexpected(bytes.error());
+    inputs[i] = std::move(*bytes);
+    from[i] = paths[i];
+  }
+  if (sources) *sources = std::move(from);
+  return inputs;
+}
+
+Result<Inference> infer(Device& device, std::span<const std::vector<std::byte>> inputs) {
+  const ModelInfo& model = device.model_info();
+  Inference out;
+  out.outputs.resize(model.outputs.size());
+  Bindings b;
+  for (const auto& in : inputs) b.inputs.emplace_back(in.data(), in.size());
+  for (size_t i = 0; i < model.outputs.size(); ++i) {
+    out.outputs[i].assign(model.outputs[i].bytes, std::byte{0});
+    b.outputs.emplace_back(out.outputs[i].data(), out.outputs[i].size());
+  }
+  auto binding = device.bind(b);
+  if (!binding) return tl::unexpected(binding.error());
+  auto timings = device.run(*binding);
+  if (!timings) return tl::unexpected(timings.error());
+  out.timings = *timings;
+  return out;
+}
+
+Result<RunResult> run_model(Device& device, const ModelSource& source, const RunSettings& s) {
+  if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
+  RunResult r;
+  r.settings = s;
+  r.device = device.info();
+  r.virtual_clock = device.clock().is_virtual();
+  r.environment = collect_environment();
+  if (auto loaded = device.load(source); !loaded) return tl::unexpected(loaded.error());
+  r.model = device.model_info();
+
+  // References are read (and checked against the outputs) before running, so
+  // a bad file is reported without a device run.
+  std::vector<NpyView> refs;
+  std::vector<std::vector<std::byte>> ref_files;
+  if (!s.references.empty() && s.references.size() != r.model.outputs.size())
+    return fail(ErrorCode::invalid_argument,
+                "model '" + r.model.name + "' has " + std::to_string(r.model.outputs.size()) +
+                    " outputs; --reference gave " + std::to_string(s.references.size()) + " files");
+  for (size_t i = 0; i < s.references.size(); ++i) {
+    auto file = read_file(s.references[i]);
+    if (!file) return tl::unexpected(file.error());
+    ref_files.push_back(std::move(*file));
+  }
+  for (size_t i = 0; i < s.references.size(); ++i) {
+    auto npy = parse_npy(ref_files[i]);
+    if (!npy)
+      return fail(ErrorCode::invalid_argument, s.references[i] + ": " + npy.error().message);
+    const TensorInfo& t = r.model.outputs[i];
+    if (npy->type != t.type || npy->shape != t.shape)
+      return fail(ErrorCode::invalid_argument,
+                  s.references[i] + ": output '" + t.name + "' is " + tensor_text(t.type, t.shape) +
+                      ", the reference holds " + tensor_text(npy->type, npy->shape));
+    refs.push_back(std::move(*npy));
+  }
+
+  std::vector<std::string> sources;
+  auto inputs = prepare_inputs(r.model, s.inputs, s.seed, &sources);
+  if (!inputs) return tl::unexpected(inputs.error());
+  for (size_t i = 0; i < inputs->size(); ++i)
+    r.inputs.push_back(
+        {r.model.inputs[i], sources[i], tensor_stats(r.model.inputs[i].type, (*inputs)[i])});
+  auto run = infer(device, *inputs);
+  if (!run) return tl::unexpected(run.error());
+  r.timings = run->timings;
+  for (size_t i = 0; i < run->outputs.size(); ++i) {
+    const TensorInfo& t = r.model.outputs[i];
+    r.outputs.push_back({t, tensor_stats(t.type, run->outputs[i]), std::move(run->outputs[i])});
+  }
+  for (size_t i = 0; i < refs.size(); ++i) {
+    auto c =
+        compare_tensors(r.outputs[i].info.type, r.outputs[i].bytes, refs[i].data, s.atol, s.rtol);
+    if (!c) return tl::unexpected(c.error());
+    ReferenceRecord rec{s.references[i], *c, c->outside == 0};
+    r.references_passed = r.references_passed && rec.passed;
+    r.references.push_back(std::move(rec));
+  }
+  return r;
+}
+
+}  // namespace rig

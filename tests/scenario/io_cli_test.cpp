@@ -1,0 +1,130 @@
+// rig run, rig check and rig compare end to end through the executable:
+// exit statuses (0, 1 outside tolerance / a failed check, 2 bad input), the
+// files rig run writes, and the JSON documents.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+#include "rig/model.hpp"
+
+namespace rig::test {
+namespace {
+
+class IoCli : public CliFixture {
+ protected:
+  std::string cnn(uint64_t seed) {
+    const std::string p = path("cnn" + std::to_string(seed) + ".onnx");
+    const CliRun r = rig("model cnn -o " + p + " --frame 16x16 --layers 2 --width 4 --seed " +
+                         std::to_string(seed));
+    EXPECT_EQ(r.status, 0) << r.output;
+    return p;
+  }
+  nlohmann::json read_json(const std::string& p) {
+    std::ifstream in(p);
+    return nlohmann::json::parse(in);
+  }
+};
+
+TEST_F(IoCli, RunWritesOutputsAndComparesWithReferences) {
+  const std::string out = path("out");
+  CliRun r = rig("run " + model_ + " --output " + out + " --bin -q");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* needle : {"'output'", "[1, 1, 32, 32] float32", "mean", "sha256"})
+    EXPECT_NE(r.output.find(needle), std::string::npos) << needle << "\n" << r.output;
+  const std::string npy = out + "/output.npy";
+  auto file = read_file(npy);
+  ASSERT_TRUE(file);
+  EXPECT_EQ(read_file(out + "/output.bin")->size(), 4u * 32 * 32);
+
+  r = rig("run " + model_ + " --reference " + npy + " --json " + path("run.json") + " -q");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("PASS: every output within tolerance"), std::string::npos) << r.output;
+  const auto doc = read_json(path("run.json"));
+  EXPECT_EQ(doc["tool"], "rig run");
+  EXPECT_EQ(doc["schema_version"], 3);
+  EXPECT_EQ(doc["references"][0]["outside"], 0);
+  EXPECT_EQ(doc["references_passed"], true);
+  EXPECT_EQ(doc["outputs"][0]["stats"]["sha256"].get<std::string>().size(), 64u);
+
+  // Perturb one float of the reference: exit 1, one element outside.
+  std::vector<std::byte> perturbed = *file;
+  float v;
+  std::memcpy(&v, perturbed.data() + perturbed.size() - 4, 4);
+  v += 1.0f;
+  std::memcpy(perturbed.data() + perturbed.size() - 4, &v, 4);
+  ASSERT_TRUE(write_file_atomic(path("perturbed.npy"), perturbed));
+  r = rig("run " + model_ + " --reference " + path("perturbed.npy") + " -q");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("1 of 1024 outside tolerance"), std::string::npos) << r.output;
+  // A loose enough tolerance accepts it.
+  r = rig("run " + model_ + " --reference " + path("perturbed.npy") + " --atol 2 -q");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST_F(IoCli, RunFeedsExactBytesAndNamesMismatches) {
+  // 4 x 64 x 64 u8 input: raw bytes of that size, or an .npy of that shape.
+  ASSERT_TRUE(write_file_atomic(path("in.bin"), std::vector<std::byte>(4 * 64 * 64, std::byte{3})));
+  CliRun r = rig("run " + model_ + " --input " + path("in.bin") + " -q");
+  EXPECT_EQ(r.status, 0) << r.output;
+  r = rig("run " + model_ + " --input input=" + path("in.bin") + " -q");
+  EXPECT_EQ(r.status, 0) << r.output;
+  ASSERT_TRUE(write_file_atomic(path("short.bin"), std::vector<std::byte>(100)));
+  r = rig("run " + model_ + " --input " + path("short.bin") + " -q");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("takes 16384 bytes, the file has 100"), std::string::npos) << r.output;
+  r = rig("run " + model_ + " --input " + path("in.bin") + "," + path("in.bin") + " -q");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--input gave 2 files"), std::string::npos) << r.output;
+  ASSERT_TRUE(write_file_atomic(path("bad.npy"), std::string("not numpy")));
+  r = rig("run " + model_ + " --input " + path("bad.npy") + " -q");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("not a readable .npy file"), std::string::npos) << r.output;
+  r = rig("run " + model_ + " --input " + path("missing.bin") + " -q");
+  EXPECT_EQ(r.status, 2) << r.output;
+  r = rig("run " + model_ + " -d tcp://127.0.0.1:1 -q");
+  EXPECT_EQ(r.status, 3) << r.output;
+}
+
+TEST_F(IoCli, CheckPassesOnTheCpuAndTheSim) {
+  for (const std::string device : {"cpu:threads=1", "sim:compute=1ms"}) {
+    const std::string json = path("check.json");
+    const CliRun r = rig("check " + cnn(1) + " -d " + device + " --json " + json + " -q");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("PASS: all 6 checks passed"), std::string::npos) << r.output;
+    const auto doc = read_json(json);
+    EXPECT_EQ(doc["tool"], "rig check");
+    EXPECT_EQ(doc["passed"], true);
+    ASSERT_EQ(doc["checks"].size(), 6u);
+    EXPECT_GT(doc["checks"][0]["differing_bytes"].get<int>(), 0);
+    EXPECT_EQ(doc["checks"][1]["differing_bytes"], 0);
+    EXPECT_EQ(doc["checks"][2]["refusal"]["code"], "invalid argument");
+  }
+}
+
+TEST_F(IoCli, CompareCountsDifferingBytesPerVariant) {
+  const std::string a = cnn(1), b = cnn(2);
+  const std::string a_copy = path("copy.onnx");
+  std::filesystem::copy_file(a, a_copy);
+  const std::string json = path("compare.json");
+  const CliRun r = rig("compare " + a + " " + b + " " + a_copy + " --json " + json + " -q");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("identical"), std::string::npos) << r.output;
+  const auto doc = read_json(json);
+  EXPECT_EQ(doc["tool"], "rig compare");
+  ASSERT_EQ(doc["variants"].size(), 3u);
+  EXPECT_EQ(doc["variants"][0]["bytes_differing_from_first"], 0);
+  EXPECT_GT(doc["variants"][1]["bytes_differing_from_first"].get<int>(), 0);
+  EXPECT_EQ(doc["variants"][2]["bytes_differing_from_first"], 0);
+  EXPECT_EQ(doc["variants"][0]["artifact_sha256"], doc["variants"][2]["artifact_sha256"]);
+  EXPECT_NE(doc["variants"][0]["weights_sha256"], doc["variants"][1]["weights_sha256"]);
+  for (const auto& v : doc["variants"]) EXPECT_EQ(v["deterministic"], true);
+  const CliRun one = rig("compare " + a + " -q");
+  EXPECT_EQ(one.status, 2) << one.output;
+}
+
+}  // namespace
+}  // namespace rig::test
