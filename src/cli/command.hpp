@@ -27,5 +27,7 @@ Command add_ladder_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_ab_command(CLI::App& app);
 Command add_predict_command(CLI::App& app);
+Command add_report_command(CLI::App& app);  // and rig export: report_command.cpp
+Command add_export_command(CLI::App& app);
 
 }  // namespace rig::cli
