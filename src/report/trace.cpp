@@ -10,10 +10,10 @@ constexpr int kPhaseTid = 1;
 constexpr int kWindowTid = 2;
 constexpr int kSlotTid = 10;
 constexpr const char* kDerivedNames[4] = {"transfer_in", "queue_wait", "compute", "transfer_out"};
-constexpr EnginePhase kPhases[] = {EnginePhase::load,    EnginePhase::allocate,
-                                   EnginePhase::first_inference, EnginePhase::latency,
-                                   EnginePhase::warmup,  EnginePhase::measure,
-                                   EnginePhase::drain};
+constexpr EnginePhase kPhases[] = {
+    EnginePhase::load,    EnginePhase::allocate, EnginePhase::first_inference,
+    EnginePhase::latency, EnginePhase::warmup,   EnginePhase::measure,
+    EnginePhase::drain};
 
 std::string_view phase_name(uint8_t p) {
   return p < std::size(kPhases) ? to_string(kPhases[p]) : std::string_view("?");
@@ -83,7 +83,11 @@ class Writer {
 
 TraceRecorder::TraceRecorder(TraceSettings settings) : settings_(settings) {
   settings_.max_events = std::max<size_t>(1, settings_.max_events);
-  records_.reserve(std::min<size_t>(settings_.max_events, 4096));
+}
+
+template <class F>
+void TraceRecorder::for_each_record(F&& f) const {
+  for (size_t i = 0; i < records_; ++i) f(chunks_[i / kChunk][i % kChunk]);
 }
 
 bool TraceRecorder::take(size_t events) {
@@ -93,7 +97,7 @@ bool TraceRecorder::take(size_t events) {
     Record r;
     r.kind = Kind::stop;
     r.begin_ns = last_ns_;
-    records_.push_back(r);
+    push(r);
     return false;
   }
   events_ += events;
@@ -101,11 +105,10 @@ bool TraceRecorder::take(size_t events) {
 }
 
 void TraceRecorder::push(const Record& r) {
-  // Grow in chunks: one reallocation per few thousand inferences, not a
-  // doubling that copies a large trace at once near the cap.
-  if (records_.size() == records_.capacity())
-    records_.reserve(std::min(settings_.max_events + 1, records_.capacity() + 65536));
-  records_.push_back(r);
+  // A new chunk every kChunk records; records never move once stored.
+  if (records_ % kChunk == 0) chunks_.push_back(std::make_unique_for_overwrite<Record[]>(kChunk));
+  chunks_.back()[records_ % kChunk] = r;
+  ++records_;
 }
 
 void TraceRecorder::phase_begin(EnginePhase phase, Nanos at) {
@@ -116,10 +119,10 @@ void TraceRecorder::phase_begin(EnginePhase phase, Nanos at) {
   Record r;
   r.kind = Kind::phase_begin;
   r.phase = phase_;
-  r.slot = phase == EnginePhase::warmup || phase == EnginePhase::measure ||
-                   phase == EnginePhase::drain
-               ? run_
-               : 0;
+  r.slot =
+      phase == EnginePhase::warmup || phase == EnginePhase::measure || phase == EnginePhase::drain
+          ? run_
+          : 0;
   r.begin_ns = at.count();
   push(r);
 }
@@ -181,7 +184,7 @@ void TraceRecorder::completed(uint32_t slot, const Completion& c, Nanos at) {
 
 std::string TraceRecorder::to_json() const {
   std::string out;
-  out.reserve(records_.size() * 160 + 1024);
+  out.reserve(records_ * 160 + 1024);
   out += "{\"traceEvents\": [";
   Writer w(out);
   w.metadata("process_name", 1, kPhaseTid, "rig host");
@@ -189,8 +192,9 @@ std::string TraceRecorder::to_json() const {
   w.metadata("thread_name", 1, kPhaseTid, "phases");
   w.metadata("thread_name", 1, kWindowTid, "windows");
   uint32_t slots = 0;
-  for (const Record& r : records_)
+  for_each_record([&](const Record& r) {
     if (r.kind == Kind::inference) slots = std::max(slots, r.slot + 1);
+  });
   for (uint32_t k = 0; k < slots; ++k) {
     w.metadata("thread_name", 1, kSlotTid + static_cast<int>(k), "slot " + std::to_string(k));
     w.metadata("thread_name", 2, kSlotTid + static_cast<int>(k), "slot " + std::to_string(k));
@@ -198,7 +202,7 @@ std::string TraceRecorder::to_json() const {
 
   std::vector<uint8_t> open_phases;
   int64_t last = 0;
-  for (const Record& r : records_) {
+  for_each_record([&](const Record& r) {
     last = std::max({last, r.begin_ns, r.end_ns});
     switch (r.kind) {
       case Kind::phase_begin:
@@ -219,8 +223,8 @@ std::string TraceRecorder::to_json() const {
         w.open("window", 'X', 1, kWindowTid, r.begin_ns);
         w.raw(",\"cat\":\"window\",\"dur\":");
         append_us(out, r.end_ns - r.begin_ns);
-        std::snprintf(buf, sizeof buf, ",\"args\":{\"inferences\":%u,\"rate_per_s\":%.17g}",
-                      r.slot, r.rate);
+        std::snprintf(buf, sizeof buf, ",\"args\":{\"inferences\":%u,\"rate_per_s\":%.17g}", r.slot,
+                      r.rate);
         w.raw(buf);
         w.close();
         w.open("rate_per_s", 'C', 1, kWindowTid, r.end_ns);
@@ -263,7 +267,7 @@ std::string TraceRecorder::to_json() const {
         break;
       }
     }
-  }
+  });
   // Phases still open when recording stopped end where it stopped.
   while (!open_phases.empty()) {
     w.open(phase_name(open_phases.back()), 'E', 1, kPhaseTid, std::max(last, last_ns_));

@@ -27,12 +27,13 @@
 // close phases still open at the stop are added beyond the cap.
 //
 // Cost: a callback stores one fixed-size record (no formatting until
-// to_json); records are reserved in chunks. Thread safety: the engine's
-// thread only.
+// to_json) in chunks of 4096 records, allocated as needed and never moved.
+// Thread safety: the engine's thread only.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,21 +67,25 @@ class TraceRecorder final : public EngineObserver {
   enum class Kind : uint8_t { phase_begin, phase_end, window, inference, stop };
   struct Record {
     Kind kind = Kind::inference;
-    uint8_t phase = 0;        // EnginePhase
-    uint8_t derived = 0;      // bit per reported device duration (in, wait, compute, out)
-    uint8_t failed = 0;       // inference: an error came back
-    uint32_t slot = 0;        // inference: slot; window: inferences (low 32 bits)
-    int64_t begin_ns = 0;     // inference: submit; window: start; phase: at
-    int64_t end_ns = 0;       // inference: completion (host); window: close
+    uint8_t phase = 0;          // EnginePhase
+    uint8_t derived = 0;        // bit per reported device duration (in, wait, compute, out)
+    uint8_t failed = 0;         // inference: an error came back
+    uint32_t slot = 0;          // inference: slot; window: inferences (low 32 bits)
+    int64_t begin_ns = 0;       // inference: submit; window: start; phase: at
+    int64_t end_ns = 0;         // inference: completion (host); window: close
     int64_t device_end_ns = 0;  // inference: the device's completion stamp
     int64_t durations_ns[4] = {0, 0, 0, 0};  // transfer in, queue wait, compute, transfer out
-    double rate = 0;          // window: rate per second
+    double rate = 0;                         // window: rate per second
   };
+  static constexpr size_t kChunk = 4096;
   bool take(size_t events);
   void push(const Record& r);
+  template <class F>
+  void for_each_record(F&& f) const;
 
   TraceSettings settings_;
-  std::vector<Record> records_;
+  std::vector<std::unique_ptr<Record[]>> chunks_;
+  size_t records_ = 0;
   std::vector<int64_t> submitted_at_;  // per slot
   uint8_t phase_ = 0;
   uint32_t run_ = 0;
