@@ -36,11 +36,21 @@ std::string esc(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         // Control characters other than tab and newline are not allowed in HTML text.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n')
@@ -104,10 +114,13 @@ class Plotter {
       return "<p class=\"skipped\">Plot skipped (" + esc(spec.title) + "): " + esc(why) + "</p>\n";
     };
     if (!unavailable_.empty()) return skip(unavailable_);
-    std::string script = "set terminal svg size 720,380 font \"sans,11\" background \"#ffffff\"\n";
-    script += "set output\nset encoding utf8\nset grid\nset key outside bottom center horizontal\n";
+    // noenhanced: titles hold key names ("temperature_c"), not markup.
+    std::string script =
+        "set terminal svg size 720,400 noenhanced font \"sans,11\" background \"#ffffff\"\n";
+    script += "set output\nset encoding utf8\nset grid\nset key outside top center horizontal\n";
     script += "set title " + gp_quote(spec.title) + "\n";
-    script += "set xlabel " + gp_quote(spec.xlabel) + "\nset ylabel " + gp_quote(spec.ylabel) + "\n";
+    script +=
+        "set xlabel " + gp_quote(spec.xlabel) + "\nset ylabel " + gp_quote(spec.ylabel) + "\n";
     if (!spec.y2label.empty())
       script += "set y2label " + gp_quote(spec.y2label) + "\nset y2tics\nset ytics nomirror\n";
     for (auto& block : spec.data) {
@@ -159,7 +172,7 @@ class Plotter {
         out.append(svg, i, 4);
         out += p + "-";
         i += 4;
-      } else if (starts("href='#") || starts("href=\"#") ) {
+      } else if (starts("href='#") || starts("href=\"#")) {
         out.append(svg, i, 7);
         out += p + "-";
         i += 7;
@@ -189,7 +202,8 @@ struct Context {
 
 void table_head(std::string& out, std::initializer_list<std::string_view> columns,
                 std::string_view cls = "") {
-  out += cls.empty() ? "<table>\n<thead><tr>" : "<table class=\"" + std::string(cls) + "\">\n<thead><tr>";
+  out += cls.empty() ? "<table>\n<thead><tr>"
+                     : "<table class=\"" + std::string(cls) + "\">\n<thead><tr>";
   for (auto c : columns) out += "<th>" + esc(c) + "</th>";
   out += "</tr></thead>\n<tbody>\n";
 }
@@ -198,7 +212,9 @@ void table_row(std::string& out, const std::vector<std::string>& cells) {
   for (const auto& c : cells) out += "<td>" + esc(c) + "</td>";
   out += "</tr>\n";
 }
-void table_end(std::string& out) { out += "</tbody>\n</table>\n"; }
+void table_end(std::string& out) {
+  out += "</tbody>\n</table>\n";
+}
 
 // A table of every leaf under `node` (a section), name / value / unit.
 void figures_table(std::string& out, const json& node, const std::string& section) {
@@ -384,8 +400,10 @@ void summary_section(std::string& out, const std::vector<ResultDoc>& docs) {
     out += "<tr><td><a href=\"#result-" + std::to_string(i + 1) + "\">" + std::to_string(i + 1) +
            "</a></td><td>" + esc(r.path) + "</td><td>" + esc(r.tool) + "</td><td>" +
            esc(device_of(r)) + "</td><td>" + esc(model_of(r)) + "</td><td class=\"" +
-           (verdict == "VALID" ? "valid" : verdict == "INVALID" ? "invalid" : "none") + "\">" +
-           esc(verdict) + "</td><td>";
+           (verdict == "VALID"     ? "valid"
+            : verdict == "INVALID" ? "invalid"
+                                   : "none") +
+           "\">" + esc(verdict) + "</td><td>";
     if (flags.empty()) {
       out += "none";
     } else {
@@ -420,28 +438,34 @@ void summary_section(std::string& out, const std::vector<ResultDoc>& docs) {
     for (const auto& c : cols) out += "<td>" + esc(f(c)) + "</td>";
     out += "</tr>\n";
   };
-  row("time to first output (TTFO)", [](const Quantities& q) {
-    return num(q.ttfo, "ms") + (q.ttfo_note.empty() ? "" : " (" + q.ttfo_note + ")");
-  }, "lead");
+  row(
+      "time to first output (TTFO)",
+      [](const Quantities& q) {
+        return num(q.ttfo, "ms") + (q.ttfo_note.empty() ? "" : " (" + q.ttfo_note + ")");
+      },
+      "lead");
   row("  load (read + parse + compile)", [](const Quantities& q) { return num(q.load, "ms"); });
   row("  allocate + bind", [](const Quantities& q) { return num(q.allocate, "ms"); });
   row("  first inference", [](const Quantities& q) { return num(q.first, "ms"); });
-  row("steady-state rate", [](const Quantities& q) {
-    return num(q.rate, "/s") + (q.rate_note.empty() ? "" : " (" + q.rate_note + ")");
-  }, "lead");
+  row(
+      "steady-state rate",
+      [](const Quantities& q) {
+        return num(q.rate, "/s") + (q.rate_note.empty() ? "" : " (" + q.rate_note + ")");
+      },
+      "lead");
   row("  spread", [](const Quantities& q) {
     return q.spread ? num(*q.spread * 100, "%") : std::string("n/a");
   });
   row("  time per frame", [](const Quantities& q) { return num(q.time_per_frame, "ms"); });
   row("  device's own rate (on-device loop)",
       [](const Quantities& q) { return num(q.device_rate, "/s"); });
-  row("bytes per inference in / out", [](const Quantities& q) {
-    return num(q.in, "B") + " / " + num(q.out, "B");
-  }, "lead");
-  row("  on the link in / out", [](const Quantities& q) {
-    return num(q.link_in, "B") + " / " + num(q.link_out, "B");
-  });
-  row("  payload traffic at that rate", [](const Quantities& q) { return num(q.mb_per_s, "MB/s"); });
+  row(
+      "bytes per inference in / out",
+      [](const Quantities& q) { return num(q.in, "B") + " / " + num(q.out, "B"); }, "lead");
+  row("  on the link in / out",
+      [](const Quantities& q) { return num(q.link_in, "B") + " / " + num(q.link_out, "B"); });
+  row("  payload traffic at that rate",
+      [](const Quantities& q) { return num(q.mb_per_s, "MB/s"); });
   row("  link traffic at that rate",
       [](const Quantities& q) { return num(q.link_mb_per_s, "MB/s"); });
   table_end(out);
@@ -453,7 +477,8 @@ void summary_section(std::string& out, const std::vector<ResultDoc>& docs) {
 
 // The lone-frame latency distribution as a CDF through its quantiles (the
 // document keeps the summary, not every sample).
-void latency_cdf(Context& c, const json& d, std::initializer_list<std::pair<const char*, const char*>> series,
+void latency_cdf(Context& c, const json& d,
+                 std::initializer_list<std::pair<const char*, const char*>> series,
                  const std::string& title) {
   PlotSpec p;
   p.title = title;
@@ -516,9 +541,9 @@ void window_plot(Context& c, const json& d, const std::string& title) {
   for (const auto& path : paths) {
     DataBlock b{"w" + std::to_string(n), {}};
     for (const auto& w : *report::at_path(d, path)) {
-      std::vector<double> row = {number_at(w, "start_s").value_or(kNaN) +
-                                     number_at(w, "duration_s").value_or(0),
-                                 number_at(w, "rate_per_s").value_or(kNaN)};
+      std::vector<double> row = {
+          number_at(w, "start_s").value_or(kNaN) + number_at(w, "duration_s").value_or(0),
+          number_at(w, "rate_per_s").value_or(kNaN)};
       for (const auto& k : extra) row.push_back(number_at(w, k).value_or(kNaN));
       b.rows.push_back(std::move(row));
     }
@@ -526,9 +551,10 @@ void window_plot(Context& c, const json& d, const std::string& title) {
     if (paths.size() > 1) {
       const size_t dot = path.rfind(".windows");
       const size_t prev = path.rfind('.', dot == std::string::npos ? 0 : dot - 1);
-      label = "repeat " + (prev != std::string::npos
-                               ? std::to_string(std::stoul(path.substr(prev + 1, dot - prev - 1)) + 1)
-                               : path);
+      label =
+          "repeat " + (prev != std::string::npos
+                           ? std::to_string(std::stoul(path.substr(prev + 1, dot - prev - 1)) + 1)
+                           : path);
     }
     plot += std::string(n ? ", " : "") + "$" + b.name + " using 1:2 with linespoints title " +
             gp_quote(label + " rate");
@@ -562,9 +588,9 @@ void bench_section(Context& c, const ResultDoc& r) {
                       num(number_at(d, "ttfo.load_breakdown.parse_ms"), "ms") + ", compile " +
                       num(number_at(d, "ttfo.load_breakdown.compile_ms"), "ms")});
   table_row(out, {"allocate + bind", num(number_at(d, "ttfo.allocate_ms"), "ms"), ""});
-  table_row(out, {"first inference", num(number_at(d, "ttfo.first_inference_ms"), "ms"),
-                  "device compute " +
-                      num(number_at(d, "ttfo.first_inference_device.compute_ms"), "ms")});
+  table_row(
+      out, {"first inference", num(number_at(d, "ttfo.first_inference_ms"), "ms"),
+            "device compute " + num(number_at(d, "ttfo.first_inference_device.compute_ms"), "ms")});
   table_end(out);
   out += "<h3>Steady state</h3>\n";
   table_head(out, {"repeat", "rate", "inferences", "elapsed", "stable", "last 3 windows spread",
@@ -608,17 +634,18 @@ void loop_section(Context& c, const ResultDoc& r) {
   table_row(c.out, {"device loop rate", num(number_at(d, "loop.frames_per_second"), "/s"),
                     num(number_at(d, "loop.frames_completed")) + " frames in " +
                         num(number_at(d, "loop.elapsed_s"), "s") + ", no per-frame transfers"});
-  table_row(c.out, {"host-observed pipelined rate",
-                    num(report::number_at(d, "steady.rate_per_s")
-                            ? number_at(d, "steady.rate_per_s")
-                            : number_at(d, "steady.rate"),
-                        "/s"),
-                    "depth " + num(number_at(d, "steady.depth"))});
-  table_row(c.out, {"transfer cost per frame", num(number_at(d, "transfer_cost.per_frame_ms"), "ms"),
-                    "share of the host frame time " +
-                        (number_at(d, "transfer_cost.share_of_host_frame_time")
-                             ? num(*number_at(d, "transfer_cost.share_of_host_frame_time") * 100, "%")
-                             : std::string("n/a"))});
+  table_row(c.out,
+            {"host-observed pipelined rate",
+             num(report::number_at(d, "steady.rate_per_s") ? number_at(d, "steady.rate_per_s")
+                                                           : number_at(d, "steady.rate"),
+                 "/s"),
+             "depth " + num(number_at(d, "steady.depth"))});
+  table_row(c.out,
+            {"transfer cost per frame", num(number_at(d, "transfer_cost.per_frame_ms"), "ms"),
+             "share of the host frame time " +
+                 (number_at(d, "transfer_cost.share_of_host_frame_time")
+                      ? num(*number_at(d, "transfer_cost.share_of_host_frame_time") * 100, "%")
+                      : std::string("n/a"))});
   table_end(c.out);
   PlotSpec p;
   const auto device = number_at(d, "loop.frames_per_second");
@@ -643,11 +670,12 @@ void ladder_section(Context& c, const ResultDoc& r) {
   DataBlock pts{"rungs", {}};
   if (rungs && rungs->is_array())
     for (const auto& g : *rungs) {
-      const double bytes = number_at(g, "bytes_in").value_or(kNaN) + number_at(g, "bytes_out").value_or(kNaN);
-      table_row(c.out, {string_at(g, "size"), num(bytes, "B"), num(number_at(g, "mb_per_s"), "MB/s"),
-                        num(number_at(g, "lone_ms.median"), "ms"),
-                        num(number_at(g, "compute_ms"), "ms"), num(number_at(g, "link_ms"), "ms"),
-                        string_at(g, "bound")});
+      const double bytes =
+          number_at(g, "bytes_in").value_or(kNaN) + number_at(g, "bytes_out").value_or(kNaN);
+      table_row(c.out,
+                {string_at(g, "size"), num(bytes, "B"), num(number_at(g, "mb_per_s"), "MB/s"),
+                 num(number_at(g, "lone_ms.median"), "ms"), num(number_at(g, "compute_ms"), "ms"),
+                 num(number_at(g, "link_ms"), "ms"), string_at(g, "bound")});
       pts.rows.push_back({bytes, number_at(g, "mb_per_s").value_or(kNaN)});
     }
   table_end(c.out);
@@ -666,7 +694,7 @@ void ladder_section(Context& c, const ResultDoc& r) {
   p.title = "Link ladder: MB/s against frame size, with the fitted link model";
   p.xlabel = "bytes per frame, in + out (B)";
   p.ylabel = "throughput (MB/s, 10^6 B/s)";
-  p.setup = "set logscale x\n";
+  p.setup = "set logscale x\nset yrange [0:*]\n";
   p.plot = "$rungs using 1:2 with points pointtype 7 pointsize 1.2 title \"measured rungs\"";
   const auto fixed = number_at(d, "results.pipelined_fit.fixed_ms");
   const auto bw = number_at(d, "results.pipelined_fit.bandwidth_bytes_per_s");
@@ -684,20 +712,20 @@ void ladder_section(Context& c, const ResultDoc& r) {
 void sweep_section(Context& c, const ResultDoc& r) {
   const json& d = r.doc;
   const json* points = report::at_path(d, "results.points");
-  table_head(c.out, {"depth", "median rate", "min", "max", "fraction of best", "stable", "refined"});
+  table_head(c.out,
+             {"depth", "median rate", "min", "max", "fraction of best", "stable", "refined"});
   DataBlock pts{"pts", {}};
   if (points && points->is_array())
     for (const auto& g : *points) {
       const json* stable = report::at_path(g, "stable");
       const json* refined = report::at_path(g, "refined");
-      table_row(c.out, {num(number_at(g, "depth")), num(number_at(g, "rate_per_s.median"), "/s"),
-                        num(number_at(g, "rate_per_s.min"), "/s"),
-                        num(number_at(g, "rate_per_s.max"), "/s"),
-                        number_at(g, "fraction_of_best")
-                            ? num(*number_at(g, "fraction_of_best") * 100, "%")
-                            : "n/a",
-                        stable ? report::display(*stable) : "n/a",
-                        refined ? report::display(*refined) : "n/a"});
+      table_row(
+          c.out,
+          {num(number_at(g, "depth")), num(number_at(g, "rate_per_s.median"), "/s"),
+           num(number_at(g, "rate_per_s.min"), "/s"), num(number_at(g, "rate_per_s.max"), "/s"),
+           number_at(g, "fraction_of_best") ? num(*number_at(g, "fraction_of_best") * 100, "%")
+                                            : "n/a",
+           stable ? report::display(*stable) : "n/a", refined ? report::display(*refined) : "n/a"});
       pts.rows.push_back({number_at(g, "depth").value_or(kNaN),
                           number_at(g, "rate_per_s.median").value_or(kNaN),
                           number_at(g, "rate_per_s.min").value_or(kNaN),
@@ -712,7 +740,8 @@ void sweep_section(Context& c, const ResultDoc& r) {
   table_row(c.out, {"device queue depth", num(queue)});
   table_row(c.out, {"single shot", num(number_at(d, "results.single_shot_ms"), "ms")});
   table_row(c.out, {"pipelined time per frame", num(number_at(d, "results.pipelined_ms"), "ms")});
-  table_row(c.out, {"round trip hidden by pipelining", num(number_at(d, "results.round_trip_ms"), "ms")});
+  table_row(c.out,
+            {"round trip hidden by pipelining", num(number_at(d, "results.round_trip_ms"), "ms")});
   table_end(c.out);
   if (pts.rows.empty()) return;
   PlotSpec p;
@@ -766,10 +795,12 @@ void ab_section(Context& c, const ResultDoc& r) {
   p.ylabel = "B / A (ratio)";
   p.y2label = "rate (inferences/s)";
   const double n = noise.value_or(0);
-  p.setup = "set xtics 1\nset offsets 0.5, 0.5, 0, 0\nset style fill transparent solid 0.15 noborder\n";
-  p.plot = report::line("(1-%.9g) with filledcurves y1=%.9g linecolor rgb \"#1f77b4\" title "
-                        "\"noise band 1 ± %.3g\", ",
-                        n, 1 + n, n) +
+  p.setup =
+      "set xtics 1\nset offsets 0.5, 0.5, 0, 0\nset style fill transparent solid 0.15 noborder\n";
+  p.plot = report::line(
+               "(1-%.9g) with filledcurves y1=%.9g linecolor rgb \"#1f77b4\" title "
+               "\"noise band 1 ± %.3g\", ",
+               n, 1 + n, n) +
            "1 with lines dashtype 2 linecolor rgb \"#1f77b4\" notitle, "
            "$pairs using 1:2 with linespoints pointtype 7 title \"B / A\", "
            "$pairs using 1:3 axes x1y2 with points pointtype 4 title \"A rate\", "
@@ -806,8 +837,8 @@ struct Kind {
   void (*section)(Context&, const ResultDoc&);
 };
 constexpr Kind kKinds[] = {
-    {"rig bench", bench_section}, {"rig loop", loop_section},   {"rig ladder", ladder_section},
-    {"rig sweep", sweep_section}, {"rig ab", ab_section},       {"rig predict", predict_section},
+    {"rig bench", bench_section}, {"rig loop", loop_section}, {"rig ladder", ladder_section},
+    {"rig sweep", sweep_section}, {"rig ab", ab_section},     {"rig predict", predict_section},
 };
 
 void result_section(Context& c, const ResultDoc& r, size_t index) {
@@ -819,12 +850,13 @@ void result_section(Context& c, const ResultDoc& r, size_t index) {
          "</p>\n";
   const std::string verdict = verdict_of(r);
   out += "<p class=\"verdict " +
-         std::string(verdict == "VALID" ? "valid" : verdict == "INVALID" ? "invalid" : "none") +
+         std::string(verdict == "VALID"     ? "valid"
+                     : verdict == "INVALID" ? "invalid"
+                                            : "none") +
          "\">verdict: " + esc(verdict) + "</p>\n";
   const auto reasons = strings_in(report::at_path(r.doc, "verdict.reasons"));
   const auto notes = strings_in(report::at_path(r.doc, "notes"));
-  for (const auto& [title, items] :
-       {std::pair{"reasons", reasons}, std::pair{"notes", notes}}) {
+  for (const auto& [title, items] : {std::pair{"reasons", reasons}, std::pair{"notes", notes}}) {
     if (items.empty()) continue;
     out += "<h3>" + std::string(title) + "</h3>\n<ul>";
     for (const auto& s : items) out += "<li>" + esc(s) + "</li>";
@@ -894,9 +926,10 @@ Result<HtmlReport> html_report(const std::vector<ResultFile>& files,
 
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"generator\" content=\"rig " + esc(kVersion) + "\">\n";
-  out += "<title>" + esc(settings.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
-  out += "<h1>" + esc(settings.title) + "</h1>\n<p>" + std::to_string(docs.size()) +
-         " result" + (docs.size() == 1 ? "" : "s") + ", written by rig " + esc(kVersion) +
+  out += "<title>" + esc(settings.title) + "</title>\n<style>" + kStyle +
+         "</style>\n</head>\n<body>\n";
+  out += "<h1>" + esc(settings.title) + "</h1>\n<p>" + std::to_string(docs.size()) + " result" +
+         (docs.size() == 1 ? "" : "s") + ", written by rig " + esc(kVersion) +
          ". Units: ms milliseconds, s seconds, /s per second, B bytes, MB = 10^6 bytes.</p>\n";
   summary_section(out, docs);
   if (!plots.skipped().empty()) {
