@@ -240,9 +240,8 @@ TEST_F(CliFixture, ReportAndExportOnWhatTheCommandsWrote) {
   ASSERT_EQ(r.status, 0) << r.output;
   r = rig("export " + path("b.json") + " --csv-windows");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.output.rfind("result,series,repeat,window,start_s,duration_s,inferences,rate_per_s",
-                           0),
-            0u)
+  EXPECT_EQ(
+      r.output.rfind("result,series,repeat,window,start_s,duration_s,inferences,rate_per_s", 0), 0u)
       << r.output;
   // Bad input: named, exit 2, nothing written.
   r = rig("export " + path("b.json") + " --csv --csv-windows");

@@ -31,9 +31,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::vector<std::string> kFixtures = {
-    "bench-v2.json", "bench-v1.json",  "loop-v2.json", "loop-v1.json",   "ladder-v2.json",
-    "sweep-v2.json", "ab-v2.json",     "predict-v2.json", "unknown-v2.json"};
+const std::vector<std::string> kFixtures = {"bench-v2.json", "bench-v1.json",   "loop-v2.json",
+                                            "loop-v1.json",  "ladder-v2.json",  "sweep-v2.json",
+                                            "ab-v2.json",    "predict-v2.json", "unknown-v2.json"};
 
 std::string fixture(const std::string& name) {
   return std::string(RIG_TEST_DIR) + "/fixtures/" + name;
@@ -51,12 +51,18 @@ std::vector<ResultFile> all_fixtures() {
 std::string esc(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else if (c == '\'') out += "&#39;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else if (c == '\'')
+      out += "&#39;";
+    else
+      out += c;
   }
   return out;
 }
@@ -88,9 +94,9 @@ std::pair<int, std::string> run(const std::string& cmd) {
 
 // The strict HTML5 parse and self-containment check (check_html.py).
 void expect_valid_html(const std::string& page_path, size_t results, size_t min_svgs) {
-  auto [status, out] = run("/usr/bin/python3 " + std::string(RIG_TEST_DIR) + "/check_html.py " +
-                           page_path + " " + std::to_string(results) + " --svgs " +
-                           std::to_string(min_svgs));
+  auto [status, out] =
+      run("/usr/bin/python3 " + std::string(RIG_TEST_DIR) + "/check_html.py " + page_path + " " +
+          std::to_string(results) + " --svgs " + std::to_string(min_svgs));
   if (status == 77) GTEST_SKIP() << out;
   EXPECT_EQ(status, 0) << out;
 }
@@ -212,7 +218,8 @@ TEST(HtmlReport, LongSeriesAreThinnedForThePlotOnlyNeverForTheTables) {
   json doc = {{"schema_version", 2}, {"tool", "rig future"}};
   json windows = json::array();
   for (int i = 0; i < 3000; ++i)
-    windows.push_back({{"start_s", i}, {"duration_s", 1.0}, {"inferences", 10}, {"rate_per_s", 10.0 + i % 3}});
+    windows.push_back(
+        {{"start_s", i}, {"duration_s", 1.0}, {"inferences", 10}, {"rate_per_s", 10.0 + i % 3}});
   doc["results"]["windows"] = windows;
   HtmlReportSettings s;
   s.max_plot_points = 50;
@@ -310,7 +317,8 @@ TEST(Export, FiguresCsvRoundTripsEveryLeafOfEveryDocument) {
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& r = rows[i];
     ASSERT_EQ(r.size(), 5u) << i;
-    const std::string key = r[1] == "header" ? r[2] : r[1] + (r[2].empty() ? "" : (r[2][0] == '[' ? "" : ".") + r[2]);
+    const std::string key =
+        r[1] == "header" ? r[2] : r[1] + (r[2].empty() ? "" : (r[2][0] == '[' ? "" : ".") + r[2]);
     auto& doc = expected[r[0]];
     auto it = doc.find(key);
     ASSERT_NE(it, doc.end()) << r[0] << ": " << key;
@@ -356,9 +364,9 @@ TEST(Export, WindowsCsvHasEveryWindowOfEveryRepeat) {
   ASSERT_TRUE(csv.has_value());
   const auto rows = parse_csv(*csv);
   ASSERT_FALSE(rows.empty());
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"result", "series", "repeat", "window", "start_s",
-                                               "duration_s", "inferences", "rate_per_s",
-                                               "temperature_c"}));
+  EXPECT_EQ(rows[0],
+            (std::vector<std::string>{"result", "series", "repeat", "window", "start_s",
+                                      "duration_s", "inferences", "rate_per_s", "temperature_c"}));
   const json bench = json::parse((*files)[0].text);
   const json other = json::parse((*files)[1].text);
   size_t i = 1;
