@@ -21,12 +21,15 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libopencv-dnn-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libexpected-dev
+  gnuplot-nox  # rig report's plots (rig report still writes every table without it)
 )
 # Tests, sanitizers, fuzzing, formatting and benchmarks only (python3: the
 # tests of the C ABI's Python binding and of rig.sigs; Debian's, /usr/bin/python3).
 test_packages=(
   clang libclang-rt-14-dev clang-format python3
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3-html5lib  # strict HTML5 parse of rig report's page
+  chromium python3-pil  # the report's headless browser test and its screenshot check
 )
 if [[ $profile == test ]]; then packages+=("${test_packages[@]}"); fi
 

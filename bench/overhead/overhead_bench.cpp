@@ -7,7 +7,14 @@
 // Pairs are interleaved A B A B so drift on a noisy host hits both; the
 // figure is the median of the per-pair ratios. Target: rig / bare >= 0.98.
 //
+// Two more sides in each pair, interleaved with the others: rig with the
+// live progress line attached (drawing to /dev/null from its thread), whose
+// cost must not move rig / bare; and rig with --trace recording every
+// inference, against rig alone (target: traced / rig >= 0.98).
+//
 // usage: overhead_bench [MODEL] [--pairs N] [--seconds S]
+#include <fcntl.h>
+#include <unistd.h>
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
 
@@ -19,6 +26,8 @@
 
 #include "rig/engine.hpp"
 #include "rig/model.hpp"
+#include "rig/report/progress.hpp"
+#include "rig/report/trace.hpp"
 #include "rig/stats.hpp"
 
 namespace {
@@ -104,20 +113,43 @@ int main(int argc, char** argv) {
 
   std::printf("model %s, %d interleaved pairs of %.1f s, OpenCV threads %d\n", model_path.c_str(),
               pairs, seconds, cv::getNumThreads());
-  std::vector<double> ratios, bare_rates, rig_rates;
+  std::vector<double> ratios, bare_rates, rig_rates, progress_ratios, trace_ratios;
+  const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   for (int p = 0; p < pairs; ++p) {
     const double bare = bare_rate(net, input, out, seconds);
+    s.observer = nullptr;
     const auto r = rig::measure_steady(**device, cold->workspace, s);
+    double with_progress = 0;
+    {
+      rig::ProgressLine progress({"overhead_bench", 1, s.min_duration}, devnull);
+      s.observer = &progress;
+      with_progress = rig::measure_steady(**device, cold->workspace, s).rate;
+    }
+    rig::TraceRecorder trace;
+    s.observer = &trace;
+    const double with_trace = rig::measure_steady(**device, cold->workspace, s).rate;
     ratios.push_back(r.rate / bare);
     bare_rates.push_back(bare);
     rig_rates.push_back(r.rate);
-    std::printf("  pair %d: bare %.2f /s, rig %.2f /s, ratio %.4f\n", p + 1, bare, r.rate,
-                r.rate / bare);
+    progress_ratios.push_back(with_progress / bare);
+    trace_ratios.push_back(with_trace / r.rate);
+    std::printf(
+        "  pair %d: bare %.2f /s, rig %.2f /s (ratio %.4f), rig+progress %.2f /s (ratio %.4f), "
+        "rig+trace %.2f /s (traced / rig %.4f, %zu events)\n",
+        p + 1, bare, r.rate, r.rate / bare, with_progress, with_progress / bare, with_trace,
+        with_trace / r.rate, trace.recorded_events());
   }
+  if (devnull >= 0) ::close(devnull);
   const auto ratio = rig::summarize(ratios);
   std::printf("median bare %.2f /s, median rig %.2f /s\n", *rig::summarize(bare_rates).median,
               *rig::summarize(rig_rates).median);
   std::printf("rig / bare forward(): median %.4f (min %.4f, max %.4f); target >= 0.98: %s\n",
               *ratio.median, *ratio.min, *ratio.max, *ratio.median >= 0.98 ? "met" : "NOT met");
+  const auto pr = rig::summarize(progress_ratios);
+  std::printf("rig with the progress line / bare forward(): median %.4f (min %.4f, max %.4f)\n",
+              *pr.median, *pr.min, *pr.max);
+  const auto tr = rig::summarize(trace_ratios);
+  std::printf("rig with --trace / rig: median %.4f (min %.4f, max %.4f); target >= 0.98: %s\n",
+              *tr.median, *tr.min, *tr.max, *tr.median >= 0.98 ? "met" : "NOT met");
   return 0;
 }

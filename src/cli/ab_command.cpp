@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/observe.hpp"
 #include "cli/point_options.hpp"
 #include "rig/device_spec.hpp"
 #include "rig/report/ab_report.hpp"
@@ -20,6 +21,7 @@ struct AbOptions {
   PointOptions point;
   std::string json;
   bool quiet = false;
+  ObserveOptions observe;
 };
 
 int run_ab_command(const AbOptions& o) {
@@ -55,11 +57,15 @@ int run_ab_command(const AbOptions& o) {
                  model_display_name(*model).c_str(), display_spec(o.device).c_str(), s.pairs,
                  format_duration(s.point.duration).c_str());
   auto open = [](const DeviceSpec& side) { return open_device(side); };
+  auto observers = RunObservers::make(o.observe, {"rig ab", 2 * s.pairs, s.point.duration}, o.quiet, o.json);
+  if (!observers) return report_error(observers.error());
+  s.point.observer = (*observers)->get();
   auto result = run_ab(open, *model, *a, *b, s);
-  if (!result) return report_error(result.error());
+  (*observers)->stop_progress();
+  if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return finish(format_ab_text(*result), ab_to_json(*result), o.json, o.quiet, result->judgement,
-                o.point.strict);
+  return (*observers)->finish(finish(format_ab_text(*result), ab_to_json(*result), o.json,
+                                     o.quiet, result->judgement, o.point.strict));
 }
 
 }  // namespace
@@ -87,6 +93,7 @@ Command add_ab_command(CLI::App& app) {
   add_point_options(sub, o->point, false);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_observe_options(sub, o->observe);
   return {sub, [o] { return run_ab_command(*o); }};
 }
 

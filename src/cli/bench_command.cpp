@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/observe.hpp"
 #include "cli/options.hpp"
 #include "cli/point_options.hpp"
 #include "rig/report/bench_report.hpp"
@@ -25,6 +26,7 @@ struct BenchOptions {
   std::string json;
   bool strict = false;
   bool quiet = false;
+  ObserveOptions observe;
 };
 
 int run_bench_command(const BenchOptions& o) {
@@ -55,11 +57,16 @@ int run_bench_command(const BenchOptions& o) {
     std::fprintf(stderr, "rig: measuring %s on %s (about %s per repeat, %u repeats)...\n",
                  s.model.c_str(), s.device.c_str(), format_duration(s.point.duration).c_str(),
                  s.point.repeats);
+  auto observers = RunObservers::make(
+      o.observe, {"rig bench", s.point.repeats, s.point.duration}, o.quiet, o.json);
+  if (!observers) return report_error(observers.error());
+  s.point.observer = (*observers)->get();
   auto result = run_bench(**device, *model, s);
-  if (!result) return report_error(result.error());
+  (*observers)->stop_progress();
+  if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return finish(format_bench_text(*result), bench_to_json(*result), o.json, o.quiet,
-                result->verdict, o.strict);
+  return (*observers)->finish(finish(format_bench_text(*result), bench_to_json(*result), o.json,
+                                     o.quiet, result->verdict, o.strict));
 }
 
 }  // namespace
@@ -102,6 +109,7 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_observe_options(sub, o->observe);
   return {sub, [o] { return run_bench_command(*o); }};
 }
 

@@ -30,5 +30,7 @@ Command add_predict_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_check_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
+Command add_report_command(CLI::App& app);  // and rig export: report_command.cpp
+Command add_export_command(CLI::App& app);
 
 }  // namespace rig::cli

@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/observe.hpp"
 #include "cli/point_options.hpp"
 #include "rig/report/ladder_report.hpp"
 
@@ -19,6 +20,7 @@ struct LadderOptions {
   PointOptions point;
   std::string json;
   bool quiet = false;
+  ObserveOptions observe;
 };
 
 int run_ladder_command(const LadderOptions& o) {
@@ -47,11 +49,15 @@ int run_ladder_command(const LadderOptions& o) {
     std::fprintf(stderr, "rig: ladder on %s: %zu sizes, %u repeats of %s each...\n",
                  display_spec(o.device).c_str(), s.sizes.size(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
+  auto observers = RunObservers::make(o.observe, {"rig ladder", static_cast<uint32_t>(s.sizes.size()) * s.point.repeats, s.point.duration}, o.quiet, o.json);
+  if (!observers) return report_error(observers.error());
+  s.point.observer = (*observers)->get();
   auto result = run_ladder(**device, s);
-  if (!result) return report_error(result.error());
+  (*observers)->stop_progress();
+  if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return finish(format_ladder_text(*result), ladder_to_json(*result), o.json, o.quiet,
-                result->verdict, o.point.strict);
+  return (*observers)->finish(finish(format_ladder_text(*result), ladder_to_json(*result),
+                                     o.json, o.quiet, result->verdict, o.point.strict));
 }
 
 }  // namespace
@@ -79,6 +85,7 @@ Command add_ladder_command(CLI::App& app) {
   add_point_options(sub, o->point, true);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_observe_options(sub, o->observe);
   return {sub, [o] { return run_ladder_command(*o); }};
 }
 

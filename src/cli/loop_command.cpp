@@ -11,6 +11,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/observe.hpp"
 #include "cli/options.hpp"
 #include "rig/report/loop_report.hpp"
 #include "rig/scenario/loop.hpp"
@@ -30,6 +31,7 @@ struct LoopOptions {
   std::string json_path;
   bool strict = false;
   bool quiet = false;
+  ObserveOptions observe;
 };
 
 // A duration with a unit, or a bare number of milliseconds.
@@ -82,12 +84,17 @@ int run_loop_command(const LoopOptions& o) {
     std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it...\n",
                  model_display_name(*model).c_str(), display_spec(o.device).c_str(),
                  format_duration(*duration).c_str());
+  auto observers = RunObservers::make(o.observe, {"rig loop", 1, s.point.duration}, o.quiet, o.json_path);
+  if (!observers) return report_error(observers.error());
+  s.point.observer = (*observers)->get();
   auto result = run_loop(**device, *model, s);
-  if (!result) return report_error(result.error());
+  (*observers)->stop_progress();
+  if (!result) return (*observers)->finish(report_error(result.error()));
   if (result->depth_note) std::fprintf(stderr, "rig: warning: %s\n", result->depth_note->c_str());
   add_library_versions(result->environment);
-  const int status = finish(format_loop_text(*result), loop_to_json(*result), o.json_path, o.quiet,
-                            result->verdict, o.strict);
+  const int status = (*observers)->finish(finish(format_loop_text(*result),
+                                                 loop_to_json(*result), o.json_path, o.quiet,
+                                                 result->verdict, o.strict));
   // An aborted pipelined run is a device failure, whatever --strict says.
   if (result->steady.aborted)
     return result->steady.first_error ? exit_code_for(result->steady.first_error->code) : 3;
@@ -117,6 +124,7 @@ Command add_loop_command(CLI::App& app) {
   sub->add_option("--json", o->json_path, "also write the result as JSON to this file");
   sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_observe_options(sub, o->observe);
   return {sub, [o] { return run_loop_command(*o); }};
 }
 

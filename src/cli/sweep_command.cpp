@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/observe.hpp"
 #include "cli/point_options.hpp"
 #include "rig/report/sweep_report.hpp"
 
@@ -20,6 +21,7 @@ struct SweepOptions {
   PointOptions point;
   std::string json;
   bool quiet = false;
+  ObserveOptions observe;
 };
 
 int run_sweep_command(const SweepOptions& o) {
@@ -48,11 +50,15 @@ int run_sweep_command(const SweepOptions& o) {
                  s.min_depth, s.max_depth, model_display_name(*model).c_str(),
                  display_spec(o.device).c_str(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
+  auto observers = RunObservers::make(o.observe, {"rig sweep", 0, s.point.duration}, o.quiet, o.json);
+  if (!observers) return report_error(observers.error());
+  s.point.observer = (*observers)->get();
   auto result = run_sweep(**device, *model, s);
-  if (!result) return report_error(result.error());
+  (*observers)->stop_progress();
+  if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return finish(format_sweep_text(*result), sweep_to_json(*result), o.json, o.quiet,
-                result->verdict, o.point.strict);
+  return (*observers)->finish(finish(format_sweep_text(*result), sweep_to_json(*result), o.json,
+                                     o.quiet, result->verdict, o.point.strict));
 }
 
 }  // namespace
@@ -77,6 +83,7 @@ Command add_sweep_command(CLI::App& app) {
   add_point_options(sub, o->point, true);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_observe_options(sub, o->observe);
   return {sub, [o] { return run_sweep_command(*o); }};
 }
 

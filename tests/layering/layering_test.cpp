@@ -76,6 +76,7 @@ const std::vector<Component> kComponents = {
     "include/rig/environment.hpp", "include/rig/link_profile.hpp", "include/rig/engine.hpp",
     "include/rig/output_file.hpp",
     "include/rig/sha256.hpp",
+    "include/rig/fanout_observer.hpp",
     "include/rig/version.hpp"},  // generated into the build tree
    {"rig_core"},
    {}},

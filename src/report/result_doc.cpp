@@ -1,0 +1,292 @@
+#include "report/result_doc.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "report/text_common.hpp"
+#include "rig/model.hpp"
+#include "rig/report/document.hpp"
+
+namespace rig::report {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool is_summary_stat(std::string_view key) {
+  return key == "min" || key == "median" || key == "mean" || key == "p90" || key == "p99" ||
+         key == "max" || key == "stddev";
+}
+
+void walk(const json& node, const std::string& section, const std::string& name,
+          std::string_view key, std::string_view parent, std::vector<Figure>& out) {
+  if (node.is_object()) {
+    for (const auto& [k, v] : node.items())
+      walk(v, section, name.empty() ? k : name + "." + k, k, key, out);
+  } else if (node.is_array()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      walk(node[i], section, name + "[" + std::to_string(i) + "]", key, parent, out);
+  } else {
+    out.push_back({section, name, &node, unit_of(key, parent)});
+  }
+}
+
+}  // namespace
+
+Result<ResultDoc> parse_result(const ResultFile& file) {
+  auto bad = [&](const std::string& m) {
+    return fail(ErrorCode::invalid_argument, file.path + ": " + m);
+  };
+  ResultDoc r;
+  r.path = file.path;
+  r.doc = json::parse(file.text, nullptr, /*allow_exceptions=*/false);
+  if (r.doc.is_discarded()) return bad("not JSON (expected a rig --json result)");
+  if (!r.doc.is_object()) return bad("not a JSON object (expected a rig --json result)");
+  auto v = r.doc.find("schema_version");
+  if (v == r.doc.end())
+    return bad("field 'schema_version' is missing (expected a rig --json result)");
+  if (!v->is_number()) return bad("field 'schema_version' is not a number");
+  const double version = v->get<double>();
+  std::string readable;
+  for (int ok : readable_schema_versions()) {
+    if (version == ok) r.version = ok;
+    readable += (readable.empty() ? "" : ", ") + std::to_string(ok);
+  }
+  if (r.version == 0)
+    return bad("schema_version " + line("%.17g", version) + " is not one this rig reads (" +
+               readable + ")");
+  auto tool = r.doc.find("tool");
+  if (tool == r.doc.end() || !tool->is_string())
+    return bad("field 'tool' is missing or not a string");
+  r.tool = tool->get<std::string>();
+  return r;
+}
+
+std::vector<Figure> flatten(const json& doc, const std::vector<std::string>& skip) {
+  std::vector<Figure> out;
+  for (const auto& [k, v] : doc.items()) {
+    bool skipped = false;
+    for (const auto& s : skip) skipped = skipped || s == k;
+    if (skipped) continue;
+    if (v.is_object() || v.is_array())
+      walk(v, k, "", k, "", out);
+    else
+      out.push_back({"header", k, &v, unit_of(k, "")});
+  }
+  return out;
+}
+
+std::string unit_of(std::string_view key, std::string_view parent) {
+  // Longest suffixes first: "_mb_per_s" before "_per_s" before "_s".
+  static const std::pair<std::string_view, std::string_view> kSuffixes[] = {
+      {"_ns_per_inference", "ns"}, {"_mb_per_s", "MB/s"},    {"_bytes_per_s", "B/s"},
+      {"_per_inference", "B"},     {"frames_per_second", "/s"}, {"_per_s", "/s"},
+      {"_bytes", "B"},             {"_ms", "ms"},           {"_ns", "ns"},
+      {"_s", "s"},                 {"_tolerance", "fraction"}, {"_share", "fraction"},
+      {"_fraction", "fraction"},   {"_margin", "fraction"},    {"_residual", "fraction"},
+      {"_residuals", "fraction"},  {"_spread", "fraction"}};
+  static const std::set<std::string_view> kFractions = {
+      "spread",     "mdape",    "ratio",           "difference", "noise",
+      "bus_share",  "bus_idle", "bus_utilization", "tolerance",  "fraction_of_best",
+      "output_fraction"};
+  static const std::set<std::string_view> kBytes = {"model_in", "model_out", "bytes_in",
+                                                    "bytes_out", "bytes"};
+  if (key == "count") return "";
+  if (is_summary_stat(key)) {
+    // A summary's statistics take the unit of the key that holds them.
+    return parent.empty() ? "" : unit_of(parent, "");
+  }
+  if (kFractions.count(key)) return "fraction";
+  if (kBytes.count(key)) return "B";
+  if (key == "ratio") return "fraction";
+  for (const auto& [suffix, unit] : kSuffixes)
+    if (ends_with(key, suffix)) return std::string(unit);
+  return "";
+}
+
+std::string display(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    if (d == std::floor(d) && std::fabs(d) < 1e15) return line("%.0f", d);
+    return line("%.6g", d);
+  }
+  return v.dump();
+}
+
+std::string exact(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number()) return line("%.17g", v.get<double>());
+  return v.dump();
+}
+
+const json* at_path(const json& doc, std::string_view path) {
+  const json* node = &doc;
+  while (!path.empty()) {
+    const size_t dot = path.find('.');
+    const std::string key(path.substr(0, dot));
+    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+    if (node->is_object()) {
+      auto it = node->find(key);
+      if (it == node->end()) return nullptr;
+      node = &*it;
+    } else if (node->is_array()) {
+      char* end = nullptr;
+      const unsigned long i = std::strtoul(key.c_str(), &end, 10);
+      if (key.empty() || *end || i >= node->size()) return nullptr;
+      node = &(*node)[i];
+    } else {
+      return nullptr;
+    }
+  }
+  return node;
+}
+
+std::optional<double> number_at(const json& doc, std::string_view path) {
+  const json* j = at_path(doc, path);
+  if (!j || !j->is_number()) return std::nullopt;
+  return j->get<double>();
+}
+
+std::string string_at(const json& doc, std::string_view path) {
+  const json* j = at_path(doc, path);
+  return j && j->is_string() ? j->get<std::string>() : std::string();
+}
+
+}  // namespace rig::report
+
+namespace rig {
+namespace {
+
+using report::json;
+
+// RFC 4180: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void windows_in(const json& node, const std::string& path, std::vector<std::string>& paths) {
+  if (node.is_object()) {
+    for (const auto& [k, v] : node.items()) {
+      const std::string p = path.empty() ? k : path + "." + k;
+      if (k == "windows" && v.is_array() && !v.empty() && v[0].is_object())
+        paths.push_back(p);
+      else
+        windows_in(v, p, paths);
+    }
+  } else if (node.is_array()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      windows_in(node[i], path + "." + std::to_string(i), paths);
+  }
+}
+
+// "steady.repeats.0.windows" -> "steady.repeats[0].windows", and the
+// innermost index (the repeat) when there is one.
+std::string bracketed(const std::string& dotted, std::optional<size_t>& repeat) {
+  std::string out, part;
+  size_t start = 0;
+  while (start <= dotted.size()) {
+    const size_t dot = std::min(dotted.find('.', start), dotted.size());
+    part = dotted.substr(start, dot - start);
+    const bool index = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
+    if (index) {
+      out += "[" + part + "]";
+      repeat = std::stoul(part);
+    } else {
+      out += (out.empty() ? "" : ".") + part;
+    }
+    start = dot + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<ResultFile>> read_result_files(const std::vector<std::string>& paths) {
+  std::vector<ResultFile> files;
+  for (const auto& p : paths) {
+    auto bytes = read_file(p);
+    if (!bytes) return tl::unexpected(bytes.error());
+    files.push_back({p, std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size())});
+  }
+  return files;
+}
+
+Result<std::string> figures_csv(const std::vector<ResultFile>& files) {
+  std::string out = "result,section,name,value,unit\r\n";
+  for (const auto& f : files) {
+    auto doc = report::parse_result(f);
+    if (!doc) return tl::unexpected(doc.error());
+    for (const auto& fig : report::flatten(doc->doc))
+      out += csv_field(f.path) + "," + csv_field(fig.section) + "," + csv_field(fig.name) + "," +
+             csv_field(report::exact(*fig.value)) + "," + csv_field(fig.unit) + "\r\n";
+  }
+  return out;
+}
+
+Result<std::string> windows_csv(const std::vector<ResultFile>& files) {
+  struct Series {
+    std::string result, path;
+    std::optional<size_t> repeat;
+    const json* windows;
+  };
+  std::vector<report::ResultDoc> docs;
+  for (const auto& f : files) {
+    auto doc = report::parse_result(f);
+    if (!doc) return tl::unexpected(doc.error());
+    docs.push_back(std::move(*doc));
+  }
+  std::vector<Series> series;
+  std::set<std::string> extra;
+  static const std::vector<std::string> kFixed = {"start_s", "duration_s", "inferences",
+                                                  "rate_per_s"};
+  for (const auto& d : docs) {
+    std::vector<std::string> paths;
+    windows_in(d.doc, "", paths);
+    for (const auto& p : paths) {
+      Series s{d.path, "", std::nullopt, report::at_path(d.doc, p)};
+      s.path = bracketed(p, s.repeat);
+      for (const auto& w : *s.windows)
+        if (w.is_object())
+          for (const auto& [k, v] : w.items())
+            if (v.is_number() && std::find(kFixed.begin(), kFixed.end(), k) == kFixed.end())
+              extra.insert(k);
+      series.push_back(std::move(s));
+    }
+  }
+  std::vector<std::string> columns = kFixed;
+  columns.insert(columns.end(), extra.begin(), extra.end());
+  std::string out = "result,series,repeat,window";
+  for (const auto& c : columns) out += "," + csv_field(c);
+  out += "\r\n";
+  for (const auto& s : series) {
+    for (size_t i = 0; i < s.windows->size(); ++i) {
+      const json& w = (*s.windows)[i];
+      out += csv_field(s.result) + "," + csv_field(s.path) + "," +
+             (s.repeat ? std::to_string(*s.repeat + 1) : "") + "," + std::to_string(i + 1);
+      for (const auto& c : columns) {
+        auto it = w.is_object() ? w.find(c) : w.end();
+        out += "," + (w.is_object() && it != w.end() ? csv_field(report::exact(*it)) : "");
+      }
+      out += "\r\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace rig

@@ -1,0 +1,396 @@
+// rig report and rig export from fixture results of every kind and every
+// readable schema version (tests/report/fixtures: bench, loop, ladder,
+// sweep, ab, predict written by this rig on the sim; bench and loop in the
+// version 1 layout; a kind this rig does not know).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "report/gnuplot.hpp"
+#include "report/result_doc.hpp"
+#include "rig/model.hpp"
+#include "rig/report/html_report.hpp"
+#include "rig/report/result_files.hpp"
+
+#ifndef RIG_TEST_DIR
+#error "RIG_TEST_DIR: tests/report, defined by tests/report/CMakeLists.txt"
+#endif
+
+namespace rig {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string> kFixtures = {"bench-v2.json", "bench-v1.json",   "loop-v2.json",
+                                            "loop-v1.json",  "ladder-v2.json",  "sweep-v2.json",
+                                            "ab-v2.json",    "predict-v2.json", "unknown-v2.json"};
+
+std::string fixture(const std::string& name) {
+  return std::string(RIG_TEST_DIR) + "/fixtures/" + name;
+}
+
+std::vector<ResultFile> all_fixtures() {
+  std::vector<std::string> paths;
+  for (const auto& f : kFixtures) paths.push_back(fixture(f));
+  auto files = read_result_files(paths);
+  EXPECT_TRUE(files.has_value());
+  return files ? *files : std::vector<ResultFile>{};
+}
+
+// The HTML escape the page uses, for finding text in it.
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else if (c == '\'')
+      out += "&#39;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+class Scratch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rig-report-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+// Runs a command, returns its exit status and output.
+std::pair<int, std::string> run(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return {-1, ""};
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int raw = ::pclose(p);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+// The strict HTML5 parse and self-containment check (check_html.py).
+void expect_valid_html(const std::string& page_path, size_t results, size_t min_svgs) {
+  auto [status, out] =
+      run("/usr/bin/python3 " + std::string(RIG_TEST_DIR) + "/check_html.py " + page_path + " " +
+          std::to_string(results) + " --svgs " + std::to_string(min_svgs));
+  if (status == 77) GTEST_SKIP() << out;
+  EXPECT_EQ(status, 0) << out;
+}
+
+bool have_gnuplot() {
+  return !report::find_program("gnuplot").empty();
+}
+
+TEST_F(Scratch, EveryKindAndVersionIsValidHtmlWithEverySectionAndFigure) {
+  const auto files = all_fixtures();
+  ASSERT_EQ(files.size(), kFixtures.size());
+  auto page = html_report(files);
+  ASSERT_TRUE(page.has_value()) << page.error().to_string();
+  const std::string& html = page->html;
+  ASSERT_TRUE(write_file_atomic(path("report.html"), html).has_value());
+
+  // bench x2 (windows, CDF), loop x2 (rates), ladder, sweep, ab, the unknown kind's windows.
+  const size_t expected_plots = 2 + 2 + 1 + 1 + 1 + 1 + 1;
+  if (have_gnuplot()) {
+    EXPECT_EQ(page->plots, expected_plots);
+    EXPECT_TRUE(page->skipped.empty()) << page->skipped.front();
+    EXPECT_EQ(html.find("Plots skipped"), std::string::npos);
+  } else {
+    EXPECT_EQ(page->plots, 0u);
+    EXPECT_EQ(page->skipped.size(), expected_plots);
+    EXPECT_NE(html.find("Plots skipped"), std::string::npos);
+  }
+  expect_valid_html(path("report.html"), files.size(), page->plots);
+
+  // The summary, then one section per result with its kind's own parts.
+  EXPECT_NE(html.find("<section id=\"summary\">"), std::string::npos);
+  EXPECT_NE(html.find("The three quantities, side by side"), std::string::npos);
+  for (size_t i = 1; i <= files.size(); ++i)
+    EXPECT_NE(html.find("id=\"result-" + std::to_string(i) + "\""), std::string::npos) << i;
+  for (const char* part :
+       {"Time to first output", "Steady state", "Lone-frame latency", "Rate per window",
+        "Lone-frame latency CDF", "Device loop rate beside the host-observed rate",
+        "Link ladder: MB/s against frame size", "Depth sweep: rate against requests in flight",
+        "A/B pairs: B / A per pair, with the noise band", "No dedicated section for 'rig future'",
+        "Settings (requested and effective)", "Environment"})
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+
+  // Every figure of every document is in the page: its name, and its value
+  // as the page shows it.
+  for (const auto& f : files) {
+    auto doc = report::parse_result(f);
+    ASSERT_TRUE(doc.has_value());
+    for (const auto& fig : report::flatten(doc->doc)) {
+      if (fig.section == "header") continue;  // schema_version and tool: in the heading
+      EXPECT_NE(html.find("<td>" + esc(fig.name) + "</td><td>" + esc(report::display(*fig.value)) +
+                          "</td><td>" + esc(fig.unit) + "</td>"),
+                std::string::npos)
+          << f.path << ": " << fig.section << "." << fig.name;
+    }
+  }
+  // Verdicts and every confound flag at the top.
+  EXPECT_NE(html.find("virtual clock: the figures are simulated"), std::string::npos);
+  EXPECT_NE(html.find("drift of 1.2% over the run"), std::string::npos);
+  EXPECT_NE(html.find("cpu frequency scaling is on"), std::string::npos);
+  EXPECT_NE(html.find(">INVALID<"), std::string::npos);
+  EXPECT_NE(html.find(">VALID<"), std::string::npos);
+  // Self-contained: nothing fetched.
+  EXPECT_EQ(html.find("http://www.w3.org/1999/xhtml"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+}
+
+TEST_F(Scratch, WithoutGnuplotEveryTableIsWrittenAndThePageSaysWhichPlotsWereSkipped) {
+  HtmlReportSettings s;
+  s.gnuplot = path("no-such-gnuplot");
+  auto page = html_report(all_fixtures(), s);
+  ASSERT_TRUE(page.has_value());
+  EXPECT_EQ(page->plots, 0u);
+  ASSERT_FALSE(page->skipped.empty());
+  EXPECT_NE(page->html.find("Plots skipped"), std::string::npos);
+  EXPECT_NE(page->html.find("gnuplot not found at " + s.gnuplot), std::string::npos);
+  EXPECT_NE(page->html.find("Depth sweep: rate against requests in flight"), std::string::npos);
+  EXPECT_NE(page->html.find("Steady state"), std::string::npos);
+  EXPECT_EQ(page->html.find("<svg"), std::string::npos);
+  ASSERT_TRUE(write_file_atomic(path("report.html"), page->html).has_value());
+  expect_valid_html(path("report.html"), kFixtures.size(), 0);
+}
+
+TEST_F(Scratch, AGnuplotThatHangsIsKilledAtItsTimeoutAndTheTablesStillCome) {
+  const std::string fake = path("gnuplot");
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\nexec sleep 30\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  HtmlReportSettings s;
+  s.gnuplot = fake;
+  s.gnuplot_timeout = std::chrono::milliseconds(100);
+  auto page = html_report({all_fixtures()[5]}, s);  // sweep: one plot
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->skipped.size(), 1u);
+  EXPECT_NE(page->skipped[0].find("timeout"), std::string::npos) << page->skipped[0];
+  EXPECT_NE(page->html.find("fraction of best"), std::string::npos);
+}
+
+TEST_F(Scratch, AFailingGnuplotIsNamedWithItsError) {
+  const std::string fake = path("gnuplot");
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\ncat > /dev/null\necho 'line 3: broken' >&2\nexit 1\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  HtmlReportSettings s;
+  s.gnuplot = fake;
+  auto page = html_report({all_fixtures()[5]}, s);  // sweep
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->skipped.size(), 1u);
+  EXPECT_NE(page->skipped[0].find("exited with status 1: line 3: broken"), std::string::npos)
+      << page->skipped[0];
+}
+
+TEST(HtmlReport, LongSeriesAreThinnedForThePlotOnlyNeverForTheTables) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot-nox is not installed";
+  json doc = {{"schema_version", 2}, {"tool", "rig future"}};
+  json windows = json::array();
+  for (int i = 0; i < 3000; ++i)
+    windows.push_back(
+        {{"start_s", i}, {"duration_s", 1.0}, {"inferences", 10}, {"rate_per_s", 10.0 + i % 3}});
+  doc["results"]["windows"] = windows;
+  HtmlReportSettings s;
+  s.max_plot_points = 50;
+  auto page = html_report({{"long.json", doc.dump()}}, s);
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->plots, 1u);
+  // Points of "with linespoints" are <use> elements: about 50, not 3000.
+  const std::string& h = page->html;
+  size_t uses = 0;
+  for (size_t at = h.find("<use"); at != std::string::npos; at = h.find("<use", at + 1)) ++uses;
+  EXPECT_LT(uses, 50u + 40u);  // + the point shapes gnuplot defines
+  EXPECT_GE(uses, 50u);
+  // The table keeps every window.
+  EXPECT_NE(h.find("<td>windows[2999].rate_per_s</td>"), std::string::npos);
+}
+
+TEST(HtmlReport, BadInputIsRefusedNamingTheFile) {
+  auto r = html_report({{"x.json", "not json"}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "x.json: not JSON (expected a rig --json result)");
+  r = html_report({{"v.json", R"({"schema_version": 99, "tool": "rig bench"})"}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("v.json: schema_version 99 is not one this rig reads (1, 2"),
+            std::string::npos)
+      << r.error().message;
+  r = html_report({{"t.json", R"({"schema_version": 2})"}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "t.json: field 'tool' is missing or not a string");
+  r = html_report({});
+  ASSERT_FALSE(r.has_value());
+}
+
+// ---------------------------------------------------------------------------
+// CSV
+
+// RFC 4180 rows (CRLF; quoted fields with doubled quotes).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(field);
+      field.clear();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      rows.back().push_back(field);
+      field.clear();
+      rows.emplace_back();
+      ++i;
+    } else {
+      field += c;
+    }
+    any = true;
+  }
+  if (!any || rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+// Every scalar leaf of a document, by its CSV path ("steady.repeats[0].rate_per_s").
+void leaves(const json& node, const std::string& path, std::map<std::string, json>& out) {
+  if (node.is_object()) {
+    for (const auto& [k, v] : node.items()) leaves(v, path.empty() ? k : path + "." + k, out);
+  } else if (node.is_array()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      leaves(node[i], path + "[" + std::to_string(i) + "]", out);
+  } else {
+    out[path] = node;
+  }
+}
+
+TEST(Export, FiguresCsvRoundTripsEveryLeafOfEveryDocument) {
+  const auto files = all_fixtures();
+  auto csv = figures_csv(files);
+  ASSERT_TRUE(csv.has_value()) << csv.error().to_string();
+  const auto rows = parse_csv(*csv);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"result", "section", "name", "value", "unit"}));
+  std::map<std::string, std::map<std::string, json>> expected;
+  for (const auto& f : files) leaves(json::parse(f.text), "", expected[f.path]);
+  size_t expected_rows = 0;
+  for (const auto& [_, l] : expected) expected_rows += l.size();
+  EXPECT_EQ(rows.size() - 1, expected_rows);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    ASSERT_EQ(r.size(), 5u) << i;
+    const std::string key =
+        r[1] == "header" ? r[2] : r[1] + (r[2].empty() ? "" : (r[2][0] == '[' ? "" : ".") + r[2]);
+    auto& doc = expected[r[0]];
+    auto it = doc.find(key);
+    ASSERT_NE(it, doc.end()) << r[0] << ": " << key;
+    const json& v = it->second;
+    if (v.is_null()) {
+      EXPECT_EQ(r[3], "") << key;
+    } else if (v.is_boolean()) {
+      EXPECT_EQ(r[3], v.get<bool>() ? "true" : "false") << key;
+    } else if (v.is_string()) {
+      EXPECT_EQ(r[3], v.get<std::string>()) << key;
+    } else {
+      EXPECT_EQ(std::stod(r[3]), v.get<double>()) << key;  // exact: 17 digits
+    }
+    doc.erase(it);  // each leaf once
+  }
+  for (const auto& [path, l] : expected) EXPECT_TRUE(l.empty()) << path << " " << l.begin()->first;
+  // Units come from the key names.
+  EXPECT_NE(csv->find(",ttfo,total_ms,"), std::string::npos);
+  EXPECT_NE(csv->find(",steady,rate_per_s.median,"), std::string::npos);
+  for (const auto& r : rows) {
+    if (r[1] == "ttfo" && r[2] == "total_ms") {
+      EXPECT_EQ(r[4], "ms");
+    }
+    if (r[1] == "steady" && r[2] == "rate_per_s.median") {
+      EXPECT_EQ(r[4], "/s");
+    }
+    if (r[1] == "steady" && r[2] == "rate_per_s.spread") {
+      EXPECT_EQ(r[4], "fraction");
+    }
+    if (r[1] == "bytes" && r[2] == "payload_mb_per_s") {
+      EXPECT_EQ(r[4], "MB/s");
+    }
+    if (r[1] == "bytes" && r[2] == "model_in") {
+      EXPECT_EQ(r[4], "B");
+    }
+  }
+}
+
+TEST(Export, WindowsCsvHasEveryWindowOfEveryRepeat) {
+  auto files = read_result_files({fixture("bench-v2.json"), fixture("unknown-v2.json")});
+  ASSERT_TRUE(files.has_value());
+  auto csv = windows_csv(*files);
+  ASSERT_TRUE(csv.has_value());
+  const auto rows = parse_csv(*csv);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0],
+            (std::vector<std::string>{"result", "series", "repeat", "window", "start_s",
+                                      "duration_s", "inferences", "rate_per_s", "temperature_c"}));
+  const json bench = json::parse((*files)[0].text);
+  const json other = json::parse((*files)[1].text);
+  size_t i = 1;
+  for (size_t rep = 0; rep < bench["steady"]["repeats"].size(); ++rep) {
+    const json& ws = bench["steady"]["repeats"][rep]["windows"];
+    for (size_t w = 0; w < ws.size(); ++w, ++i) {
+      ASSERT_LT(i, rows.size());
+      EXPECT_EQ(rows[i][1], "steady.repeats[" + std::to_string(rep) + "].windows");
+      EXPECT_EQ(rows[i][2], std::to_string(rep + 1));
+      EXPECT_EQ(rows[i][3], std::to_string(w + 1));
+      EXPECT_EQ(std::stod(rows[i][7]), ws[w]["rate_per_s"].get<double>());
+      EXPECT_EQ(std::stoull(rows[i][6]), ws[w]["inferences"].get<uint64_t>());
+      EXPECT_EQ(rows[i][8], "");
+    }
+  }
+  const json& ws = other["results"]["windows"];
+  for (size_t w = 0; w < ws.size(); ++w, ++i) {
+    ASSERT_LT(i, rows.size());
+    EXPECT_EQ(rows[i][1], "results.windows");
+    EXPECT_EQ(rows[i][2], "");
+    EXPECT_EQ(std::stod(rows[i][8]), ws[w]["temperature_c"].get<double>());
+  }
+  EXPECT_EQ(i, rows.size());
+}
+
+}  // namespace
+}  // namespace rig
