@@ -93,19 +93,23 @@ const std::vector<Component> kComponents = {
    {"src/server/"},
    {"rig_server"},
    {"rig_core", "rig_proto", "rig_model"}},
+  {"monitor",  // sampled beside every measurement: host, clocks, temperatures, power
+   {"src/monitor/", "include/rig/monitor/"},
+   {"rig_monitor"},
+   {"rig_core"}},
   {"scenario",
    {"src/scenario/", "include/rig/scenario/"},
    {"rig_scenario"},
-   {"rig_core", "rig_model"}},
+   {"rig_core", "rig_model", "rig_monitor"}},
   {"report",
    {"src/report/", "include/rig/report/"},
    {"rig_report"},
-   {"rig_scenario", "rig_core", "rig_model", "nlohmann_json::nlohmann_json"}},
+   {"rig_scenario", "rig_core", "rig_model", "rig_monitor", "nlohmann_json::nlohmann_json"}},
   {"cli",  // `rig`; rig_opencv and protobuf: it prints their versions
    {"src/cli/"},
    {"rig_cli"},
    {"rig", "rig_core", "rig_model", "rig_devices", "rig_proto", "rig_server", "rig_scenario",
-    "rig_report", "CLI11::CLI11", "rig_opencv", "protobuf::libprotobuf"}},
+    "rig_report", "rig_monitor", "CLI11::CLI11", "rig_opencv", "protobuf::libprotobuf"}},
 };
 
 const std::vector<std::string_view> kEveryComponentMayUse = {
@@ -124,6 +128,11 @@ const std::vector<Rule> kRules = {
    "never the reverse"},
   {"devices", "rig_scenario", "a device knows nothing of the scenarios that drive it"},
   {"devices", "rig_report", "a device knows nothing of how results are reported"},
+  {"monitor", "rig_scenario",
+   "the monitor watches a measurement; the scenarios attach it (scenario -> monitor), never the "
+   "reverse"},
+  {"monitor", "rig_report", "the monitor records series; reporters format them, never the reverse"},
+  {"monitor", "rig_cli", "the monitor's roots and switches are settings the cli fills in"},
   {"cli", "nlohmann_json::nlohmann_json",
    "the cli writes and reads JSON only through rig_report: one component owns the schema"},
 };
