@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/monitor_options.hpp"
 #include "cli/options.hpp"
 #include "cli/point_options.hpp"
 #include "rig/report/bench_report.hpp"
@@ -25,6 +26,7 @@ struct BenchOptions {
   std::string json;
   bool strict = false;
   bool quiet = false;
+  MonitorOptions monitor;
 };
 
 int run_bench_command(const BenchOptions& o) {
@@ -42,6 +44,8 @@ int run_bench_command(const BenchOptions& o) {
   s.latency_max = *lat;
   s.repeat_tolerance = o.repeat_tolerance;
   s.latency_samples = o.latency_samples;
+  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
+    return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
@@ -101,6 +105,7 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--seed", o->point.seed, "seed of the input data")->capture_default_str();
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
+  add_monitor_options(sub, o->monitor);
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
   return {sub, [o] { return run_bench_command(*o); }};
 }

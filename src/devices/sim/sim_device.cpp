@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <optional>
 #include <queue>
 #include <thread>
 #include <unordered_map>
@@ -44,6 +45,7 @@ struct SimParams {
   std::map<std::string, std::vector<double>> sensors;  // temperature_c, power_w, clock_mhz
   Nanos sensor_step{std::chrono::seconds(1)};
   std::string warn;  // raised through take_warnings() at every load
+  std::optional<double> idle_power;  // power_w while nothing is in flight
 };
 
 // "40:45:50" -> {40, 45, 50}; every value a finite number.
@@ -145,6 +147,10 @@ Result<SimParams> parse_params(const std::map<std::string, std::string>& params)
       if (!series) return tl::unexpected(series.error());
       const std::string name = key == "temp" ? "temperature_c" : key == "power" ? "power_w" : key;
       p.sensors[name] = std::move(*series);
+    } else if (key == "idle_power") {
+      double w = 0;
+      r = num(w, 0);
+      p.idle_power = w;
     } else if (key == "sensor_step") {
       r = dur(p.sensor_step, true);
     } else if (key == "warn") {
@@ -158,7 +164,7 @@ Result<SimParams> parse_params(const std::map<std::string, std::string>& params)
                   "unknown sim parameter '" + key +
                       "' (known: compute, bw, bw_in, bw_out, lat, depth, load, first, duplex, "
                       "drift, slow_at, slow_factor, jitter, seed, realtime, temp, power, clock_mhz, "
-                      "sensor_step, warn)");
+                      "sensor_step, idle_power, warn)");
     }
     if (!r) return tl::unexpected(r.error());
   }
@@ -188,6 +194,7 @@ std::string effective_spec(const SimParams& p) {
     for (size_t i = 0; i < series.size(); ++i) s += (i ? ":" : "") + compact(series[i]);
   }
   if (!p.sensors.empty()) s += ",sensor_step=" + ms(p.sensor_step);
+  if (p.idle_power) s += ",idle_power=" + compact(*p.idle_power);
   if (!p.warn.empty()) s += ",warn=" + p.warn;
   return s;
 }
@@ -342,6 +349,7 @@ class SimDevice final : public Device {
     const auto k = static_cast<size_t>(std::max<int64_t>(0, clock_.now() / p_.sensor_step));
     for (const auto& [name, series] : p_.sensors)
       out[name] = series[std::min(k, series.size() - 1)];
+    if (p_.idle_power && in_flight_ == 0) out["power_w"] = *p_.idle_power;
     return out;
   }
 
