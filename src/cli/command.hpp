@@ -27,5 +27,6 @@ Command add_ladder_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_ab_command(CLI::App& app);
 Command add_predict_command(CLI::App& app);
+Command add_soak_command(CLI::App& app);
 
 }  // namespace rig::cli

@@ -158,16 +158,24 @@ bool Monitor::power_readable() const {
 }
 
 void Monitor::measure_idle(Nanos duration) {
-  if (!started_ || !settings_.enabled || duration <= Nanos(0)) return;
+  wait(duration, "idle");
+}
+
+void Monitor::wait(Nanos duration, const std::string& phase) {
+  if (duration <= Nanos(0)) return;
+  if (!started_ || !settings_.enabled) {
+    clock_.sleep_until(clock_.now() + duration);
+    return;
+  }
   const std::string before = phase_;
-  phase_ = "idle";
+  phase_ = phase;
   const uint32_t n = std::max<uint32_t>(2, settings_.idle_samples);
   const Nanos start = clock_.now();
-  sample_at(start, "idle");
+  sample_at(start, phase);
   for (uint32_t i = 1; i < n; ++i) {
     const Nanos t = start + duration * i / (n - 1);
     clock_.sleep_until(t);
-    sample_at(clock_.now(), "idle");
+    sample_at(clock_.now(), phase);
   }
   phase_ = before;
 }

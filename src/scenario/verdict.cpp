@@ -13,6 +13,7 @@
 #include "rig/scenario/confounds.hpp"
 #include "rig/scenario/ladder.hpp"
 #include "rig/scenario/loop.hpp"
+#include "rig/scenario/soak.hpp"
 #include "rig/scenario/sweep.hpp"
 #include "rig/units.hpp"
 
@@ -726,6 +727,54 @@ Verdict judge(const AbResult& r) {
   }
   v.add(real_clock(r.virtual_clock, kVirtualClock));
   add_environment_confounds(v, r.environment, r.virtual_clock, false);
+  return v;
+}
+
+// rig soak: the run itself, the drift between its spans, then the confounds.
+Verdict judge(const SoakResult& r) {
+  Verdict v;
+  v.add(depth_within_queue(r.depth_note));
+  v.add(no_errors(r.run.errors, r.run.first_error, "in the soak run"));
+  v.add(pipelined_run_completed(r.run));
+  v.rules.back().rule = "soak_run_completed";
+  {
+    RuleOutcome o = outcome("spans_measured", Severity::invalidates,
+                            std::to_string(r.short_run.windows) + " short-run and " +
+                                std::to_string(r.long_run.windows) + " long-run windows");
+    if (!r.short_run.rate || !r.long_run.rate)
+      finding(o, "the run has no complete short-run or long-run span; lengthen --duration or "
+                 "shorten --window");
+    v.add(std::move(o));
+  }
+  {
+    RuleOutcome o = outcome(
+        "drift_within_noise", Severity::warns,
+        r.drift ? "drift " + format_fixed(*r.drift * 100, 2) + "%, noise " +
+                      format_fixed(r.noise.value_or(0) * 100, 2) + "%"
+                : std::string("drift n/a"));
+    o.threshold = "the larger of the two spans' window spread, at least " +
+                  format_fixed(r.effective.drift_floor * 100, 1) + "%";
+    if (r.drift_exceeds_noise)
+      finding(o, "long-run rate " + format_fixed(*r.long_run.rate, 2) + " /s differs from the " +
+                     "short-run rate " + format_fixed(*r.short_run.rate, 2) + " /s by " +
+                     format_fixed(*r.drift * 100, 1) +
+                     "%, beyond the noise: a short benchmark does not give the sustained rate; "
+                     "quote the long-run rate");
+    v.add(std::move(o));
+  }
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
+                r.effective.confounds.strict);
+  ConfoundInputs in;
+  in.monitor = &r.monitor;
+  in.settings = &r.effective.confounds;
+  in.environment = &r.environment;
+  in.device = &r.device;
+  in.virtual_clock = r.virtual_clock;
+  in.runs.push_back(&r.run.windows);
+  if (r.ttfo.total > Nanos(0)) in.first_inference = r.ttfo.first_inference;
+  if (r.run.rate > 0) in.time_per_frame_ms = 1e3 / r.run.rate;
+  in.warmup_inferences = r.run.warmup_inferences;
+  add_confound_rules(v, in);
   return v;
 }
 

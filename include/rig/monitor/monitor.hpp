@@ -183,6 +183,9 @@ class Monitor final : public EngineObserver {
   // Idle power: samples `idle_samples` times over `duration`, waiting through
   // the device's clock (no wall time on a virtual clock).
   void measure_idle(Nanos duration);
+  // Waits `duration` through the device's clock, sampling as measure_idle
+  // does, in phase `phase` ("cooldown").
+  void wait(Nanos duration, const std::string& phase);
   // A last sample and the device's last warnings; the record.
   MonitorRecord finish();
   const MonitorRecord& record() const { return record_; }
