@@ -17,6 +17,11 @@ namespace fs = std::filesystem;
 
 Read read_text(const std::string& path) {
   Read r;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    r.error = "cannot read " + path + ": is a directory";
+    return r;
+  }
   errno = 0;
   std::ifstream f(path);
   if (!f) {
@@ -116,7 +121,7 @@ std::optional<CpuTimes> parse_proc_stat(const std::string& text) {
     if (!(in >> x) || x < 0) return std::nullopt;
   CpuTimes t;
   for (double x : v) t.total += x;  // user nice system idle iowait irq softirq steal
-  t.busy = t.total - v[3] - v[4];
+  t.busy = t.total - v[3] - v[4] - v[7];  // steal is counted apart
   t.steal = v[7];
   return t;
 }

@@ -104,6 +104,8 @@ void Monitor::start() {
   record_.enabled = settings_.enabled;
   if (!settings_.enabled) return;
   if (!sources_set_) set_sources(standard_sources(settings_, device_));
+  if (settings_.extra_sources)
+    for (auto& extra : settings_.extra_sources()) sources_.push_back(std::move(extra));
   record_.host_sampled = !virtual_;
   if (virtual_) record_.host_note = kHostNote;
   for (auto& s : sources_) {

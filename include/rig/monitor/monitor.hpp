@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,6 +41,8 @@
 
 namespace rig {
 
+class MonitorSource;
+
 struct MonitorSettings {
   bool enabled = true;               // --no-monitor: false
   std::string proc_root = "/proc";   // --proc-root (tests)
@@ -50,6 +53,9 @@ struct MonitorSettings {
   // measured (the energy figure is then gross and says so).
   Nanos idle{std::chrono::seconds(2)};
   uint32_t idle_samples = 10;
+  // Sources added beside the standard ones each time a monitor starts
+  // (tests script series per window with ScriptedSource). Not reported.
+  std::function<std::vector<std::unique_ptr<MonitorSource>>()> extra_sources;
 };
 
 // How a source is read: host sources describe this machine; device sources
