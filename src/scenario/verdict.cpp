@@ -178,8 +178,8 @@ RuleOutcome host_contention(const ConfoundInputs& in) {
   for (const auto& [name, values] : {std::pair{"cpu", &psi_cpu}, std::pair{"io", &psi_io}}) {
     if (values->empty()) continue;
     const double mean = mean_of(*values);
-    ev += std::string(ev.empty() ? "" : "; ") + "PSI " + name + " some " +
-          format_fixed(mean, 1) + "%";
+    ev += std::string(ev.empty() ? "" : "; ") + "PSI " + name + " some " + format_fixed(mean, 1) +
+          "%";
     if (mean > s.psi_some_max_pct)
       finding(o, std::string("host contention: tasks stalled on ") + name + " " +
                      format_fixed(mean, 1) + "% of the measured time (PSI some > " +
@@ -242,8 +242,8 @@ RuleOutcome thermal_drift(const ConfoundInputs& in) {
       const auto t = measured_values(m, key);
       if (t.size() < 2) continue;
       const double rise = t.back() - t.front();
-      ev += "; " + key + " " + format_fixed(t.front(), 1) + " -> " + format_fixed(t.back(), 1) +
-            " C";
+      ev +=
+          "; " + key + " " + format_fixed(t.front(), 1) + " -> " + format_fixed(t.back(), 1) + " C";
       if (rise > s.temp_rise_max_c)
         finding(o, "thermal drift: " + key + " rose " + format_fixed(rise, 1) +
                        " C during the measured part (> " + format_fixed(s.temp_rise_max_c, 1) +
@@ -285,11 +285,10 @@ RuleOutcome clock_drop(const ConfoundInputs& in) {
                      format_fixed(more, 0) + " during the measured part; cool the host");
   }
   if (ev.empty())
-    return skipped(o, m.host_sampled ? m.why_absent("cpufreq") + "; " +
-                                           m.why_absent("thermal_throttle") +
-                                           "; the device reports no clock_mhz"
-                                     : std::string(kHostSkipped) +
-                                           "; the device reports no clock_mhz");
+    return skipped(o, m.host_sampled
+                          ? m.why_absent("cpufreq") + "; " + m.why_absent("thermal_throttle") +
+                                "; the device reports no clock_mhz"
+                          : std::string(kHostSkipped) + "; the device reports no clock_mhz");
   o.evidence = ev;
   return o;
 }
@@ -352,21 +351,30 @@ RuleOutcome cold_caches(const ConfoundInputs& in) {
   const ConfoundSettings& s = *in.settings;
   RuleOutcome o = confound("cold_caches", s.strict,
                            "cold_first_ratio " + format_fixed(s.cold_first_ratio, 1) +
-                               " steady frames for the first inference, with fewer warm-up "
-                               "frames than that");
+                               " steady frames for the first inference, and the first measured "
+                               "window slower than the run's median by over drift_max " +
+                               share(s.drift_max));
   if (!in.first_inference || !in.time_per_frame_ms || !(*in.time_per_frame_ms > 0) ||
-      !in.warmup_inferences)
-    return skipped(o, "no first inference or steady rate to compare");
+      in.runs.empty() || in.runs.front()->size() < 3)
+    return skipped(o, "no first inference, steady rate or measured windows to compare");
   const double ratio = to_ms(*in.first_inference) / *in.time_per_frame_ms;
-  o.evidence = "first inference " + format_duration(*in.first_inference) + " = " +
-               format_fixed(ratio, 1) + " steady frames; warm-up " +
-               std::to_string(*in.warmup_inferences) + " frames";
-  if (ratio > s.cold_first_ratio && static_cast<double>(*in.warmup_inferences) < ratio)
+  std::vector<double> rates;
+  for (const auto& w : *in.runs.front()) rates.push_back(w.rate);
+  const double first = rates.front();
+  std::sort(rates.begin(), rates.end());
+  const double median = rates[rates.size() / 2];
+  const double slower = median > 0 ? 1 - first / median : 0;
+  o.evidence =
+      "first inference " + format_duration(*in.first_inference) + " = " + format_fixed(ratio, 1) +
+      " steady frames; first window " + format_fixed(slower * 100, 1) + "% below the median" +
+      (in.warmup_inferences ? "; warm-up " + std::to_string(*in.warmup_inferences) + " frames"
+                            : std::string());
+  if (ratio > s.cold_first_ratio && slower > s.drift_max)
     finding(o, "cold caches: the first inference cost " + format_fixed(ratio, 1) +
-                   " steady frames but the warm-up ran only " +
-                   std::to_string(*in.warmup_inferences) +
-                   " frames: the first windows may still carry the cold state; raise "
-                   "--warmup-max or --duration");
+                   " steady frames and the first measured window was still " +
+                   format_fixed(slower * 100, 1) +
+                   "% slower than the median: the warm-up ended before the device was warm; "
+                   "raise --warmup-max");
   return o;
 }
 
@@ -383,8 +391,8 @@ RuleOutcome shared_link(const ConfoundInputs& in) {
     return skipped(o, m.host_sampled ? m.why_absent("link_traffic") : std::string(kHostSkipped));
   const double o_bytes = other.back() - other.front();
   const double r_bytes = mine.back() - mine.front();
-  o.evidence = format_bytes(o_bytes) + " of other traffic beside " + format_bytes(r_bytes) +
-               " of rig's";
+  o.evidence =
+      format_bytes(o_bytes) + " of other traffic beside " + format_bytes(r_bytes) + " of rig's";
   if (r_bytes > 0 && o_bytes > s.shared_link_max * r_bytes)
     finding(o, "shared link: " + format_bytes(o_bytes) +
                    " of other traffic crossed the link's interface beside rig's " +
@@ -401,8 +409,9 @@ RuleOutcome debug_build(const Environment& env, bool virtual_clock, bool strict)
   if (virtual_clock) return skipped(o, kHostSkipped);
   o.evidence = "build_type " + it->second;
   if (it->second == "debug")
-    finding(o, "debug build (assertions on): rig's own costs are higher than in a release "
-               "build; build with -DCMAKE_BUILD_TYPE=Release");
+    finding(o,
+            "debug build (assertions on): rig's own costs are higher than in a release "
+            "build; build with -DCMAKE_BUILD_TYPE=Release");
   return o;
 }
 
@@ -742,16 +751,16 @@ Verdict judge(const SoakResult& r) {
                             std::to_string(r.short_run.windows) + " short-run and " +
                                 std::to_string(r.long_run.windows) + " long-run windows");
     if (!r.short_run.rate || !r.long_run.rate)
-      finding(o, "the run has no complete short-run or long-run span; lengthen --duration or "
-                 "shorten --window");
+      finding(o,
+              "the run has no complete short-run or long-run span; lengthen --duration or "
+              "shorten --window");
     v.add(std::move(o));
   }
   {
-    RuleOutcome o = outcome(
-        "drift_within_noise", Severity::warns,
-        r.drift ? "drift " + format_fixed(*r.drift * 100, 2) + "%, noise " +
-                      format_fixed(r.noise.value_or(0) * 100, 2) + "%"
-                : std::string("drift n/a"));
+    RuleOutcome o = outcome("drift_within_noise", Severity::warns,
+                            r.drift ? "drift " + format_fixed(*r.drift * 100, 2) + "%, noise " +
+                                          format_fixed(r.noise.value_or(0) * 100, 2) + "%"
+                                    : std::string("drift n/a"));
     o.threshold = "the larger of the two spans' window spread, at least " +
                   format_fixed(r.effective.drift_floor * 100, 1) + "%";
     if (r.drift_exceeds_noise)
@@ -828,12 +837,12 @@ std::optional<RateTrend> rate_trend(const std::vector<WindowFigure>& windows) {
 
 Result<void> validate(const ConfoundSettings& s) {
   auto bad = [](const std::string& m) { return fail(ErrorCode::invalid_argument, m); };
-  for (auto [name, v] : {std::pair{"others_cpu_max", s.others_cpu_max},
-                         std::pair{"psi_some_max_pct", s.psi_some_max_pct},
-                         std::pair{"steal_max", s.steal_max}, std::pair{"drift_max", s.drift_max},
-                         std::pair{"temp_rise_max_c", s.temp_rise_max_c},
-                         std::pair{"cold_first_ratio", s.cold_first_ratio},
-                         std::pair{"shared_link_max", s.shared_link_max}})
+  for (auto [name, v] :
+       {std::pair{"others_cpu_max", s.others_cpu_max},
+        std::pair{"psi_some_max_pct", s.psi_some_max_pct}, std::pair{"steal_max", s.steal_max},
+        std::pair{"drift_max", s.drift_max}, std::pair{"temp_rise_max_c", s.temp_rise_max_c},
+        std::pair{"cold_first_ratio", s.cold_first_ratio},
+        std::pair{"shared_link_max", s.shared_link_max}})
     if (!(v > 0)) return bad(std::string("confound threshold ") + name + " must be positive");
   if (!(s.clock_drop_ratio > 0 && s.clock_drop_ratio < 1))
     return bad("confound threshold clock_drop_ratio must be in (0, 1)");

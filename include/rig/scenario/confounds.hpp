@@ -33,7 +33,8 @@ struct ConfoundSettings {
   // throttle counter increasing.
   double clock_drop_ratio = 0.75;
   // cold_caches: the first inference costs more than this many steady
-  // frames and the warm-up ran fewer frames than that.
+  // frames and the first measured window is still slower than the run's
+  // median by more than drift_max (the warm-up ended too early).
   double cold_first_ratio = 10.0;
   // shared_link: other traffic on the link's interface, as a share of rig's
   // own link bytes during the measured part.
@@ -52,7 +53,7 @@ struct ConfoundInputs {
   bool virtual_clock = false;
   std::vector<const std::vector<WindowFigure>*> runs;  // each measured run's windows
   // cold_caches: the first inference, the steady time per frame, and the
-  // warm-up frames of the first run.
+  // warm-up frames of the first run (evidence).
   std::optional<Nanos> first_inference;
   std::optional<double> time_per_frame_ms;
   std::optional<uint64_t> warmup_inferences;
