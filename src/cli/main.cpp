@@ -23,8 +23,7 @@ int main(int argc, char** argv) {
   std::vector<Command> commands = {
       add_bench_command(app), add_model_command(app),   add_serve_command(app),
       add_loop_command(app),  add_ladder_command(app),  add_sweep_command(app),
-      add_ab_command(app),    add_predict_command(app),
-      add_soak_command(app),
+      add_ab_command(app),    add_predict_command(app), add_soak_command(app),
   };
   try {
     app.parse(argc, argv);

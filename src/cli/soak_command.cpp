@@ -49,11 +49,10 @@ int run_soak_command(const SoakOptions& o) {
   auto depth = depth_option(o.depth);
   if (!depth) return report_error(depth.error());
   s.depth = *depth;
-  for (auto [option, text, out] :
-       {std::tuple{"--duration", &o.duration, &s.duration},
-        std::tuple{"--short", &o.short_span, &s.short_span},
-        std::tuple{"--long", &o.long_span, &s.long_span},
-        std::tuple{"--timeout", &o.timeout, &s.request_timeout}}) {
+  for (auto [option, text, out] : {std::tuple{"--duration", &o.duration, &s.duration},
+                                   std::tuple{"--short", &o.short_span, &s.short_span},
+                                   std::tuple{"--long", &o.long_span, &s.long_span},
+                                   std::tuple{"--timeout", &o.timeout, &s.request_timeout}}) {
     auto d = positive_duration(option, *text);
     if (!d) return report_error(d.error());
     *out = *d;
@@ -83,8 +82,8 @@ int run_soak_command(const SoakOptions& o) {
   auto result = run_soak(**device, *model, s);
   if (!result) return report_error(result.error());
   add_library_versions(result->environment);
-  return finish(format_soak_text(*result), soak_to_json(*result), o.json, o.quiet,
-                result->verdict, o.strict);
+  return finish(format_soak_text(*result), soak_to_json(*result), o.json, o.quiet, result->verdict,
+                o.strict);
 }
 
 }  // namespace

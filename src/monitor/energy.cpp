@@ -90,9 +90,7 @@ std::vector<Candidate> candidates(const MonitorRecord& r) {
   std::sort(energy.begin(), energy.end());
   std::sort(power.begin(), power.end());
   std::vector<Candidate> out;
-  auto one = [](std::string key) {
-    return [key](const MonitorSample& s) { return get(s, key); };
-  };
+  auto one = [](std::string key) { return [key](const MonitorSample& s) { return get(s, key); }; };
   // The device's own sensors describe the device under test.
   out.push_back({"device:energy_j", true, one("device:energy_j")});
   out.push_back({"device:power_w", false, one("device:power_w")});
@@ -117,8 +115,8 @@ std::vector<Candidate> candidates(const MonitorRecord& r) {
     if (k.rfind("energy_j:nvml", 0) == 0) out.push_back({"nvml:" + k.substr(13), true, one(k)});
   for (const auto& k : power) {
     const std::string id = k.substr(8);
-    out.push_back({(id.rfind("nvml", 0) == 0 ? "nvml:" + id.substr(4) : "hwmon:" + id), false,
-                   one(k)});
+    out.push_back(
+        {(id.rfind("nvml", 0) == 0 ? "nvml:" + id.substr(4) : "hwmon:" + id), false, one(k)});
   }
   return out;
 }

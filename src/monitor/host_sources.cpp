@@ -120,7 +120,7 @@ std::optional<CpuTimes> parse_proc_stat(const std::string& text) {
   for (double& x : v)
     if (!(in >> x) || x < 0) return std::nullopt;
   CpuTimes t;
-  for (double x : v) t.total += x;  // user nice system idle iowait irq softirq steal
+  for (double x : v) t.total += x;        // user nice system idle iowait irq softirq steal
   t.busy = t.total - v[3] - v[4] - v[7];  // steal is counted apart
   t.steal = v[7];
   return t;
@@ -234,7 +234,8 @@ class Psi final : public MonitorSource {
     if (!total) return;
     if (prev_ && at > prev_->first && *total >= prev_->second) {
       const double us = static_cast<double>((at - prev_->first).count()) / 1e3;
-      out["psi_" + resource_ + "_some"] = std::clamp((*total - prev_->second) / us * 100, 0.0, 100.0);
+      out["psi_" + resource_ + "_some"] =
+          std::clamp((*total - prev_->second) / us * 100, 0.0, 100.0);
     }
     prev_ = std::pair{at, *total};
   }
@@ -308,9 +309,9 @@ class CpuFreq final : public MonitorSource {
     }
     if (files_.empty())
       return status(name(), kind(), SourceState::unavailable,
-                    !first_error.empty() ? first_error
-                                         : "no " + sys_ +
-                                               "/devices/system/cpu/cpu*/cpufreq on this host");
+                    !first_error.empty()
+                        ? first_error
+                        : "no " + sys_ + "/devices/system/cpu/cpu*/cpufreq on this host");
     return status(name(), kind(), SourceState::available,
                   std::to_string(files_.size()) + " CPUs' scaling_cur_freq");
   }
@@ -601,11 +602,11 @@ class LinkTraffic final : public MonitorSource {
     if (!r.ok) return status(name(), kind(), SourceState::unavailable, r.error);
     if (!interface_bytes(r.text, iface_))
       return status(name(), kind(), SourceState::unavailable,
-                    "no byte counters for " + (iface_.empty() ? "a non-loopback interface" : iface_) +
-                        " in " + path_);
+                    "no byte counters for " +
+                        (iface_.empty() ? "a non-loopback interface" : iface_) + " in " + path_);
     return status(name(), kind(), SourceState::available,
-                  path_ + ": " + (iface_.empty() ? std::string("every non-loopback interface")
-                                                 : iface_) +
+                  path_ + ": " +
+                      (iface_.empty() ? std::string("every non-loopback interface") : iface_) +
                       ", minus rig's own link bytes");
   }
   void sample(Nanos, std::map<std::string, double>& out, std::vector<std::string>&) override {
@@ -646,8 +647,9 @@ std::vector<std::unique_ptr<MonitorSource>> host_sources(const MonitorSettings& 
   v.push_back(std::make_unique<LoadAvg>(proc));
   v.push_back(std::make_unique<CpuFreq>(sys));
   v.push_back(std::make_unique<ThermalThrottle>(sys));
-  v.push_back(std::make_unique<FileSeries>("thermal_zones", thermal_zones(sys),
-                                           "no " + sys + "/class/thermal/thermal_zone* on this host"));
+  v.push_back(
+      std::make_unique<FileSeries>("thermal_zones", thermal_zones(sys),
+                                   "no " + sys + "/class/thermal/thermal_zone* on this host"));
   v.push_back(std::make_unique<FileSeries>(
       "hwmon_temp", hwmon_files(sys, "temp", "_input", "temp_c:", 1e-3),
       "no " + sys + "/class/hwmon/hwmon*/temp*_input on this host"));

@@ -52,7 +52,8 @@ SourceStatus ScriptedSource::probe() {
   s.name = name_;
   s.kind = SourceKind::scripted;
   s.state = series_.empty() ? SourceState::unavailable : SourceState::available;
-  s.detail = series_.empty() ? "an empty script" : std::to_string(series_.size()) + " scripted samples";
+  s.detail =
+      series_.empty() ? "an empty script" : std::to_string(series_.size()) + " scripted samples";
   return s;
 }
 

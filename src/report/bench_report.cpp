@@ -44,8 +44,10 @@ void bench_settings_fields(Io& io, BenchSettings& s) {
   io.value("reservoir_capacity", s.reservoir_capacity);
   io.value("seed", s.point.seed);
   io.number("overhead_limit", s.overhead_limit);
-  io.object("monitor", [&](Io& m) { monitor_settings_fields(m, s.monitor); }, 3);
-  io.object("confounds", [&](Io& c) { confound_settings_fields(c, s.confounds); }, 3);
+  io.object(
+      "monitor", [&](Io& m) { monitor_settings_fields(m, s.monitor); }, 3);
+  io.object(
+      "confounds", [&](Io& c) { confound_settings_fields(c, s.confounds); }, 3);
 }
 
 template <class Io>
@@ -203,7 +205,8 @@ void bench_fields(Io& io, BenchResult& r) {
   io.object("latency", [&](Io& l) { latency_fields(l, r.latency); });
   io.object("bytes", [&](Io& b) { bytes_fields(b, r.bytes); });
   io.object("overhead", [&](Io& o) { overhead_fields(o, r.overhead); });
-  io.object("monitor", [&](Io& m) { monitor_fields(m, r.monitor); }, 3);
+  io.object(
+      "monitor", [&](Io& m) { monitor_fields(m, r.monitor); }, 3);
   io.object("verdict", [&](Io& v) { verdict_fields(v, r.verdict); });
 }
 

@@ -58,14 +58,15 @@ std::string monitor_text(const MonitorRecord& m) {
   const EnergyFigure& e = m.energy;
   if (e.available && e.joules_per_inference) {
     std::string how = e.sensor + ", " + e.method;
-    if (e.sampling_period_s) how += ", sampled every " + format_fixed(*e.sampling_period_s, 2) + " s";
+    if (e.sampling_period_s)
+      how += ", sampled every " + format_fixed(*e.sampling_period_s, 2) + " s";
     row(out, "energy per inference", format_joules(*e.joules_per_inference), how);
     row(out, "mean power during the run", format_fixed(*e.mean_power_w, 3) + " W",
-        e.idle_subtracted ? "idle " + format_fixed(*e.idle_power_w, 3) + " W over " +
-                                format_fixed(e.idle_s, 1) + " s subtracted: net " +
-                                format_fixed(*e.net_power_w, 3) + " W"
-                          : "idle not measured: gross figure" +
-                                (e.reason.empty() ? std::string() : " (" + e.reason + ")"));
+        e.idle_subtracted
+            ? "idle " + format_fixed(*e.idle_power_w, 3) + " W over " + format_fixed(e.idle_s, 1) +
+                  " s subtracted: net " + format_fixed(*e.net_power_w, 3) + " W"
+            : "idle not measured: gross figure" +
+                  (e.reason.empty() ? std::string() : " (" + e.reason + ")"));
   } else {
     row(out, "energy per inference",
         e.reason.rfind("unavailable", 0) == 0 ? e.reason : "unavailable: " + e.reason);

@@ -39,9 +39,9 @@ json soak_settings_json(const SoakSettings& s) {
 }
 
 json span_json(const SoakSpan& s) {
-  return {{"start_s", json_number(s.start_s)},     {"duration_s", json_number(s.duration_s)},
-          {"inferences", s.inferences},            {"windows", s.windows},
-          {"rate_per_s", json_number(s.rate)},     {"spread", json_number(s.spread)}};
+  return {{"start_s", json_number(s.start_s)}, {"duration_s", json_number(s.duration_s)},
+          {"inferences", s.inferences},        {"windows", s.windows},
+          {"rate_per_s", json_number(s.rate)}, {"spread", json_number(s.spread)}};
 }
 
 std::string temp_text(const std::optional<double>& t) {
@@ -76,8 +76,9 @@ std::string format_soak_text(const SoakResult& r) {
       std::to_string(r.run.inferences) + " inferences");
   out << '\n';
 
-  out << "per window" << (r.temperature_sensor.empty() ? " (no temperature sensor)"
-                                                       : " (temperature: " + r.temperature_sensor + ")")
+  out << "per window"
+      << (r.temperature_sensor.empty() ? " (no temperature sensor)"
+                                       : " (temperature: " + r.temperature_sensor + ")")
       << "\n";
   // Every window up to 60; beyond that every k-th (the JSON has them all).
   const size_t step = r.windows.size() > 60 ? (r.windows.size() + 59) / 60 : 1;

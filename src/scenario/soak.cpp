@@ -67,11 +67,13 @@ void summarize_soak(SoakResult& r) {
   for (const auto& x : w) end_s = std::max(end_s, x.start_s + x.duration_s);
   // Short: the first windows that lie wholly within the first --short.
   size_t short_last = 0;
-  while (short_last < w.size() && w[short_last].start_s + w[short_last].duration_s <= short_s + 1e-9)
+  while (short_last < w.size() &&
+         w[short_last].start_s + w[short_last].duration_s <= short_s + 1e-9)
     ++short_last;
   // Long: the last windows that start within the last --long.
   size_t long_first = w.size();
-  while (long_first > short_last && w[long_first - 1].start_s >= end_s - long_s - 1e-9) --long_first;
+  while (long_first > short_last && w[long_first - 1].start_s >= end_s - long_s - 1e-9)
+    --long_first;
   r.short_run = span_of(w, 0, short_last);
   r.long_run = span_of(w, long_first, w.size());
   r.drift.reset();
@@ -136,7 +138,8 @@ Result<SoakResult> run_soak(Device& device, const ModelSource& model,
     const auto& f = r.run.windows[i];
     SoakWindow w{f.start_s, f.duration_s, f.inferences, f.rate, std::nullopt};
     for (const auto& s : r.monitor.samples)
-      if (s.event == "window" && s.repeat == 1 && s.window == i + 1 && !r.temperature_sensor.empty())
+      if (s.event == "window" && s.repeat == 1 && s.window == i + 1 &&
+          !r.temperature_sensor.empty())
         if (auto it = s.values.find(r.temperature_sensor); it != s.values.end())
           w.temperature_c = it->second;
     r.windows.push_back(w);

@@ -53,8 +53,8 @@ class FakeTree : public ::testing::Test {
   }
   // user nice system idle iowait irq softirq steal
   void proc_stat(long busy, long idle, long steal) {
-    write("proc/stat", "cpu  " + std::to_string(busy) + " 0 0 " + std::to_string(idle) +
-                           " 0 0 0 " + std::to_string(steal) + " 0 0\ncpu0 1 2 3 4\n");
+    write("proc/stat", "cpu  " + std::to_string(busy) + " 0 0 " + std::to_string(idle) + " 0 0 0 " +
+                           std::to_string(steal) + " 0 0\ncpu0 1 2 3 4\n");
   }
   void self_stat(long ticks) {
     write("proc/self/stat", "1234 (rig worker) R 1 1 1 0 -1 0 0 0 0 0 " + std::to_string(ticks) +
@@ -109,11 +109,11 @@ TEST_F(FakeTree, PresentSourcesGiveTheirSeries) {
   m.sample("window");
   const MonitorRecord r = m.finish();
   EXPECT_TRUE(r.host_sampled);
-  for (const char* name : {"host_cpu", "psi_cpu", "psi_io", "loadavg", "cpufreq",
-                           "thermal_throttle", "thermal_zones", "hwmon_temp", "hwmon_power",
-                           "powercap"})
-    EXPECT_EQ(status(r, name).state, SourceState::available) << name << ": "
-                                                              << status(r, name).detail;
+  for (const char* name :
+       {"host_cpu", "psi_cpu", "psi_io", "loadavg", "cpufreq", "thermal_throttle", "thermal_zones",
+        "hwmon_temp", "hwmon_power", "powercap"})
+    EXPECT_EQ(status(r, name).state, SourceState::available)
+        << name << ": " << status(r, name).detail;
   EXPECT_EQ(status(r, "powercap").detail, "intel-rapl:0");
   ASSERT_GE(r.samples.size(), 2u);
   const auto& first = r.samples[0].values;
@@ -392,8 +392,8 @@ TEST(MonitorOnSim, ScriptedSourcesAreSampledOnVirtualClocksAndOffMeansNothing) {
   settings.extra_sources = [] {
     std::vector<std::unique_ptr<MonitorSource>> v;
     v.push_back(std::make_unique<ScriptedSource>(
-        "script", std::vector<std::map<std::string, double>>{{{"others_cpu", 0.1}},
-                                                             {{"others_cpu", 0.7}}}));
+        "script",
+        std::vector<std::map<std::string, double>>{{{"others_cpu", 0.1}}, {{"others_cpu", 0.7}}}));
     return v;
   };
   Monitor on(settings, **device);

@@ -44,9 +44,9 @@ namespace rig {
 class MonitorSource;
 
 struct MonitorSettings {
-  bool enabled = true;               // --no-monitor: false
-  std::string proc_root = "/proc";   // --proc-root (tests)
-  std::string sys_root = "/sys";     // --sys-root (tests)
+  bool enabled = true;                             // --no-monitor: false
+  std::string proc_root = "/proc";                 // --proc-root (tests)
+  std::string sys_root = "/sys";                   // --sys-root (tests)
   std::string nvml_library = "libnvidia-ml.so.1";  // empty: NVML not tried
   // Idle power: measured for this long before the run when a power source is
   // readable, and subtracted from the mean power during the run. 0: not
@@ -103,8 +103,8 @@ struct EnergyFigure {
   std::optional<double> sampling_period_s;  // mean interval between samples in the run
   double idle_s = 0;                        // idle measured for this long; 0: not measured
   std::optional<double> idle_power_w;
-  std::optional<double> mean_power_w;  // during the measured part
-  std::optional<double> net_power_w;   // mean - idle (mean when idle was not measured)
+  std::optional<double> mean_power_w;          // during the measured part
+  std::optional<double> net_power_w;           // mean - idle (mean when idle was not measured)
   std::optional<double> joules_per_inference;  // net power x time per frame
   bool idle_subtracted = false;
 };

@@ -21,9 +21,9 @@
 namespace rig {
 
 struct SoakSettings {
-  std::string model;           // where the model came from, for the record
-  std::string device = "cpu";  // device spec, as given
-  uint32_t depth = 0;          // 0: the device's queue depth
+  std::string model;                         // where the model came from, for the record
+  std::string device = "cpu";                // device spec, as given
+  uint32_t depth = 0;                        // 0: the device's queue depth
   Nanos duration{std::chrono::minutes(10)};  // the measured run, after warm-up
   Nanos short_span{std::chrono::seconds(10)};
   Nanos long_span{std::chrono::minutes(1)};
@@ -89,7 +89,6 @@ void summarize_soak(SoakResult& result);
 
 // Cools down, cold-starts the model, runs it for the duration and splits the
 // windows. Fails only when the model does not load or bind.
-Result<SoakResult> run_soak(Device& device, const ModelSource& model,
-                            const SoakSettings& settings);
+Result<SoakResult> run_soak(Device& device, const ModelSource& model, const SoakSettings& settings);
 
 }  // namespace rig

@@ -44,7 +44,7 @@ struct SimParams {
   // Scripted sensors: value k from virtual time k x sensor_step (the last holds).
   std::map<std::string, std::vector<double>> sensors;  // temperature_c, power_w, clock_mhz
   Nanos sensor_step{std::chrono::seconds(1)};
-  std::string warn;  // raised through take_warnings() at every load
+  std::string warn;                  // raised through take_warnings() at every load
   std::optional<double> idle_power;  // power_w while nothing is in flight
 };
 
@@ -160,11 +160,12 @@ Result<SimParams> parse_params(const std::map<std::string, std::string>& params)
         return fail(ErrorCode::invalid_argument, "sim parameter realtime must be 0 or 1");
       p.realtime = value == "1";
     } else {
-      return fail(ErrorCode::invalid_argument,
-                  "unknown sim parameter '" + key +
-                      "' (known: compute, bw, bw_in, bw_out, lat, depth, load, first, duplex, "
-                      "drift, slow_at, slow_factor, jitter, seed, realtime, temp, power, clock_mhz, "
-                      "sensor_step, idle_power, warn)");
+      return fail(
+          ErrorCode::invalid_argument,
+          "unknown sim parameter '" + key +
+              "' (known: compute, bw, bw_in, bw_out, lat, depth, load, first, duplex, "
+              "drift, slow_at, slow_factor, jitter, seed, realtime, temp, power, clock_mhz, "
+              "sensor_step, idle_power, warn)");
     }
     if (!r) return tl::unexpected(r.error());
   }
@@ -189,7 +190,10 @@ std::string effective_spec(const SimParams& p) {
   if (p.jitter != 0) s += ",jitter=" + compact(p.jitter) + ",seed=" + std::to_string(p.seed);
   if (p.realtime) s += ",realtime=1";
   for (const auto& [name, series] : p.sensors) {
-    s += "," + std::string(name == "temperature_c" ? "temp" : name == "power_w" ? "power" : name) +
+    s += "," +
+         std::string(name == "temperature_c" ? "temp"
+                     : name == "power_w"     ? "power"
+                                             : name) +
          "=";
     for (size_t i = 0; i < series.size(); ++i) s += (i ? ":" : "") + compact(series[i]);
   }
