@@ -85,6 +85,18 @@ int main(int argc, char** argv) {
     std::printf("  pair %d: off %.2f /s, on %.2f /s, ratio %.4f\n", p + 1, off.rate, on.rate,
                 on.rate / off.rate);
   }
+  // The sampling cost itself, apart from the machine's noise: 1000 samples of
+  // every source, timed; the share of a run is cost x samples per run / run time.
+  rig::MonitorSettings ms;
+  rig::Monitor timed(ms, **device);
+  timed.start();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 1000; ++i) timed.sample("window");
+  const double per_sample_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1000;
+  std::printf("one sample of every source: %.1f us; %zu per %.1f s run = %.4f%% of the run\n",
+              per_sample_s * 1e6, samples, seconds,
+              per_sample_s * static_cast<double>(samples) / seconds * 100);
   const auto ratio = rig::summarize(ratios);
   std::printf("monitor: %zu sources available, %zu samples per run\n", available, samples);
   std::printf("median off %.2f /s, median on %.2f /s\n", *rig::summarize(off_rates).median,
