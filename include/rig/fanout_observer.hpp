@@ -7,6 +7,7 @@
 // and the lone observer itself when there is one, to pay nothing extra.
 #pragma once
 
+#include <initializer_list>
 #include <vector>
 
 #include "rig/engine.hpp"
@@ -15,6 +16,11 @@ namespace rig {
 
 class FanOutObserver final : public EngineObserver {
  public:
+  FanOutObserver() = default;
+  // The observers in order; nullptr entries are skipped.
+  explicit FanOutObserver(std::initializer_list<EngineObserver*> observers) {
+    for (auto* o : observers) add(o);
+  }
   // nullptr is ignored, so callers can add optional observers unconditionally.
   void add(EngineObserver* observer) {
     if (observer) observers_.push_back(observer);

@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/monitor_options.hpp"
 #include "cli/observe.hpp"
 #include "cli/options.hpp"
 #include "cli/point_options.hpp"
@@ -27,6 +28,7 @@ struct BenchOptions {
   bool strict = false;
   bool quiet = false;
   ObserveOptions observe;
+  MonitorOptions monitor;
 };
 
 int run_bench_command(const BenchOptions& o) {
@@ -44,6 +46,8 @@ int run_bench_command(const BenchOptions& o) {
   s.latency_max = *lat;
   s.repeat_tolerance = o.repeat_tolerance;
   s.latency_samples = o.latency_samples;
+  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
+    return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
@@ -57,16 +61,17 @@ int run_bench_command(const BenchOptions& o) {
     std::fprintf(stderr, "rig: measuring %s on %s (about %s per repeat, %u repeats)...\n",
                  s.model.c_str(), s.device.c_str(), format_duration(s.point.duration).c_str(),
                  s.point.repeats);
-  auto observers = RunObservers::make(
-      o.observe, {"rig bench", s.point.repeats, s.point.duration}, o.quiet, o.json);
+  auto observers = RunObservers::make(o.observe, {"rig bench", s.point.repeats, s.point.duration},
+                                      o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
   auto result = run_bench(**device, *model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return (*observers)->finish(finish(format_bench_text(*result), bench_to_json(*result), o.json,
-                                     o.quiet, result->verdict, o.strict));
+  return (*observers)
+      ->finish(finish(format_bench_text(*result), bench_to_json(*result), o.json, o.quiet,
+                      result->verdict, o.strict));
 }
 
 }  // namespace
@@ -108,6 +113,7 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--seed", o->point.seed, "seed of the input data")->capture_default_str();
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
+  add_monitor_options(sub, o->monitor);
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
   add_observe_options(sub, o->observe);
   return {sub, [o] { return run_bench_command(*o); }};

@@ -32,5 +32,6 @@ Command add_check_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_report_command(CLI::App& app);  // and rig export: report_command.cpp
 Command add_export_command(CLI::App& app);
+Command add_soak_command(CLI::App& app);
 
 }  // namespace rig::cli

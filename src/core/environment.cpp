@@ -4,8 +4,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <thread>
+
+#include "rig/version.hpp"
 
 namespace rig {
 namespace {
@@ -26,6 +30,17 @@ std::string cpu_model() {
       if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
     }
   return {};
+}
+
+std::optional<uint64_t> mem_total_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (f >> key >> kib) {
+    if (key == "MemTotal:") return kib * 1024;
+    f.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -51,9 +66,12 @@ Environment collect_environment() {
 #if defined(NDEBUG)
   f["build_type"] = "release";
 #else
-  f["build_type"] = "debug";
-  env.warnings.push_back("debug build (assertions on): figures are slower than a release build");
+  f["build_type"] = "debug";  // the debug_build confound rule reads it
 #endif
+  f["git_revision"] = std::string(kGitRevision);
+  if (auto mem = mem_total_bytes()) f["memory_bytes"] = std::to_string(*mem);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online > 0) f["cpu_online"] = std::to_string(online);
 #if defined(__SANITIZE_ADDRESS__)
   env.warnings.push_back("built with AddressSanitizer: figures are not representative");
 #endif
@@ -69,12 +87,8 @@ Environment collect_environment() {
                              std::to_string(cores) + " cores (contention skews figures)");
   }
   const auto governor = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-  if (!governor.empty()) {
-    f["cpu_governor"] = governor;
-    if (governor != "performance")
-      env.warnings.push_back("CPU frequency scaling is enabled (governor '" + governor +
-                             "'): real-time figures may be noisy");
-  }
+  // The cpu_governor confound rule reads it (absent: no cpufreq on this host).
+  if (!governor.empty()) f["cpu_governor"] = governor;
   return env;
 }
 

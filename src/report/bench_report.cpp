@@ -11,6 +11,8 @@
 
 #include "report/json_common.hpp"
 #include "report/json_walkers.hpp"
+#include "report/monitor_fields.hpp"
+#include "report/monitor_text.hpp"
 #include "report/text_common.hpp"
 #include "rig/report/document.hpp"
 #include "rig/units.hpp"
@@ -42,6 +44,10 @@ void bench_settings_fields(Io& io, BenchSettings& s) {
   io.value("reservoir_capacity", s.reservoir_capacity);
   io.value("seed", s.point.seed);
   io.number("overhead_limit", s.overhead_limit);
+  io.object(
+      "monitor", [&](Io& m) { monitor_settings_fields(m, s.monitor); }, 3);
+  io.object(
+      "confounds", [&](Io& c) { confound_settings_fields(c, s.confounds); }, 3);
 }
 
 // DeviceInfo::link_floor as flat keys (null when absent), since version 3.
@@ -193,6 +199,7 @@ void verdict_fields(Io& io, Verdict& v) {
         r.value("met", o.met);
         r.value("evidence", o.evidence);
         r.value("findings", o.findings);
+        r.value("threshold", o.threshold, 3);
       },
       2);
 }
@@ -220,6 +227,8 @@ void bench_fields(Io& io, BenchResult& r) {
   io.object("latency", [&](Io& l) { latency_fields(l, r.latency); });
   io.object("bytes", [&](Io& b) { bytes_fields(b, r.bytes); });
   io.object("overhead", [&](Io& o) { overhead_fields(o, r.overhead); });
+  io.object(
+      "monitor", [&](Io& m) { monitor_fields(m, r.monitor); }, 3);
   io.object("verdict", [&](Io& v) { verdict_fields(v, r.verdict); });
 }
 
@@ -318,6 +327,7 @@ std::string format_bench_text(const BenchResult& r) {
     out << ", out " << t.name << " " << to_string(t.type) << " "
         << format_bytes(static_cast<double>(t.bytes));
   out << "\n\n";
+  out << confounds_text(r.verdict);
 
   out << "time to first output (cold)\n";
   row(out, "total", format_duration(r.ttfo.total));
@@ -403,6 +413,7 @@ std::string format_bench_text(const BenchResult& r) {
     row(out, "bookkeeping per inference", "n/a", "not measured on a virtual clock");
   out << '\n';
 
+  out << monitor_text(r.monitor);
   out << verdict_text(r.verdict);
   return out.str();
 }

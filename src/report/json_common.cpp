@@ -132,7 +132,8 @@ json verdict_json(const Verdict& v) {
                      {"severity", std::string(to_string(r.severity))},
                      {"met", r.met},
                      {"evidence", r.evidence},
-                     {"findings", r.findings}});
+                     {"findings", r.findings},
+                     {"threshold", r.threshold}});
   return {{"status", v.valid ? "VALID" : "INVALID"},
           {"valid", v.valid},
           {"reasons", v.reasons},

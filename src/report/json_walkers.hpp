@@ -20,6 +20,7 @@
 
 #include "report/json_common.hpp"
 #include "report/text_common.hpp"
+#include "rig/monitor/monitor.hpp"
 
 namespace rig::report {
 
@@ -43,6 +44,10 @@ constexpr std::initializer_list<ErrorCode> kErrorCodes = {
 constexpr std::initializer_list<Duplex> kDuplexes = {Duplex::half, Duplex::full, Duplex::unknown};
 constexpr std::initializer_list<ClockKind> kClocks = {ClockKind::real, ClockKind::virtual_time};
 constexpr std::initializer_list<Severity> kSeverities = {Severity::invalidates, Severity::warns};
+constexpr std::initializer_list<SourceKind> kSourceKinds = {SourceKind::host, SourceKind::device,
+                                                            SourceKind::scripted};
+constexpr std::initializer_list<SourceState> kSourceStates = {
+    SourceState::available, SourceState::unavailable, SourceState::not_sampled};
 
 class JsonWriter {
  public:

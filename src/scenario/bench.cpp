@@ -76,6 +76,8 @@ Result<void> validate(const BenchSettings& s) {
   auto bad = [](const std::string& m) { return fail(ErrorCode::invalid_argument, m); };
   if (s.device.empty()) return bad("device spec is empty");
   if (auto ok = validate(s.point); !ok) return ok;
+  if (auto ok = validate(s.confounds); !ok) return ok;
+  if (s.monitor.idle < Nanos(0)) return bad("idle power duration must not be negative");
   if (!(s.repeat_tolerance > 0)) return bad("tolerances must be positive");
   if (s.latency_max <= Nanos(0)) return bad("latency duration must be positive");
   if (s.reservoir_capacity == 0) return bad("reservoir capacity must be >= 1");
@@ -89,20 +91,28 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   start_result(r, device, settings);
   const uint32_t depth = settle_depth(r);
 
-  auto cold = cold_start(device, model, depth, settings.point.seed, settings.point.observer);
+  // The monitor watches every phase beside any observer the caller attached.
+  Monitor monitor(settings.monitor, device);
+  FanOutObserver fan({&monitor, settings.point.observer});
+  EngineObserver* observer = settings.monitor.enabled ? &fan : settings.point.observer;
+  monitor.start();
+
+  auto cold = cold_start(device, model, depth, settings.point.seed, observer);
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   const Workspace& ws = cold->workspace;
-  r.latency =
-      measure_latency(device, ws,
-                      latency_settings(settings.latency_samples, settings.latency_max,
-                                       settings.point.request_timeout, settings.point.observer));
+  // Idle power, loaded but not running, where power is readable.
+  if (monitor.power_readable()) monitor.measure_idle(settings.monitor.idle);
+  r.latency = measure_latency(device, ws,
+                              latency_settings(settings.latency_samples, settings.latency_max,
+                                               settings.point.request_timeout, observer));
 
   r.steady.depth = depth;
   std::vector<double> rates;
   for (uint32_t i = 0; i < settings.point.repeats; ++i) {
     SteadySettings ss = steady_settings(settings.point, depth, i);
+    ss.observer = observer;
     ss.reservoir_capacity = settings.reservoir_capacity;
     r.steady.repeats.push_back(measure_steady(device, ws, ss));
     const auto& rep = r.steady.repeats.back();
@@ -114,6 +124,12 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
     r.steady.time_per_frame_ms = 1000.0 / *r.steady.rate.median;
   r.bytes = bytes_of(r.steady, r.model);
   r.overhead = overhead_of(r);
+  r.monitor = monitor.finish();
+  r.monitor.energy = energy_per_inference(
+      r.monitor,
+      r.steady.time_per_frame_ms ? std::optional<double>(*r.steady.time_per_frame_ms / 1e3)
+                                 : std::nullopt,
+      settings.monitor.idle);
   r.verdict = judge(r);
   r.steady.stable = !r.steady.repeats.empty() &&
                     std::all_of(r.steady.repeats.begin(), r.steady.repeats.end(),

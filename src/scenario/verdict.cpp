@@ -4,10 +4,16 @@
 // order their findings are reported.
 #include "rig/scenario/verdict.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
 #include "rig/scenario/ab.hpp"
 #include "rig/scenario/bench.hpp"
+#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/ladder.hpp"
 #include "rig/scenario/loop.hpp"
+#include "rig/scenario/soak.hpp"
 #include "rig/scenario/sweep.hpp"
 #include "rig/units.hpp"
 
@@ -80,12 +86,361 @@ RuleOutcome real_clock(bool virtual_clock, std::string message) {
   return o;
 }
 
+// ---------------------------------------------------------------------------
+// Confounds (rig/scenario/confounds.hpp): what may have spoiled a run. Each
+// states its threshold; a rule without data is met and says why it was
+// skipped ("skipped: ..."), never guessed.
+
+Severity confound_severity(bool strict) {
+  return strict ? Severity::invalidates : Severity::warns;
+}
+
+RuleOutcome confound(std::string rule, bool strict, std::string threshold) {
+  RuleOutcome o = outcome(std::move(rule), confound_severity(strict), {});
+  o.threshold = std::move(threshold);
+  return o;
+}
+
+RuleOutcome skipped(RuleOutcome o, const std::string& why) {
+  o.evidence = "skipped: " + why;
+  return o;
+}
+
+const char* kHostSkipped =
+    "virtual clock: the figures are simulated, so the host does not affect them";
+
+std::string share(double v) {
+  return format_fixed(v * 100, 1) + "%";
+}
+
+bool measured_sample(const MonitorSample& s) {
+  return s.phase == "measure" && s.repeat > 0;
+}
+
+// A series' values in the measured parts, in order.
+std::vector<double> measured_values(const MonitorRecord& m, const std::string& key) {
+  std::vector<double> out;
+  for (const auto& s : m.samples)
+    if (measured_sample(s))
+      if (auto it = s.values.find(key); it != s.values.end()) out.push_back(it->second);
+  return out;
+}
+
+// Every series whose name starts with `prefix` (or equals one of `exact`).
+std::vector<std::string> series_names(const MonitorRecord& m, std::string_view prefix,
+                                      std::initializer_list<std::string_view> exact = {}) {
+  std::vector<std::string> out;
+  for (const auto& s : m.samples)
+    for (const auto& [k, v] : s.values) {
+      const bool match = (!prefix.empty() && k.rfind(prefix, 0) == 0) ||
+                         std::find(exact.begin(), exact.end(), k) != exact.end();
+      if (match && std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    }
+  return out;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// Why a monitored rule has nothing to read: the monitor off, or the source's reason.
+std::optional<std::string> monitor_off(const MonitorRecord& m) {
+  if (!m.enabled) return std::string("the monitor was off (--no-monitor)");
+  return std::nullopt;
+}
+
+RuleOutcome host_contention(const ConfoundInputs& in) {
+  const ConfoundSettings& s = *in.settings;
+  const MonitorRecord& m = *in.monitor;
+  RuleOutcome o =
+      confound("host_contention", s.strict,
+               "others_cpu_max " + share(s.others_cpu_max) + " of the host's CPU time; " +
+                   "psi_some_max " + format_fixed(s.psi_some_max_pct, 1) + "% of the time");
+  if (auto off = monitor_off(m)) return skipped(o, *off);
+  const auto others = measured_values(m, "others_cpu");
+  const auto psi_cpu = measured_values(m, "psi_cpu_some");
+  const auto psi_io = measured_values(m, "psi_io_some");
+  if (others.empty() && psi_cpu.empty() && psi_io.empty())
+    return skipped(o, m.host_sampled ? m.why_absent("host_cpu") + "; " + m.why_absent("psi_cpu")
+                                     : std::string(kHostSkipped));
+  std::string ev;
+  if (!others.empty()) {
+    const double mean = mean_of(others);
+    ev = "others' CPU " + share(mean) + " of the host (mean of " + std::to_string(others.size()) +
+         " samples)";
+    if (mean > s.others_cpu_max)
+      finding(o, "host contention: other processes used " + share(mean) +
+                     " of the host's CPU time during the measured part (> " +
+                     share(s.others_cpu_max) + "); run on a quiet host or move the other load");
+  }
+  for (const auto& [name, values] : {std::pair{"cpu", &psi_cpu}, std::pair{"io", &psi_io}}) {
+    if (values->empty()) continue;
+    const double mean = mean_of(*values);
+    ev += std::string(ev.empty() ? "" : "; ") + "PSI " + name + " some " + format_fixed(mean, 1) +
+          "%";
+    if (mean > s.psi_some_max_pct)
+      finding(o, std::string("host contention: tasks stalled on ") + name + " " +
+                     format_fixed(mean, 1) + "% of the measured time (PSI some > " +
+                     format_fixed(s.psi_some_max_pct, 1) + "%); run on a quiet host");
+  }
+  o.evidence = ev;
+  return o;
+}
+
+RuleOutcome steal_time(const ConfoundInputs& in) {
+  const ConfoundSettings& s = *in.settings;
+  const MonitorRecord& m = *in.monitor;
+  RuleOutcome o = confound("steal_time", s.strict, "steal_max " + share(s.steal_max));
+  if (auto off = monitor_off(m)) return skipped(o, *off);
+  const auto steal = measured_values(m, "steal");
+  if (steal.empty())
+    return skipped(o, m.host_sampled ? m.why_absent("host_cpu") : std::string(kHostSkipped));
+  const double mean = mean_of(steal);
+  o.evidence = "steal " + share(mean) + " of CPU time (mean of " + std::to_string(steal.size()) +
+               " samples)";
+  if (mean > s.steal_max)
+    finding(o, "steal time: the hypervisor took " + share(mean) +
+                   " of the CPU time during the measured part (> " + share(s.steal_max) +
+                   "); use a dedicated or less loaded virtual machine");
+  return o;
+}
+
+RuleOutcome thermal_drift(const ConfoundInputs& in) {
+  const ConfoundSettings& s = *in.settings;
+  const MonitorRecord& m = *in.monitor;
+  RuleOutcome o = confound("thermal_drift", s.strict,
+                           "drift_max " + share(s.drift_max) +
+                               " rate trend across a run's windows (and beyond twice their "
+                               "scatter); temp_rise_max " +
+                               format_fixed(s.temp_rise_max_c, 1) + " C");
+  std::string ev;
+  std::optional<RateTrend> worst;
+  size_t worst_run = 0;
+  for (size_t i = 0; i < in.runs.size(); ++i) {
+    auto t = rate_trend(*in.runs[i]);
+    if (t && (!worst || std::fabs(t->change) > std::fabs(worst->change))) {
+      worst = t;
+      worst_run = i;
+    }
+    if (t && std::fabs(t->change) > s.drift_max && std::fabs(t->change) > 2 * t->scatter)
+      finding(o, "thermal drift: run " + std::to_string(i + 1) + "'s rate trended " +
+                     format_fixed(t->change * 100, 1) + "% from its first window to its last (> " +
+                     share(s.drift_max) + ", scatter " + share(t->scatter) +
+                     "); the device is heating or throttling: let it cool, or use rig soak to "
+                     "measure the long-run rate");
+  }
+  if (worst)
+    ev = "largest rate trend " + format_fixed(worst->change * 100, 1) + "% (run " +
+         std::to_string(worst_run + 1) + ", " + std::to_string(worst->windows) +
+         " windows, scatter " + share(worst->scatter) + ")";
+  else
+    ev = "rate trend n/a: fewer than 3 windows";
+  if (m.enabled) {
+    for (const auto& key : series_names(m, "temp_c:", {"device:temperature_c"})) {
+      const auto t = measured_values(m, key);
+      if (t.size() < 2) continue;
+      const double rise = t.back() - t.front();
+      ev +=
+          "; " + key + " " + format_fixed(t.front(), 1) + " -> " + format_fixed(t.back(), 1) + " C";
+      if (rise > s.temp_rise_max_c)
+        finding(o, "thermal drift: " + key + " rose " + format_fixed(rise, 1) +
+                       " C during the measured part (> " + format_fixed(s.temp_rise_max_c, 1) +
+                       " C); let the device reach its steady temperature first (--cooldown, a "
+                       "longer warm-up, or rig soak)");
+    }
+  }
+  o.evidence = ev;
+  return o;
+}
+
+RuleOutcome clock_drop(const ConfoundInputs& in) {
+  const ConfoundSettings& s = *in.settings;
+  const MonitorRecord& m = *in.monitor;
+  RuleOutcome o = confound("clock_drop", s.strict,
+                           "clock_drop_ratio " + format_fixed(s.clock_drop_ratio, 2) +
+                               " of the first frequency of the run; any throttle event");
+  if (auto off = monitor_off(m)) return skipped(o, *off);
+  std::string ev;
+  for (const char* key : {"cpu_freq_min_mhz", "device:clock_mhz"}) {
+    const auto f = measured_values(m, key);
+    if (f.empty()) continue;
+    const double low = *std::min_element(f.begin(), f.end());
+    ev += std::string(ev.empty() ? "" : "; ") + key + " first " + format_fixed(f.front(), 0) +
+          ", lowest " + format_fixed(low, 0) + " MHz";
+    if (f.front() > 0 && low < s.clock_drop_ratio * f.front())
+      finding(o, std::string("clock drop: ") + key + " fell to " + format_fixed(low, 0) +
+                     " MHz from " + format_fixed(f.front(), 0) + " MHz (< " +
+                     format_fixed(s.clock_drop_ratio * 100, 0) +
+                     "% of it) during the measured part; the clock is throttled: cool the "
+                     "device, fix its power supply, or set the governor to performance");
+  }
+  const auto throttle = measured_values(m, "throttle_events");
+  if (!throttle.empty()) {
+    const double more = throttle.back() - throttle.front();
+    ev += std::string(ev.empty() ? "" : "; ") + "throttle events +" + format_fixed(more, 0);
+    if (more > 0)
+      finding(o, "clock drop: the CPUs' thermal throttle counters rose by " +
+                     format_fixed(more, 0) + " during the measured part; cool the host");
+  }
+  if (ev.empty())
+    return skipped(o, m.host_sampled
+                          ? m.why_absent("cpufreq") + "; " + m.why_absent("thermal_throttle") +
+                                "; the device reports no clock_mhz"
+                          : std::string(kHostSkipped) + "; the device reports no clock_mhz");
+  o.evidence = ev;
+  return o;
+}
+
+bool power_warning(const std::string& text) {
+  std::string t = text;
+  std::transform(t.begin(), t.end(), t.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* word : {"power", "current advertised", "reduced-performance",
+                           "reduced performance", "voltage", "undervolt"})
+    if (t.find(word) != std::string::npos) return true;
+  return false;
+}
+
+// Every warning the device raised: at open (DeviceInfo) and through the
+// dynamic channel, with when.
+std::vector<std::pair<std::string, std::string>> all_device_warnings(const ConfoundInputs& in) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (in.device)
+    for (const auto& w : in.device->warnings) out.emplace_back("at open", w);
+  if (in.monitor)
+    for (const auto& w : in.monitor->device_warnings) out.emplace_back(w.when, w.text);
+  return out;
+}
+
+RuleOutcome power_limited(const ConfoundInputs& in) {
+  RuleOutcome o = confound("power_limited", in.settings->strict,
+                           "any device warning about its power supply or a reduced-performance "
+                           "mode");
+  size_t n = 0;
+  for (const auto& [when, text] : all_device_warnings(in)) {
+    if (!power_warning(text)) continue;
+    ++n;
+    finding(o, "power limited: the device warned (" + when + "): \"" + text +
+                   "\"; the evidence is the runtime's own warning, not a power reading; give the "
+                   "device its rated supply");
+  }
+  o.evidence = std::to_string(n) + " power warning(s) from the device";
+  if (!in.monitor->enabled && n == 0)
+    o.evidence += "; only the warnings at open were read (--no-monitor)";
+  return o;
+}
+
+RuleOutcome device_warnings(const ConfoundInputs& in) {
+  RuleOutcome o = confound("device_warnings", in.settings->strict,
+                           "any warning the device raised during the run");
+  if (auto off = monitor_off(*in.monitor))
+    return skipped(o, *off + ": the device's warnings during the run were not taken");
+  size_t n = 0;
+  for (const auto& w : in.monitor->device_warnings) {
+    if (power_warning(w.text)) continue;  // power_limited reports those
+    ++n;
+    finding(o, "the device warned (" + w.when + "): \"" + w.text + "\"");
+  }
+  o.evidence = std::to_string(n) + " other warning(s) raised during the run";
+  return o;
+}
+
+RuleOutcome cold_caches(const ConfoundInputs& in) {
+  const ConfoundSettings& s = *in.settings;
+  RuleOutcome o = confound("cold_caches", s.strict,
+                           "cold_first_ratio " + format_fixed(s.cold_first_ratio, 1) +
+                               " steady frames for the first inference, and the first measured "
+                               "window slower than the run's median by over drift_max " +
+                               share(s.drift_max));
+  if (!in.first_inference || !in.time_per_frame_ms || !(*in.time_per_frame_ms > 0) ||
+      in.runs.empty() || in.runs.front()->size() < 3)
+    return skipped(o, "no first inference, steady rate or measured windows to compare");
+  const double ratio = to_ms(*in.first_inference) / *in.time_per_frame_ms;
+  std::vector<double> rates;
+  for (const auto& w : *in.runs.front()) rates.push_back(w.rate);
+  const double first = rates.front();
+  std::sort(rates.begin(), rates.end());
+  const double median = rates[rates.size() / 2];
+  const double slower = median > 0 ? 1 - first / median : 0;
+  o.evidence =
+      "first inference " + format_duration(*in.first_inference) + " = " + format_fixed(ratio, 1) +
+      " steady frames; first window " + format_fixed(slower * 100, 1) + "% below the median" +
+      (in.warmup_inferences ? "; warm-up " + std::to_string(*in.warmup_inferences) + " frames"
+                            : std::string());
+  if (ratio > s.cold_first_ratio && slower > s.drift_max)
+    finding(o, "cold caches: the first inference cost " + format_fixed(ratio, 1) +
+                   " steady frames and the first measured window was still " +
+                   format_fixed(slower * 100, 1) +
+                   "% slower than the median: the warm-up ended before the device was warm; "
+                   "raise --warmup-max");
+  return o;
+}
+
+RuleOutcome shared_link(const ConfoundInputs& in) {
+  const ConfoundSettings& s = *in.settings;
+  const MonitorRecord& m = *in.monitor;
+  RuleOutcome o = confound("shared_link", s.strict,
+                           "shared_link_max " + share(s.shared_link_max) +
+                               " of rig's own link bytes as other traffic on the interface");
+  if (auto off = monitor_off(m)) return skipped(o, *off);
+  const auto other = measured_values(m, "link_other_bytes");
+  const auto mine = measured_values(m, "link_rig_bytes");
+  if (other.size() < 2 || mine.size() < 2)
+    return skipped(o, m.host_sampled ? m.why_absent("link_traffic") : std::string(kHostSkipped));
+  const double o_bytes = other.back() - other.front();
+  const double r_bytes = mine.back() - mine.front();
+  o.evidence =
+      format_bytes(o_bytes) + " of other traffic beside " + format_bytes(r_bytes) + " of rig's";
+  if (r_bytes > 0 && o_bytes > s.shared_link_max * r_bytes)
+    finding(o, "shared link: " + format_bytes(o_bytes) +
+                   " of other traffic crossed the link's interface beside rig's " +
+                   format_bytes(r_bytes) + " (> " + share(s.shared_link_max) +
+                   "); measure on a link of its own");
+  return o;
+}
+
+// Environment facts: every scenario's result has them.
+RuleOutcome debug_build(const Environment& env, bool virtual_clock, bool strict) {
+  RuleOutcome o = confound("debug_build", strict, "build_type release");
+  auto it = env.facts.find("build_type");
+  if (it == env.facts.end()) return skipped(o, "the build type is not recorded");
+  if (virtual_clock) return skipped(o, kHostSkipped);
+  o.evidence = "build_type " + it->second;
+  if (it->second == "debug")
+    finding(o,
+            "debug build (assertions on): rig's own costs are higher than in a release "
+            "build; build with -DCMAKE_BUILD_TYPE=Release");
+  return o;
+}
+
+RuleOutcome cpu_governor(const Environment& env, bool virtual_clock, bool strict) {
+  RuleOutcome o = confound("cpu_governor", strict, "governor performance");
+  auto it = env.facts.find("cpu_governor");
+  if (it == env.facts.end())
+    return skipped(o, "no cpufreq governor on this host (frequency not scaled by the kernel)");
+  if (virtual_clock) return skipped(o, kHostSkipped);
+  o.evidence = "governor " + it->second;
+  if (it->second != "performance")
+    finding(o, "CPU frequency scaling is on (governor '" + it->second +
+                   "'): real-time figures may be noisy; set the governor to performance");
+  return o;
+}
+
+void add_environment_confounds(Verdict& v, const Environment& env, bool virtual_clock,
+                               bool strict) {
+  v.add(debug_build(env, virtual_clock, strict));
+  v.add(cpu_governor(env, virtual_clock, strict));
+}
+
 // The confounds every result is checked for: the host, the device, the clock.
 void add_confounds(Verdict& v, const Environment& env, const DeviceInfo& device, bool virtual_clock,
-                   std::string clock_message) {
+                   std::string clock_message, bool strict = false) {
   v.add(quiet_host(env));
   v.add(device_without_warnings(device));
   v.add(real_clock(virtual_clock, std::move(clock_message)));
+  add_environment_confounds(v, env, virtual_clock, strict);
 }
 
 const char* kVirtualClock =
@@ -307,7 +662,19 @@ Verdict judge(const BenchResult& r) {
   }
   v.add(repeats_agree(r.steady.rate, r.effective.repeat_tolerance));
   v.add(enough_lone_frames(r.latency.samples));
-  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock);
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
+                r.effective.confounds.strict);
+  ConfoundInputs in;
+  in.monitor = &r.monitor;
+  in.settings = &r.effective.confounds;
+  in.environment = &r.environment;
+  in.device = &r.device;
+  in.virtual_clock = r.virtual_clock;
+  for (const auto& rep : repeats) in.runs.push_back(&rep.windows);
+  if (r.ttfo.total > Nanos(0)) in.first_inference = r.ttfo.first_inference;
+  in.time_per_frame_ms = r.steady.time_per_frame_ms;
+  if (!repeats.empty()) in.warmup_inferences = repeats.front().warmup_inferences;
+  add_confound_rules(v, in);
   return v;
 }
 
@@ -368,7 +735,118 @@ Verdict judge(const AbResult& r) {
     v.add(device_without_warnings(r.device_b, "device_b_without_warnings", "device B: "));
   }
   v.add(real_clock(r.virtual_clock, kVirtualClock));
+  add_environment_confounds(v, r.environment, r.virtual_clock, false);
   return v;
+}
+
+// rig soak: the run itself, the drift between its spans, then the confounds.
+Verdict judge(const SoakResult& r) {
+  Verdict v;
+  v.add(depth_within_queue(r.depth_note));
+  v.add(no_errors(r.run.errors, r.run.first_error, "in the soak run"));
+  v.add(pipelined_run_completed(r.run));
+  v.rules.back().rule = "soak_run_completed";
+  {
+    RuleOutcome o = outcome("spans_measured", Severity::invalidates,
+                            std::to_string(r.short_run.windows) + " short-run and " +
+                                std::to_string(r.long_run.windows) + " long-run windows");
+    if (!r.short_run.rate || !r.long_run.rate)
+      finding(o,
+              "the run has no complete short-run or long-run span; lengthen --duration or "
+              "shorten --window");
+    v.add(std::move(o));
+  }
+  {
+    RuleOutcome o = outcome("drift_within_noise", Severity::warns,
+                            r.drift ? "drift " + format_fixed(*r.drift * 100, 2) + "%, noise " +
+                                          format_fixed(r.noise.value_or(0) * 100, 2) + "%"
+                                    : std::string("drift n/a"));
+    o.threshold = "the larger of the two spans' window spread, at least " +
+                  format_fixed(r.effective.drift_floor * 100, 1) + "%";
+    if (r.drift_exceeds_noise)
+      finding(o, "long-run rate " + format_fixed(*r.long_run.rate, 2) + " /s differs from the " +
+                     "short-run rate " + format_fixed(*r.short_run.rate, 2) + " /s by " +
+                     format_fixed(*r.drift * 100, 1) +
+                     "%, beyond the noise: a short benchmark does not give the sustained rate; "
+                     "quote the long-run rate");
+    v.add(std::move(o));
+  }
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
+                r.effective.confounds.strict);
+  ConfoundInputs in;
+  in.monitor = &r.monitor;
+  in.settings = &r.effective.confounds;
+  in.environment = &r.environment;
+  in.device = &r.device;
+  in.virtual_clock = r.virtual_clock;
+  in.runs.push_back(&r.run.windows);
+  if (r.ttfo.total > Nanos(0)) in.first_inference = r.ttfo.first_inference;
+  if (r.run.rate > 0) in.time_per_frame_ms = 1e3 / r.run.rate;
+  in.warmup_inferences = r.run.warmup_inferences;
+  add_confound_rules(v, in);
+  return v;
+}
+
+void add_confound_rules(Verdict& v, const ConfoundInputs& in) {
+  const MonitorRecord none;
+  const ConfoundSettings defaults;
+  ConfoundInputs i = in;
+  if (!i.monitor) i.monitor = &none;
+  if (!i.settings) i.settings = &defaults;
+  v.add(host_contention(i));
+  v.add(steal_time(i));
+  v.add(thermal_drift(i));
+  v.add(clock_drop(i));
+  v.add(power_limited(i));
+  v.add(device_warnings(i));
+  v.add(cold_caches(i));
+  v.add(shared_link(i));
+}
+
+std::optional<RateTrend> rate_trend(const std::vector<WindowFigure>& windows) {
+  std::vector<std::pair<double, double>> pts;
+  for (const auto& w : windows)
+    if (w.duration_s > 0) pts.emplace_back(w.start_s + w.duration_s / 2, w.rate);
+  if (pts.size() < 3) return std::nullopt;
+  const auto n = static_cast<double>(pts.size());
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : pts) {
+    mx += x;
+    my += y;
+  }
+  mx /= n;
+  my /= n;
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : pts) {
+    sxx += (x - mx) * (x - mx);
+    sxy += (x - mx) * (y - my);
+  }
+  if (!(sxx > 0) || !(my > 0)) return std::nullopt;
+  const double slope = sxy / sxx;
+  double ss = 0;
+  for (const auto& [x, y] : pts) {
+    const double r = y - (my + slope * (x - mx));
+    ss += r * r;
+  }
+  RateTrend t;
+  t.windows = pts.size();
+  t.change = slope * (pts.back().first - pts.front().first) / my;
+  t.scatter = std::sqrt(ss / n) / my;
+  return t;
+}
+
+Result<void> validate(const ConfoundSettings& s) {
+  auto bad = [](const std::string& m) { return fail(ErrorCode::invalid_argument, m); };
+  for (auto [name, v] :
+       {std::pair{"others_cpu_max", s.others_cpu_max},
+        std::pair{"psi_some_max_pct", s.psi_some_max_pct}, std::pair{"steal_max", s.steal_max},
+        std::pair{"drift_max", s.drift_max}, std::pair{"temp_rise_max_c", s.temp_rise_max_c},
+        std::pair{"cold_first_ratio", s.cold_first_ratio},
+        std::pair{"shared_link_max", s.shared_link_max}})
+    if (!(v > 0)) return bad(std::string("confound threshold ") + name + " must be positive");
+  if (!(s.clock_drop_ratio > 0 && s.clock_drop_ratio < 1))
+    return bad("confound threshold clock_drop_ratio must be in (0, 1)");
+  return {};
 }
 
 int strict_exit_status(const Verdict& verdict, bool strict) {

@@ -323,6 +323,7 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
   switch (job->kind) {
     case Job::Kind::sensors:
       outcome.sensors = device_->read_sensors();
+      if (job->take_warnings) outcome.warnings = device_->take_warnings();
       finish(job, std::move(outcome));
       return;
     case Job::Kind::load: {

@@ -117,8 +117,9 @@ struct JobOutcome {
   Nanos compute{0};          // run: device compute, else submit -> completion on the device clock
   DurationRun loop;          // loop
   std::map<std::string, double> sensors;
-  Nanos started_at{0};    // steady clock: submitted / started on the device
-  Nanos completed_at{0};  // steady clock
+  std::vector<std::string> warnings;  // sensors with take_warnings
+  Nanos started_at{0};                // steady clock: submitted / started on the device
+  Nanos completed_at{0};              // steady clock
 };
 
 struct Job {
@@ -127,6 +128,7 @@ struct Job {
   std::shared_ptr<ModelEntry> entry;           // load: the entry to fill; run, loop: the model
   std::shared_ptr<SlotLease> lease;            // run, loop
   Nanos duration{0}, sleep_between_frames{0};  // loop
+  bool take_warnings = false;                  // sensors: also Device::take_warnings
   // Called once, by the driver, when the job is done or failed; never for a
   // request still on the device when the host stops.
   std::function<void(Job&, JobOutcome)> done;

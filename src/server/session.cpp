@@ -189,7 +189,7 @@ void Session::dispatch(wire::Frame frame) {
       return handle_loop(h, frame.body.run_for_duration_request(), std::move(placed));
     case Action::read_sensors:
       if (!frame.body.has_read_sensors_request()) break;
-      return handle_sensors(h);
+      return handle_sensors(h, frame.body.read_sensors_request().take_warnings());
     case Action::release_model:
       if (!frame.body.has_release_model_request()) break;
       await_loads();
@@ -363,9 +363,10 @@ void Session::handle_release(const wire::Header& h, uint32_t handle) {
   reply(h.message_id, h.action, body);
 }
 
-void Session::handle_sensors(const wire::Header& h) {
+void Session::handle_sensors(const wire::Header& h, bool take_warnings) {
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::sensors;
+  job->take_warnings = take_warnings;
   job->done = [self = keep_alive(), id = h.message_id](Job&, JobOutcome o) {
     if (o.error) {
       self->reply_error(id, Action::read_sensors, *o.error);
@@ -377,6 +378,7 @@ void Session::handle_sensors(const wire::Header& h) {
         r->set_name(k);
         r->set_value(v);
       }
+      for (const auto& w : o.warnings) m->add_warnings(w);
       self->reply(id, Action::read_sensors, body);
     }
   };

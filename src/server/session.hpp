@@ -75,7 +75,7 @@ class Session final : public Connection {
   void handle_load(wire::Frame& frame, Placed placed);
   void handle_describe(const wire::Header& h, uint32_t handle);
   void handle_release(const wire::Header& h, uint32_t handle);
-  void handle_sensors(const wire::Header& h);
+  void handle_sensors(const wire::Header& h, bool take_warnings);
   void handle_run(const wire::Header& h, Placed placed);
   void handle_loop(const wire::Header& h, const wire::pb::RunForDurationRequest& r, Placed placed);
 

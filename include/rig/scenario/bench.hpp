@@ -11,6 +11,8 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
+#include "rig/monitor/monitor.hpp"
+#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
 
@@ -28,6 +30,8 @@ struct BenchSettings {
   Nanos latency_max{std::chrono::seconds(5)};
   size_t reservoir_capacity = 10000;
   double overhead_limit = 0.05;  // flag the rig when its bookkeeping exceeds this share
+  MonitorSettings monitor;       // sampled beside the run (--no-monitor, --idle)
+  ConfoundSettings confounds;    // the confound rules' thresholds, --strict-confounds
 };
 
 // Checks ranges (depth >= 1 once resolved, positive durations, ...); the
@@ -70,6 +74,9 @@ struct BenchResult {
   SteadyResult steady;
   BytesResult bytes;
   OverheadResult overhead;
+  // The monitor's series over the whole run (aligned with the windows), its
+  // sources, the device's warnings, and energy per inference (record.energy).
+  MonitorRecord monitor;
   Verdict verdict;  // judge(BenchResult)
   bool virtual_clock = false;
   // Notes of the run itself that the verdict's rules read: the depth clamp.

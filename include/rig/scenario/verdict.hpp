@@ -21,6 +21,7 @@ struct RuleOutcome {
   bool met = true;
   std::string evidence;               // what was measured, e.g. "3 repeats, spread 2.1%"
   std::vector<std::string> findings;  // when not met: one message each, with what to change
+  std::string threshold;  // what the rule compares against, e.g. "others_cpu_max 0.10" (confounds)
 };
 
 struct Verdict {
@@ -38,12 +39,20 @@ struct LoopResult;
 struct LadderResult;
 struct SweepResult;
 struct AbResult;
+struct ConfoundInputs;
 
 Verdict judge(const BenchResult& result);
 Verdict judge(const LoopResult& result);
 Verdict judge(const LadderResult& result);
 Verdict judge(const SweepResult& result);
 Verdict judge(const AbResult& result);
+
+// The confound rules over a result's monitor record, cold start and
+// environment (rig/scenario/confounds.hpp), in the order reported:
+// host_contention, steal_time, thermal_drift, clock_drop, power_limited,
+// device_warnings, cold_caches, shared_link. Each warns, or invalidates when
+// inputs.settings->strict.
+void add_confound_rules(Verdict& verdict, const ConfoundInputs& inputs);
 
 // --strict: the exit status for a verdict (1 when INVALID and strict, else 0).
 int strict_exit_status(const Verdict& verdict, bool strict);

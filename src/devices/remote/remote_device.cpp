@@ -342,6 +342,19 @@ class RemoteDevice final : public Device {
     return readings;
   }
 
+  // The hosted device's warnings since the last take, through read_sensors
+  // with take_warnings (an older server ignores the field: none come back).
+  std::vector<std::string> take_warnings() override {
+    pb::Body body;
+    body.mutable_read_sensors_request()->set_take_warnings(true);
+    auto reply = call(Action::read_sensors, body, {}, Nanos(0), std::nullopt, false);
+    if (!reply || !reply->frame.body.has_read_sensors_reply()) return {};
+    std::vector<std::string> out;
+    for (const auto& w : reply->frame.body.read_sensors_reply().warnings())
+      out.push_back("server: " + w);
+    return out;
+  }
+
  private:
   struct Pending {
     Action action = Action::hello;

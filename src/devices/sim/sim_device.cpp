@@ -15,9 +15,11 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <optional>
 #include <queue>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "rig/model.hpp"
 #include "rig/units.hpp"
@@ -39,7 +41,29 @@ struct SimParams {
   double jitter = 0;
   uint64_t seed = 1;
   bool realtime = false;
+  // Scripted sensors: value k from virtual time k x sensor_step (the last holds).
+  std::map<std::string, std::vector<double>> sensors;  // temperature_c, power_w, clock_mhz
+  Nanos sensor_step{std::chrono::seconds(1)};
+  std::string warn;                  // raised through take_warnings() at every load
+  std::optional<double> idle_power;  // power_w while nothing is in flight
 };
+
+// "40:45:50" -> {40, 45, 50}; every value a finite number.
+Result<std::vector<double>> parse_series(const std::string& key, const std::string& value) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    const size_t end = std::min(value.find(':', start), value.size());
+    auto n = parse_number(value.substr(start, end - start));
+    if (!n)
+      return fail(ErrorCode::invalid_argument,
+                  "sim parameter " + key + ": '" + value +
+                      "' is not a series of numbers separated by ':' (" + n.error().message + ")");
+    out.push_back(*n);
+    start = end + 1;
+  }
+  return out;
+}
 
 Result<SimParams> parse_params(const std::map<std::string, std::string>& params) {
   SimParams p;
@@ -118,15 +142,30 @@ Result<SimParams> parse_params(const std::map<std::string, std::string>& params)
         p.full_duplex = true;
       else
         return fail(ErrorCode::invalid_argument, "sim parameter duplex must be half or full");
+    } else if (key == "temp" || key == "power" || key == "clock_mhz") {
+      auto series = parse_series(key, value);
+      if (!series) return tl::unexpected(series.error());
+      const std::string name = key == "temp" ? "temperature_c" : key == "power" ? "power_w" : key;
+      p.sensors[name] = std::move(*series);
+    } else if (key == "idle_power") {
+      double w = 0;
+      r = num(w, 0);
+      p.idle_power = w;
+    } else if (key == "sensor_step") {
+      r = dur(p.sensor_step, true);
+    } else if (key == "warn") {
+      p.warn = value;
     } else if (key == "realtime") {
       if (value != "0" && value != "1")
         return fail(ErrorCode::invalid_argument, "sim parameter realtime must be 0 or 1");
       p.realtime = value == "1";
     } else {
-      return fail(ErrorCode::invalid_argument,
-                  "unknown sim parameter '" + key +
-                      "' (known: compute, bw, bw_in, bw_out, lat, depth, load, first, duplex, "
-                      "drift, slow_at, slow_factor, jitter, seed, realtime)");
+      return fail(
+          ErrorCode::invalid_argument,
+          "unknown sim parameter '" + key +
+              "' (known: compute, bw, bw_in, bw_out, lat, depth, load, first, duplex, "
+              "drift, slow_at, slow_factor, jitter, seed, realtime, temp, power, clock_mhz, "
+              "sensor_step, idle_power, warn)");
     }
     if (!r) return tl::unexpected(r.error());
   }
@@ -150,6 +189,17 @@ std::string effective_spec(const SimParams& p) {
     s += ",slow_at=" + ms(p.slow_at) + ",slow_factor=" + compact(p.slow_factor);
   if (p.jitter != 0) s += ",jitter=" + compact(p.jitter) + ",seed=" + std::to_string(p.seed);
   if (p.realtime) s += ",realtime=1";
+  for (const auto& [name, series] : p.sensors) {
+    s += "," +
+         std::string(name == "temperature_c" ? "temp"
+                     : name == "power_w"     ? "power"
+                                             : name) +
+         "=";
+    for (size_t i = 0; i < series.size(); ++i) s += (i ? ":" : "") + compact(series[i]);
+  }
+  if (!p.sensors.empty()) s += ",sensor_step=" + ms(p.sensor_step);
+  if (p.idle_power) s += ",idle_power=" + compact(*p.idle_power);
+  if (!p.warn.empty()) s += ",warn=" + p.warn;
   return s;
 }
 
@@ -195,6 +245,7 @@ class SimDevice final : public Device {
     model_ = std::move(*info);
     loaded_ = true;
     first_pending_ = true;
+    if (!p_.warn.empty()) warnings_.push_back(p_.warn);
     advance_to(clock_.now() + p_.load);
     LoadTimings t;
     t.compile = p_.load;
@@ -296,7 +347,17 @@ class SimDevice final : public Device {
     return b;
   }
 
-  std::map<std::string, double> read_sensors() override { return {}; }
+  // The scripted series at the current virtual time.
+  std::map<std::string, double> read_sensors() override {
+    std::map<std::string, double> out;
+    const auto k = static_cast<size_t>(std::max<int64_t>(0, clock_.now() / p_.sensor_step));
+    for (const auto& [name, series] : p_.sensors)
+      out[name] = series[std::min(k, series.size() - 1)];
+    if (p_.idle_power && in_flight_ == 0) out["power_w"] = *p_.idle_power;
+    return out;
+  }
+
+  std::vector<std::string> take_warnings() override { return std::exchange(warnings_, {}); }
 
  private:
   static constexpr uint64_t kSyncTag = ~uint64_t{0};
@@ -526,6 +587,7 @@ class SimDevice final : public Device {
   std::unordered_map<uint64_t, Request> requests_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::deque<Completion> ready_;
+  std::vector<std::string> warnings_;  // raised since the last take_warnings()
   Resource in_ch_, out_ch_, compute_;
   uint64_t next_id_ = 0, seq_ = 0;
   uint32_t in_flight_ = 0;

@@ -24,6 +24,11 @@ namespace rig {
 //   slow_at=DUR, slow_factor=F  compute time x F from virtual time slow_at on
 //   jitter=F           compute time x (1 + uniform(-F, F)), seeded by seed=N
 //   realtime=0|1       pace the virtual clock against the wall clock (demos)
+//   temp=C:C:..., power=W:W:..., clock_mhz=M:M:...  scripted sensors (read_sensors:
+//                      temperature_c, power_w, clock_mhz): value k from virtual
+//                      time k x sensor_step (default 1s), the last one holding
+//   idle_power=W       power_w while no request is in flight (the scripted power otherwise)
+//   warn=TEXT          a warning raised through take_warnings() at every load
 // `params`: a DeviceSpec's params (rig/device_spec.hpp), link profiles expanded.
 Result<std::unique_ptr<Device>> open_sim_device(const std::map<std::string, std::string>& params);
 

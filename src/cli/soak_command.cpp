@@ -1,0 +1,118 @@
+// rig soak [MODEL] -d DEVICE --duration 10m [--short 10s] [--long 1m] [--window T]
+//          [--cooldown T] [--json FILE]
+// One long run: rate and temperature per window, the short-run rate against
+// the long-run rate and the drift between them.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/command.hpp"
+#include "cli/environment_info.hpp"
+#include "cli/monitor_options.hpp"
+#include "cli/options.hpp"
+#include "rig/report/soak_report.hpp"
+#include "rig/scenario/soak.hpp"
+#include "rig/units.hpp"
+
+namespace rig::cli {
+namespace {
+
+struct SoakOptions {
+  std::string model;
+  std::string device = "cpu";
+  std::optional<uint32_t> depth;
+  std::string duration = "10m";
+  std::string short_span = "10s";
+  std::string long_span = "1m";
+  std::string window = "0s";
+  std::string cooldown = "0s";
+  std::string warmup_max = "5s";
+  std::string timeout = "30s";
+  uint64_t seed = 1;
+  std::string json;
+  bool strict = false;
+  bool quiet = false;
+  MonitorOptions monitor;
+};
+
+Result<Nanos> nonnegative(const std::string& option, const std::string& text) {
+  auto d = parse_duration(text);
+  if (!d) return fail(ErrorCode::invalid_argument, option + ": " + d.error().message);
+  if (*d < Nanos(0)) return fail(ErrorCode::invalid_argument, option + " must not be negative");
+  return *d;
+}
+
+int run_soak_command(const SoakOptions& o) {
+  SoakSettings s;
+  s.model = o.model;
+  s.device = o.device;
+  auto depth = depth_option(o.depth);
+  if (!depth) return report_error(depth.error());
+  s.depth = *depth;
+  for (auto [option, text, out] : {std::tuple{"--duration", &o.duration, &s.duration},
+                                   std::tuple{"--short", &o.short_span, &s.short_span},
+                                   std::tuple{"--long", &o.long_span, &s.long_span},
+                                   std::tuple{"--timeout", &o.timeout, &s.request_timeout}}) {
+    auto d = positive_duration(option, *text);
+    if (!d) return report_error(d.error());
+    *out = *d;
+  }
+  for (auto [option, text, out] : {std::tuple{"--window", &o.window, &s.window},
+                                   std::tuple{"--cooldown", &o.cooldown, &s.cooldown},
+                                   std::tuple{"--warmup-max", &o.warmup_max, &s.warmup_max}}) {
+    auto d = nonnegative(option, *text);
+    if (!d) return report_error(d.error());
+    *out = *d;
+  }
+  s.seed = o.seed;
+  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
+    return report_error(ok.error());
+  if (auto ok = validate(s); !ok) return report_error(ok.error());
+  if (!o.json.empty())
+    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
+
+  auto model = resolve_model(o.model);
+  if (!model) return report_error(model.error());
+  s.model = model_origin(*model);
+  auto device = open_spec(s.device);
+  if (!device) return report_error(device.error());
+  if (!o.quiet)
+    std::fprintf(stderr, "rig: soaking %s on %s for %s...\n", s.model.c_str(), s.device.c_str(),
+                 format_duration(s.duration).c_str());
+  auto result = run_soak(**device, *model, s);
+  if (!result) return report_error(result.error());
+  add_library_versions(result->environment);
+  return finish(format_soak_text(*result), soak_to_json(*result), o.json, o.quiet, result->verdict,
+                o.strict);
+}
+
+}  // namespace
+
+Command add_soak_command(CLI::App& app) {
+  auto o = std::make_shared<SoakOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "soak", "One long run: rate and temperature per window, short-run vs long-run rate");
+  sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  sub->add_option("-d,--device", o->device, "device spec")->capture_default_str();
+  sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
+  sub->add_option("--duration", o->duration, "measured time after warm-up, e.g. 10m")
+      ->capture_default_str();
+  sub->add_option("--short", o->short_span, "the short-run span: the first T after warm-up")
+      ->capture_default_str();
+  sub->add_option("--long", o->long_span, "the long-run span: the last T of the run")
+      ->capture_default_str();
+  sub->add_option("--window", o->window, "window length (0: min(short, long) / 5)")
+      ->capture_default_str();
+  sub->add_option("--cooldown", o->cooldown, "wait this long before loading the model")
+      ->capture_default_str();
+  sub->add_option("--warmup-max", o->warmup_max, "cap on the warm-up")->capture_default_str();
+  sub->add_option("--timeout", o->timeout, "per-request timeout")->capture_default_str();
+  sub->add_option("--seed", o->seed, "seed of the input data")->capture_default_str();
+  sub->add_option("--json", o->json, "also write the result as JSON to this file");
+  sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
+  add_monitor_options(sub, o->monitor);
+  sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  return {sub, [o] { return run_soak_command(*o); }};
+}
+
+}  // namespace rig::cli

@@ -1,0 +1,318 @@
+// The confound rules: each raised on a scripted series (a sim whose compute
+// grows, a scripted contention series, a scripted clock drop, a warning
+// injected through the device interface) and not raised on a clean one;
+// warnings unless --strict-confounds; host rules skipped on virtual clocks.
+// rig soak recovers a scripted slowdown as drift.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "rig/model.hpp"
+#include "rig/report/bench_report.hpp"
+#include "rig/report/soak_report.hpp"
+#include "rig/scenario/bench.hpp"
+#include "rig/scenario/soak.hpp"
+
+namespace rig {
+namespace {
+
+using namespace std::chrono_literals;
+
+ModelSource small_model() {
+  TransportSpec spec;
+  spec.frame = {8, 8};
+  auto bytes = build_transport_model(spec);
+  EXPECT_TRUE(bytes.has_value());
+  ModelSource m;
+  m.bytes = bytes.value_or(std::vector<std::byte>{});
+  m.name = "t8";
+  return m;
+}
+
+using Script = std::vector<std::map<std::string, double>>;
+
+BenchSettings quick(const std::string& spec, Script script = {}) {
+  BenchSettings s;
+  s.device = spec;
+  s.point.duration = 1s;
+  s.point.repeats = 1;
+  s.point.min_inferences = 10;
+  s.latency_samples = 20;
+  if (!script.empty())
+    s.monitor.extra_sources = [script] {
+      std::vector<std::unique_ptr<MonitorSource>> v;
+      v.push_back(std::make_unique<ScriptedSource>("script", script));
+      return v;
+    };
+  return s;
+}
+
+BenchResult bench(const BenchSettings& s) {
+  auto device = open_device(s.device);
+  EXPECT_TRUE(device.has_value()) << s.device;
+  auto r = run_bench(**device, small_model(), s);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().to_string());
+  return r ? *r : BenchResult{};
+}
+
+const RuleOutcome& rule(const Verdict& v, std::string_view name) {
+  auto it = std::find_if(v.rules.begin(), v.rules.end(),
+                         [&](const RuleOutcome& r) { return r.rule == name; });
+  EXPECT_NE(it, v.rules.end()) << name;
+  static RuleOutcome none;
+  return it == v.rules.end() ? none : *it;
+}
+
+bool raised(const BenchResult& r, std::string_view name) {
+  return !rule(r.verdict, name).met;
+}
+
+const char* kClean = "sim:compute=1ms,depth=4";
+
+TEST(Confounds, NoneRaisedOnACleanSimRunAndHostRulesSayWhyTheyAreSkipped) {
+  const BenchResult r = bench(quick(kClean));
+  for (const char* name :
+       {"host_contention", "steal_time", "thermal_drift", "clock_drop", "power_limited",
+        "device_warnings", "cold_caches", "shared_link", "debug_build", "cpu_governor"}) {
+    const RuleOutcome& o = rule(r.verdict, name);
+    EXPECT_TRUE(o.met) << name << ": " << (o.findings.empty() ? "" : o.findings[0]);
+    EXPECT_EQ(o.severity, Severity::warns) << name;
+    EXPECT_FALSE(o.threshold.empty()) << name;
+  }
+  for (const char* host : {"host_contention", "steal_time", "shared_link"})
+    EXPECT_NE(rule(r.verdict, host).evidence.find("skipped: virtual clock"), std::string::npos)
+        << host << ": " << rule(r.verdict, host).evidence;
+  EXPECT_TRUE(r.verdict.valid);
+}
+
+TEST(Confounds, HostContentionFromAScriptedSeries) {
+  EXPECT_TRUE(raised(bench(quick(kClean, {{{"others_cpu", 0.6}, {"psi_cpu_some", 1}}})),
+                     "host_contention"));
+  EXPECT_TRUE(raised(bench(quick(kClean, {{{"psi_io_some", 40}}})), "host_contention"));
+  const BenchResult quiet = bench(quick(kClean, {{{"others_cpu", 0.01}, {"psi_cpu_some", 1}}}));
+  EXPECT_FALSE(raised(quiet, "host_contention"));
+  EXPECT_NE(rule(quiet.verdict, "host_contention").evidence.find("others' CPU 1.0%"),
+            std::string::npos)
+      << rule(quiet.verdict, "host_contention").evidence;
+}
+
+TEST(Confounds, AConfoundWarnsUnlessStrict) {
+  BenchSettings s = quick(kClean, {{{"others_cpu", 0.6}}});
+  const BenchResult warned = bench(s);
+  EXPECT_TRUE(warned.verdict.valid);
+  EXPECT_EQ(rule(warned.verdict, "host_contention").severity, Severity::warns);
+  s.confounds.strict = true;
+  const BenchResult strict = bench(s);
+  EXPECT_FALSE(strict.verdict.valid);
+  EXPECT_EQ(rule(strict.verdict, "host_contention").severity, Severity::invalidates);
+  ASSERT_FALSE(strict.verdict.reasons.empty());
+  EXPECT_NE(strict.verdict.reasons[0].find("host contention"), std::string::npos);
+}
+
+TEST(Confounds, StealTime) {
+  EXPECT_TRUE(raised(bench(quick(kClean, {{{"steal", 0.10}}})), "steal_time"));
+  EXPECT_FALSE(raised(bench(quick(kClean, {{{"steal", 0.001}}})), "steal_time"));
+}
+
+TEST(Confounds, ThermalDriftFromGrowingComputeOrRisingTemperature) {
+  const BenchResult drifting = bench(quick("sim:compute=1ms,depth=4,drift=0.2"));
+  EXPECT_TRUE(raised(drifting, "thermal_drift"));
+  EXPECT_NE(rule(drifting.verdict, "thermal_drift").findings[0].find("rate trended -"),
+            std::string::npos);
+  EXPECT_TRUE(
+      raised(bench(quick("sim:compute=1ms,depth=4,temp=40:60,sensor_step=1s")), "thermal_drift"));
+  EXPECT_FALSE(
+      raised(bench(quick("sim:compute=1ms,depth=4,temp=50:51,sensor_step=1s")), "thermal_drift"));
+}
+
+TEST(Confounds, ClockDropFromAScriptedClockOrThrottleCounter) {
+  EXPECT_TRUE(raised(bench(quick("sim:compute=1ms,depth=4,clock_mhz=1000:600,sensor_step=1s")),
+                     "clock_drop"));
+  EXPECT_FALSE(raised(bench(quick("sim:compute=1ms,depth=4,clock_mhz=1000:900,sensor_step=1s")),
+                      "clock_drop"));
+  // Scripted per sample: start, warm-up... the counter rises within the measured part.
+  EXPECT_TRUE(raised(bench(quick(kClean, {{{"throttle_events", 0}},
+                                          {{"throttle_events", 0}},
+                                          {{"throttle_events", 0}},
+                                          {{"throttle_events", 5}}})),
+                     "clock_drop"));
+  EXPECT_FALSE(raised(bench(quick(kClean, {{{"throttle_events", 7}}})), "clock_drop"));
+}
+
+TEST(Confounds, DeviceWarningsThroughTheDynamicChannel) {
+  const BenchResult usb = bench(quick(
+      "sim:compute=1ms,depth=4,warn=USB-C source electrical current advertised: 1.5A. The module "
+      "may run in reduced-performance mode"));
+  EXPECT_TRUE(raised(usb, "power_limited"));
+  EXPECT_FALSE(raised(usb, "device_warnings"));
+  const std::string& f = rule(usb.verdict, "power_limited").findings.at(0);
+  EXPECT_NE(f.find("1.5A"), std::string::npos);
+  EXPECT_NE(f.find("the runtime's own warning, not a power reading"), std::string::npos);
+  EXPECT_NE(f.find("after load"), std::string::npos);
+  const BenchResult other = bench(quick("sim:compute=1ms,depth=4,warn=firmware 1.2 is old"));
+  EXPECT_TRUE(raised(other, "device_warnings"));
+  EXPECT_FALSE(raised(other, "power_limited"));
+}
+
+TEST(Confounds, ColdCaches) {
+  // Cold until 0.5 s of virtual time (compute x 2), then warm; no warm-up at all.
+  const std::string cold = "sim:compute=2ms,depth=4,first=200ms,slow_at=500ms,slow_factor=0.5";
+  BenchSettings s = quick(cold);
+  s.point.warmup_max = 0s;
+  s.latency_samples = 1;
+  EXPECT_TRUE(raised(bench(s), "cold_caches"));
+  // The warm-up outlasts the cold state.
+  s.point.warmup_max = 5s;
+  EXPECT_FALSE(raised(bench(s), "cold_caches"));
+  // An expensive first inference alone, the windows steady.
+  EXPECT_FALSE(raised(bench(quick("sim:compute=1ms,depth=4,first=500ms")), "cold_caches"));
+  EXPECT_FALSE(raised(bench(quick(kClean)), "cold_caches"));
+}
+
+// Cumulative link counters, one entry per sample: rig's bytes and others' growing.
+Script link_script(double other_per_sample, double rig_per_sample) {
+  Script s;
+  for (int i = 0; i < 100; ++i)
+    s.push_back(
+        {{"link_other_bytes", i * other_per_sample}, {"link_rig_bytes", i * rig_per_sample}});
+  return s;
+}
+
+TEST(Confounds, SharedLink) {
+  EXPECT_TRUE(raised(bench(quick(kClean, link_script(5e6, 1e6))), "shared_link"));
+  EXPECT_FALSE(raised(bench(quick(kClean, link_script(1e3, 1e6))), "shared_link"));
+}
+
+TEST(Confounds, BuildAndGovernorFromTheEnvironmentOnRealClocksOnly) {
+  BenchResult r;
+  r.environment.facts = {{"build_type", "debug"}, {"cpu_governor", "powersave"}};
+  r.monitor.enabled = true;
+  r.monitor.host_sampled = true;
+  Verdict v = judge(r);
+  EXPECT_FALSE(rule(v, "debug_build").met);
+  EXPECT_FALSE(rule(v, "cpu_governor").met);
+  r.environment.facts = {{"build_type", "release"}, {"cpu_governor", "performance"}};
+  v = judge(r);
+  EXPECT_TRUE(rule(v, "debug_build").met);
+  EXPECT_TRUE(rule(v, "cpu_governor").met);
+  r.environment.facts = {{"build_type", "debug"}, {"cpu_governor", "powersave"}};
+  r.virtual_clock = true;
+  v = judge(r);
+  EXPECT_TRUE(rule(v, "debug_build").met);
+  EXPECT_NE(rule(v, "cpu_governor").evidence.find("skipped: virtual clock"), std::string::npos);
+}
+
+TEST(Confounds, TheReportPutsRaisedConfoundsFirstAndTheJsonStatesThresholds) {
+  const BenchResult r = bench(quick("sim:compute=1ms,depth=4,warn=low power mode"));
+  const std::string text = format_bench_text(r);
+  const auto confounds = text.find("confounds: ");
+  ASSERT_NE(confounds, std::string::npos);
+  EXPECT_LT(confounds, text.find("time to first output"));
+  EXPECT_NE(text.find("power_limited: power limited"), std::string::npos);
+  const std::string json = bench_to_json(r);
+  EXPECT_NE(json.find("\"threshold\": \"clock_drop_ratio 0.75"), std::string::npos);
+  auto back = read_bench_json(json, "r.json");
+  ASSERT_TRUE(back.has_value()) << back.error().to_string();
+  EXPECT_EQ(back->monitor.samples.size(), r.monitor.samples.size());
+  EXPECT_EQ(back->monitor.device_warnings.size(), 1u);
+  EXPECT_EQ(rule(back->verdict, "power_limited").threshold,
+            rule(r.verdict, "power_limited").threshold);
+}
+
+TEST(Confounds, EnergyOnTheSimsScriptedPower) {
+  const BenchResult r = bench(quick("sim:compute=2ms,depth=4,power=5,idle_power=2"));
+  const EnergyFigure& e = r.monitor.energy;
+  ASSERT_TRUE(e.available) << e.reason;
+  EXPECT_EQ(e.sensor, "device:power_w");
+  EXPECT_DOUBLE_EQ(*e.mean_power_w, 5);
+  EXPECT_DOUBLE_EQ(*e.idle_power_w, 2);
+  ASSERT_TRUE(r.steady.time_per_frame_ms);
+  EXPECT_NEAR(*e.joules_per_inference, 3 * *r.steady.time_per_frame_ms / 1e3, 1e-12);
+  EXPECT_NE(format_bench_text(r).find("energy per inference"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// rig soak
+
+SoakSettings soak(const std::string& spec) {
+  SoakSettings s;
+  s.device = spec;
+  s.duration = 20s;
+  s.short_span = 4s;
+  s.long_span = 6s;
+  return s;
+}
+
+SoakResult run(const SoakSettings& s) {
+  auto device = open_device(s.device);
+  EXPECT_TRUE(device.has_value());
+  auto r = run_soak(**device, small_model(), s);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().to_string());
+  return r ? *r : SoakResult{};
+}
+
+TEST(Soak, AScriptedThermalSlowdownIsRecoveredAsDrift) {
+  const SoakResult r = run(soak("sim:compute=2ms,depth=4,slow_at=10s,slow_factor=1.25,temp=40:60"));
+  ASSERT_TRUE(r.short_run.rate && r.long_run.rate);
+  EXPECT_NEAR(*r.short_run.rate, 500, 1);
+  EXPECT_NEAR(*r.long_run.rate, 400, 1);
+  ASSERT_TRUE(r.drift);
+  EXPECT_NEAR(*r.drift, -0.2, 0.005);
+  EXPECT_TRUE(r.drift_exceeds_noise);
+  EXPECT_FALSE(rule(r.verdict, "drift_within_noise").met);
+  EXPECT_EQ(r.temperature_sensor, "device:temperature_c");
+  ASSERT_FALSE(r.windows.empty());
+  EXPECT_EQ(r.windows.size(), 25u);  // 20 s in windows of min(4, 6) / 5
+  EXPECT_DOUBLE_EQ(r.windows.back().temperature_c.value_or(0), 60);
+  const std::string json = soak_to_json(r);
+  EXPECT_NE(json.find("\"drift_exceeds_noise\": true"), std::string::npos);
+  EXPECT_NE(format_soak_text(r).find("beyond the noise"), std::string::npos);
+}
+
+TEST(Soak, ACleanRunHasNoDrift) {
+  const SoakResult r = run(soak("sim:compute=2ms,depth=4"));
+  ASSERT_TRUE(r.drift);
+  EXPECT_NEAR(*r.drift, 0, 1e-9);
+  EXPECT_FALSE(r.drift_exceeds_noise);
+  EXPECT_TRUE(rule(r.verdict, "drift_within_noise").met);
+  EXPECT_TRUE(r.verdict.valid);
+}
+
+TEST(Soak, ACooldownGoesThroughTheDeviceClock) {
+  SoakSettings s = soak("sim:compute=2ms,depth=4,temp=80:30,sensor_step=1m");
+  s.cooldown = 2min;  // the scripted temperature has fallen by the start
+  const SoakResult r = run(s);
+  EXPECT_DOUBLE_EQ(r.windows.front().temperature_c.value_or(0), 30);
+  bool cooled = false;
+  for (const auto& sample : r.monitor.samples) cooled = cooled || sample.phase == "cooldown";
+  EXPECT_TRUE(cooled);
+}
+
+TEST(Soak, ADurationShorterThanShortPlusLongIsANamedError) {
+  SoakSettings s = soak("sim");
+  s.duration = 9s;
+  auto ok = validate(s);
+  ASSERT_FALSE(ok.has_value());
+  EXPECT_NE(ok.error().message.find("--duration 9.000 s is shorter than --short"),
+            std::string::npos)
+      << ok.error().message;
+}
+
+TEST(Soak, SpansAreWholeWindows) {
+  SoakResult r;
+  r.effective.short_span = 2s;
+  r.effective.long_span = 3s;
+  for (int i = 0; i < 10; ++i)
+    r.windows.push_back({i * 1.0, 1.0, static_cast<uint64_t>(i < 5 ? 100 : 90),
+                         i < 5 ? 100.0 : 90.0, std::nullopt});
+  summarize_soak(r);
+  EXPECT_EQ(r.short_run.windows, 2u);
+  EXPECT_EQ(r.long_run.windows, 3u);
+  EXPECT_DOUBLE_EQ(*r.short_run.rate, 100);
+  EXPECT_DOUBLE_EQ(*r.long_run.rate, 90);
+  EXPECT_NEAR(*r.drift, -0.1, 1e-12);
+  EXPECT_TRUE(r.drift_exceeds_noise);
+}
+
+}  // namespace
+}  // namespace rig
