@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
 #include "cli/monitor_options.hpp"
+#include "cli/observe.hpp"
 #include "cli/options.hpp"
 #include "rig/report/soak_report.hpp"
 #include "rig/scenario/soak.hpp"
@@ -32,6 +33,7 @@ struct SoakOptions {
   std::string json;
   bool strict = false;
   bool quiet = false;
+  ObserveOptions observe;
   MonitorOptions monitor;
 };
 
@@ -45,7 +47,7 @@ Result<Nanos> nonnegative(const std::string& option, const std::string& text) {
 int run_soak_command(const SoakOptions& o) {
   SoakSettings s;
   s.model = o.model;
-  s.device = o.device;
+  s.device = display_spec(o.device);
   auto depth = depth_option(o.depth);
   if (!depth) return report_error(depth.error());
   s.depth = *depth;
@@ -74,16 +76,21 @@ int run_soak_command(const SoakOptions& o) {
   auto model = resolve_model(o.model);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
-  auto device = open_spec(s.device);
+  auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: soaking %s on %s for %s...\n", s.model.c_str(), s.device.c_str(),
                  format_duration(s.duration).c_str());
+  auto observers = RunObservers::make(o.observe, {"rig soak", 1, s.duration}, o.quiet, o.json);
+  if (!observers) return report_error(observers.error());
+  s.observer = (*observers)->get();
   auto result = run_soak(**device, *model, s);
-  if (!result) return report_error(result.error());
+  (*observers)->stop_progress();
+  if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return finish(format_soak_text(*result), soak_to_json(*result), o.json, o.quiet, result->verdict,
-                o.strict);
+  return (*observers)
+      ->finish(finish(format_soak_text(*result), soak_to_json(*result), o.json, o.quiet,
+                      result->verdict, o.strict));
 }
 
 }  // namespace
@@ -112,6 +119,7 @@ Command add_soak_command(CLI::App& app) {
   sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
   add_monitor_options(sub, o->monitor);
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_observe_options(sub, o->observe);
   return {sub, [o] { return run_soak_command(*o); }};
 }
 
