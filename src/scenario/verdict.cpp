@@ -295,6 +295,8 @@ Verdict judge(const BenchResult& r) {
     errors += rep.errors;
     if (!first && rep.first_error) first = rep.first_error;
   }
+  v.saw(r.latency.first_error);
+  for (const auto& rep : repeats) v.saw(rep.first_error);
   v.add(depth_within_queue(r.depth_note));
   v.add(no_errors(errors, first, "in lone frames and repeats"));
   v.add(all_repeats_ran(repeats.size(), r.effective.point.repeats));
@@ -313,6 +315,7 @@ Verdict judge(const BenchResult& r) {
 
 Verdict judge(const LoopResult& r) {
   Verdict v;
+  v.saw(r.steady.first_error);
   v.add(depth_within_queue(r.depth_note));
   v.add(pipelined_run_completed(r.steady));
   v.add(pipelined_run_stable(r.steady, r.effective.point.stability_tolerance));
@@ -334,6 +337,8 @@ Verdict judge(const LadderResult& r) {
     if (!lone_first && rung.lone_first_error) lone_first = rung.lone_first_error;
   }
   Verdict v;
+  for (const auto& rung : r.rungs) v.saw(rung.lone_first_error);
+  for (const auto& [name, p] : points) v.saw(p->first_error);
   v.add(depth_within_queue(r.depth_note));
   v.add(points_without_errors(points));
   v.add(no_errors(lone_errors, lone_first, "in lone frames"));
@@ -348,6 +353,8 @@ Verdict judge(const SweepResult& r) {
   for (const auto& p : r.points)
     points.emplace_back("depth " + std::to_string(p.result.depth), &p.result);
   Verdict v;
+  v.saw(r.lone.first_error);
+  for (const auto& [name, p] : points) v.saw(p->first_error);
   v.add(points_without_errors(points));
   v.add(no_errors(r.lone.errors, r.lone.first_error, "in lone frames"));
   v.rules.back().rule = "no_lone_frame_errors";
@@ -371,7 +378,12 @@ Verdict judge(const AbResult& r) {
   return v;
 }
 
+void Verdict::saw(const std::optional<Error>& error) {
+  if (!failure && error && exit_code_for(error->code) == 3) failure = error;
+}
+
 int strict_exit_status(const Verdict& verdict, bool strict) {
+  if (verdict.failure) return 3;
   return strict && !verdict.valid ? 1 : 0;
 }
 
