@@ -8,6 +8,8 @@
 
 #include <optional>
 
+#include "rig/error.hpp"
+
 #include <string>
 #include <string_view>
 #include <vector>
