@@ -88,8 +88,12 @@ TEST(Verdict, FailedRulesGiveReasonsWithWhatToChange) {
   };
   EXPECT_LT(at("repeat 1: the device did not return"), at("repeat 2: too few samples"));
   EXPECT_LT(at("repeat 2: too few samples"), at("repeat 2: not stable"));
-  EXPECT_EQ(strict_exit_status(v, true), 1);
-  EXPECT_EQ(strict_exit_status(v, false), 0);
+  // A timeout is a device failure: exit 3, strict or not.
+  EXPECT_EQ(strict_exit_status(v, true), 3);
+  EXPECT_EQ(strict_exit_status(v, false), 3);
+  r.steady.repeats[0].first_error = Error{ErrorCode::invalid_argument, "bad input"};
+  EXPECT_EQ(strict_exit_status(judge(r), true), 1);
+  EXPECT_EQ(strict_exit_status(judge(r), false), 0);
 }
 
 // A device or link failure during the run exits 3 whatever --strict says;
