@@ -1,12 +1,12 @@
 // Addresses, listeners and the gather write, over socketpairs, 127.0.0.1 and
 // unix sockets only.
 #include <gtest/gtest.h>
-#include <vector>
-#include <string>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <string>
+#include <vector>
 
 #include <cstdio>
 #include <filesystem>
@@ -84,7 +84,8 @@ TEST(TestHygiene, TestsUseNumericLoopbackAddressesOnly) {
     std::ifstream in(e.path());
     std::string line;
     for (int n = 1; std::getline(in, line); ++n)
-      if (line.find(name) != std::string::npos) hits.push_back(e.path().string() + ":" + std::to_string(n));
+      if (line.find(name) != std::string::npos)
+        hits.push_back(e.path().string() + ":" + std::to_string(n));
   }
   EXPECT_TRUE(hits.empty()) << "use 127.0.0.1 or ::1 instead of " << name << " at " << hits.front();
 }
