@@ -2,12 +2,13 @@
 # Builds the libFuzzer targets with clang in their own build directory and
 # runs each for a short smoke period, starting from a generated seed corpus.
 #   RIG_FUZZ_BUILD_DIR  build directory (default build-fuzz)
-#   RIG_FUZZ_SECONDS    seconds per target (default 20)
+#   RIG_FUZZ_SECONDS    seconds per target (default 60: 4 targets, about 4 min of
+#                       fuzzing in CI on top of the build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${RIG_FUZZ_BUILD_DIR:-build-fuzz}
-seconds=${RIG_FUZZ_SECONDS:-20}
+seconds=${RIG_FUZZ_SECONDS:-60}
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
 targets=(fuzz_frame_parser fuzz_server_dispatch fuzz_model_inspect fuzz_text_inputs fuzz_npy fuzz_result_reports)
 

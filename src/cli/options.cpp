@@ -72,6 +72,9 @@ int finish(const std::string& text, const std::string& json_document, const std:
     if (auto ok = write_json_file(json_path, json_document); !ok) return report_error(ok.error());
     if (!quiet && !json_on_stdout) std::fprintf(stderr, "rig: wrote %s\n", json_path.c_str());
   }
+  if (verdict.failure)
+    std::fprintf(stderr, "rig: error: the device or its link failed during the run: %s\n",
+                 verdict.failure->to_string().c_str());
   return strict_exit_status(verdict, strict);
 }
 

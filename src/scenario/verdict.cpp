@@ -650,6 +650,8 @@ Verdict judge(const BenchResult& r) {
     errors += rep.errors;
     if (!first && rep.first_error) first = rep.first_error;
   }
+  v.saw(r.latency.first_error);
+  for (const auto& rep : repeats) v.saw(rep.first_error);
   v.add(depth_within_queue(r.depth_note));
   v.add(no_errors(errors, first, "in lone frames and repeats"));
   v.add(all_repeats_ran(repeats.size(), r.effective.point.repeats));
@@ -680,6 +682,7 @@ Verdict judge(const BenchResult& r) {
 
 Verdict judge(const LoopResult& r) {
   Verdict v;
+  v.saw(r.steady.first_error);
   v.add(depth_within_queue(r.depth_note));
   v.add(pipelined_run_completed(r.steady));
   v.add(pipelined_run_stable(r.steady, r.effective.point.stability_tolerance));
@@ -701,6 +704,8 @@ Verdict judge(const LadderResult& r) {
     if (!lone_first && rung.lone_first_error) lone_first = rung.lone_first_error;
   }
   Verdict v;
+  for (const auto& rung : r.rungs) v.saw(rung.lone_first_error);
+  for (const auto& [name, p] : points) v.saw(p->first_error);
   v.add(depth_within_queue(r.depth_note));
   v.add(points_without_errors(points));
   v.add(no_errors(lone_errors, lone_first, "in lone frames"));
@@ -715,6 +720,8 @@ Verdict judge(const SweepResult& r) {
   for (const auto& p : r.points)
     points.emplace_back("depth " + std::to_string(p.result.depth), &p.result);
   Verdict v;
+  v.saw(r.lone.first_error);
+  for (const auto& [name, p] : points) v.saw(p->first_error);
   v.add(points_without_errors(points));
   v.add(no_errors(r.lone.errors, r.lone.first_error, "in lone frames"));
   v.rules.back().rule = "no_lone_frame_errors";
@@ -744,6 +751,7 @@ Verdict judge(const SoakResult& r) {
   Verdict v;
   v.add(depth_within_queue(r.depth_note));
   v.add(no_errors(r.run.errors, r.run.first_error, "in the soak run"));
+  v.saw(r.run.first_error);
   v.add(pipelined_run_completed(r.run));
   v.rules.back().rule = "soak_run_completed";
   {
@@ -849,7 +857,12 @@ Result<void> validate(const ConfoundSettings& s) {
   return {};
 }
 
+void Verdict::saw(const std::optional<Error>& error) {
+  if (!failure && error && exit_code_for(error->code) == 3) failure = error;
+}
+
 int strict_exit_status(const Verdict& verdict, bool strict) {
+  if (verdict.failure) return 3;
   return strict && !verdict.valid ? 1 : 0;
 }
 

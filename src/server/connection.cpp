@@ -70,9 +70,9 @@ void Connection::shutdown() {
     std::lock_guard lock(write_mu_);
     stopping_ = true;
     announce_gone_locked();
+    socket_.shutdown();  // under the lock: close_down() may close it
   }
   write_cv_.notify_all();
-  socket_.shutdown();
 }
 
 void Connection::join() {
@@ -193,7 +193,7 @@ void Connection::writer_loop() {
       write_cv_.notify_all();
     }
     if (queue_.empty()) {
-      if (writer_exit_) return;
+      if (writer_exit_ || dead_) return;
       continue;
     }
     Outgoing& out = queue_.front();  // stays put: others only push_back
@@ -256,8 +256,21 @@ void Connection::close_down() {
   closed_.store(true);
   server_.leave(established_);
   closed();
-  socket_.shutdown();
+  std::thread writer;
+  {
+    std::lock_guard lock(write_mu_);
+    socket_.shutdown();
+    writer = std::move(writer_);
+  }
   write_cv_.notify_all();
+  // The writer ends once the connection is dead; then nothing uses the
+  // socket, and its descriptor goes back at once rather than when the server
+  // next reaps connections.
+  if (writer.joinable()) writer.join();
+  {
+    std::lock_guard lock(write_mu_);
+    socket_.close();
+  }
   reader_done_.store(true);
 }
 

@@ -107,8 +107,23 @@ void DeviceHost::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  cancel_until_stopped();
   if (thread_.joinable()) thread_.join();
   fail_queued();
+}
+
+// A loop the device is running (sliced or not) returns early once
+// cancelled; Device::cancel() has no effect between loops, so it is repeated
+// until the device thread has seen stopping_ and left.
+void DeviceHost::cancel_until_stopped() {
+  if (!thread_.joinable()) return;
+  std::unique_lock lock(mu_);
+  while (!thread_done_) {
+    lock.unlock();
+    device_->cancel();
+    lock.lock();
+    cv_.wait_for(lock, kCancelRetry, [&] { return thread_done_; });
+  }
 }
 
 void DeviceHost::fail_queued() {
@@ -157,7 +172,11 @@ void DeviceHost::device_thread() {
     cv_.wait(lock, [&] { return stopping_ || handoff_ || (!driving_ && !queue_.empty()); });
     // Stopping: requests still on the device are abandoned; stop() fails
     // what is queued.
-    if (stopping_) return;
+    if (stopping_) {
+      thread_done_ = true;
+      cv_.notify_all();
+      return;
+    }
     handoff_ = false;
     driving_ = true;
     lock.unlock();
@@ -343,8 +362,14 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       auto binding = ensure_bound(job->lease->slot());
       if (!binding) return failed(binding.error());
       outcome.started_at = steady_now();
+      loops_started_.fetch_add(1);
       auto run = run_loop(*job, *binding);
       if (!run) return failed(run.error());
+      // Cut short by stop(): the figures are of a shorter loop than asked.
+      if (stopping())
+        return failed({ErrorCode::disconnected, "the server stopped during the loop (" +
+                                                    std::to_string(run->frames_completed) +
+                                                    " frames completed)"});
       outcome.loop = *run;
       finish(job, std::move(outcome));
       return;

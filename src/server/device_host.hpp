@@ -30,8 +30,9 @@
 //    and docs/protocol.md), with a check between them for stop() and for a
 //    requester that went away.
 //
-// stop() returns within one wait slice or one loop slice (plus the job the
-// device is executing, e.g. a load): queued jobs fail with disconnected,
+// stop() returns within one wait slice (plus the job the device is
+// executing, e.g. a load); a loop, sliced or not, is cut short with
+// Device::cancel() and fails with disconnected; queued jobs fail with disconnected,
 // requests still on the device are abandoned and the device is destroyed
 // before their buffers.
 //
@@ -44,6 +45,7 @@
 // Device contract: bound buffers stay valid until the bindings are released).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -163,6 +165,9 @@ class DeviceHost {
   // is known, so cutting a frame off at each slice's end costs at most 1%.
   static constexpr uint64_t kMinFramesPerSlice = 100;
 
+  // How often stop() repeats Device::cancel() until the device thread ends.
+  static constexpr Nanos kCancelRetry = std::chrono::milliseconds(5);
+
   // Starts the device thread; throws std::system_error when it cannot.
   DeviceHost(std::unique_ptr<Device> device, HostSettings settings);
   ~DeviceHost();
@@ -178,6 +183,9 @@ class DeviceHost {
   // Never blocks for longer than one wait slice plus the job's own call.
   void post(std::shared_ptr<Job> job);
 
+  // Loops the device has started (for tests and stats). Any thread.
+  uint64_t loops_started() const { return loops_started_.load(); }
+
   // Stops the device thread (bounded, see above). Jobs posted afterwards fail
   // with disconnected. Idempotent.
   void stop();
@@ -190,6 +198,7 @@ class DeviceHost {
   // passed without one (and request_timeout has not run out).
   bool collect(Nanos slice);
   void fail_queued();
+  void cancel_until_stopped();
   void start_ready_jobs();
   void execute(const std::shared_ptr<Job>& job);
   void execute_unguarded(const std::shared_ptr<Job>& job);
@@ -213,7 +222,9 @@ class DeviceHost {
   bool driving_ = false;  // some thread holds the driver role
   bool handoff_ = false;  // the role waits for the device thread to take it
   bool stopping_ = false;
+  bool thread_done_ = false;  // the device thread has returned
   std::thread thread_;
+  std::atomic<uint64_t> loops_started_{0};
 
   // Driver-only state.
   std::map<uint64_t, std::shared_ptr<Job>> in_flight_;

@@ -248,6 +248,7 @@ ServerStats Server::stats() const {
   s.auth_failures = state_->auth_failures.load();
   s.peak_unsent_bytes = state_->peak_unsent_bytes.load();
   s.reads_paused = state_->reads_paused.load();
+  s.loops_started = state_->host->loops_started();
   return s;
 }
 

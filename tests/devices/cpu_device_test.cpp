@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
 #include <onnx/onnx_pb.h>
+#include <atomic>
+#include <thread>
 
 #include "rig/model.hpp"
 #include "rig/units.hpp"
@@ -183,6 +186,39 @@ TEST(CpuDevice, CnnOutputsAreFiniteDeterministicAndFollowTheInput) {
   for (float v : a) ASSERT_TRUE(std::isfinite(v));
   EXPECT_EQ(std::memcmp(a.data(), a_again.data(), a.size() * 4), 0) << "not bit-identical";
   EXPECT_NE(a, b) << "outputs ignore the input";
+}
+
+// cancel() from another thread makes an hour-long loop return with the
+// frames completed so far; it is repeated until the loop has returned
+// (cancel has no effect before the loop starts), so the test waits on the
+// loop's return, not on a clock.
+TEST(CpuDevice, CancelEndsARunningLoopWithConsistentCounts) {
+  auto device = open_cpu("cpu:threads=1");
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(device->load(from_bytes(small_cnn())));
+  Buffers buffers(device->model_info());
+  auto binding = device->bind(buffers.bindings());
+  ASSERT_TRUE(binding);
+  std::atomic<bool> done{false};
+  Result<DurationRun> run = fail(ErrorCode::internal, "not run");
+  std::thread loop([&] {
+    run = device->run_for_duration(*binding, std::chrono::hours(1), std::chrono::milliseconds(1));
+    done = true;
+  });
+  while (!done) {
+    device->cancel();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  loop.join();
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_LT(run->elapsed, std::chrono::hours(1));
+  EXPECT_LE(run->frames_aborted, 1u);
+  const double seconds = std::chrono::duration<double>(run->elapsed).count();
+  EXPECT_NEAR(run->frames_per_second * seconds, static_cast<double>(run->frames_completed), 1e-6);
+  // A later loop runs normally.
+  auto again = device->run_for_duration(*binding, std::chrono::milliseconds(20), Nanos(0));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->elapsed, std::chrono::milliseconds(20));
 }
 
 TEST(CpuDevice, AsyncCompletesEveryTagOnce) {

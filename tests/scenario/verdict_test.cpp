@@ -88,8 +88,30 @@ TEST(Verdict, FailedRulesGiveReasonsWithWhatToChange) {
   };
   EXPECT_LT(at("repeat 1: the device did not return"), at("repeat 2: too few samples"));
   EXPECT_LT(at("repeat 2: too few samples"), at("repeat 2: not stable"));
-  EXPECT_EQ(strict_exit_status(v, true), 1);
-  EXPECT_EQ(strict_exit_status(v, false), 0);
+  // A timeout is a device failure: exit 3, strict or not.
+  EXPECT_EQ(strict_exit_status(v, true), 3);
+  EXPECT_EQ(strict_exit_status(v, false), 3);
+  r.steady.repeats[0].first_error = Error{ErrorCode::invalid_argument, "bad input"};
+  EXPECT_EQ(strict_exit_status(judge(r), true), 1);
+  EXPECT_EQ(strict_exit_status(judge(r), false), 0);
+}
+
+// A device or link failure during the run exits 3 whatever --strict says;
+// other errors leave the exit status to the verdict.
+TEST(Verdict, ADeviceOrLinkFailureDuringTheRunExits3) {
+  BenchResult r = good_bench();
+  EXPECT_EQ(strict_exit_status(judge(r), false), 0);
+  r.steady.repeats[0].errors = 1;
+  r.steady.repeats[0].first_error = Error{ErrorCode::invalid_argument, "bad input"};
+  EXPECT_EQ(strict_exit_status(judge(r), false), 0);
+  EXPECT_EQ(strict_exit_status(judge(r), true), 1);
+  r.latency.errors = 1;
+  r.latency.first_error = Error{ErrorCode::disconnected, "the server went away"};
+  const Verdict v = judge(r);
+  ASSERT_TRUE(v.failure);
+  EXPECT_EQ(v.failure->code, ErrorCode::disconnected);
+  EXPECT_EQ(strict_exit_status(v, false), 3);
+  EXPECT_EQ(strict_exit_status(v, true), 3);
 }
 
 TEST(Verdict, ConfoundsWarnWithoutInvalidating) {

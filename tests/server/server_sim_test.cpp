@@ -4,6 +4,10 @@
 // phases over the wire.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/model.hpp"
@@ -37,6 +41,80 @@ class SimServer : public ::testing::Test {
   std::unique_ptr<Device> remote_;
   ModelSource model_;
 };
+
+// A realtime sim's loop is waited out in real time: cancel() cuts it short,
+// and the frames are counted up to the cut (exact for a constant period).
+TEST(SimCancel, CancelEndsARealtimeLoopWithExactCounts) {
+  auto sim = open_device("sim:compute=1ms,load=0ms,bw=100GB/s,lat=0ms,realtime=1");
+  ASSERT_TRUE(sim);
+  TransportSpec spec;
+  spec.frame = {16, 16};
+  ModelSource model;
+  model.bytes = *build_transport_model(spec);
+  ASSERT_TRUE((*sim)->load(model));
+  std::vector<std::byte> in((*sim)->model_info().input_bytes()),
+      out((*sim)->model_info().output_bytes());
+  Bindings b;
+  b.inputs.emplace_back(in);
+  b.outputs.emplace_back(out);
+  auto binding = (*sim)->bind(b);
+  ASSERT_TRUE(binding);
+  std::atomic<bool> done{false};
+  Result<DurationRun> run = fail(ErrorCode::internal, "not run");
+  std::thread loop([&] {
+    run = (*sim)->run_for_duration(*binding, std::chrono::hours(1), Nanos(0));
+    done = true;
+  });
+  while (!done) {
+    (*sim)->cancel();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  loop.join();
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_LT(run->elapsed, std::chrono::hours(1));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(run->elapsed).count();
+  // Frames of 1 ms back to back: each whole millisecond completed one, a
+  // frame under way at the cut is aborted.
+  EXPECT_EQ(run->frames_completed, static_cast<uint64_t>(ms));
+  EXPECT_EQ(run->frames_aborted, run->elapsed % std::chrono::milliseconds(1) == Nanos(0) ? 0u : 1u);
+}
+
+// SIGTERM (Server::stop) does not wait out a loop that is not sliced (a
+// realtime sim's clock is virtual, so its loops never are): the host cancels
+// it, and the client's loop fails with disconnected.
+TEST(SimCancel, StopCancelsAnUnslicedLoop) {
+  auto sim = open_device("sim:compute=1ms,load=0ms,bw=100GB/s,lat=0ms,realtime=1");
+  ASSERT_TRUE(sim);
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  auto server = Server::start(std::move(*sim), s);
+  ASSERT_TRUE(server);
+  auto remote = open_device((*server)->address());
+  ASSERT_TRUE(remote);
+  TransportSpec spec;
+  spec.frame = {16, 16};
+  ModelSource model;
+  model.bytes = *build_transport_model(spec);
+  ASSERT_TRUE((*remote)->load(model));
+  std::vector<std::byte> in((*remote)->model_info().input_bytes()),
+      out((*remote)->model_info().output_bytes());
+  Bindings b;
+  b.inputs.emplace_back(in);
+  b.outputs.emplace_back(out);
+  auto binding = (*remote)->bind(b);
+  ASSERT_TRUE(binding);
+  Result<DurationRun> run = fail(ErrorCode::internal, "not run");
+  std::thread loop(
+      [&] { run = (*remote)->run_for_duration(*binding, std::chrono::hours(1), Nanos(0)); });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while ((*server)->stats().loops_started == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ((*server)->stats().loops_started, 1u);
+  (*server)->stop();  // returns once the loop was cancelled (it would take an hour otherwise)
+  loop.join();
+  ASSERT_FALSE(run);
+  EXPECT_EQ(run.error().code, ErrorCode::disconnected) << run.error().to_string();
+}
 
 TEST_F(SimServer, TheTypedFactsDescribeTheHostedSim) {
   const DeviceInfo info = remote_->info();

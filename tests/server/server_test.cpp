@@ -1303,6 +1303,31 @@ TEST(Server, FailedAuthenticationsAreRateLimited) {
   EXPECT_EQ(y.hello(s.token).header.status, Status::ok);
 }
 
+size_t open_fds() {
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                                           std::filesystem::directory_iterator()));
+}
+
+// A connection that ends gives its file descriptor back at once, not when
+// the server next accepts one (here, no connection follows).
+TEST(Server, EndedConnectionsGiveTheirDescriptorsBack) {
+  auto server = start_server();
+  const size_t before = open_fds();
+  {
+    std::vector<RawClient> clients;
+    for (int i = 0; i < 20; ++i) {
+      clients.push_back(RawClient::connect(server->address()));
+      if (i % 2) {
+        ASSERT_EQ(clients.back().hello().header.status, Status::ok);
+      }
+    }
+  }  // the clients close
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (open_fds() > before && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_LE(open_fds(), before);
+}
+
 // A client that sends requests and never reads the replies: once its unsent
 // replies reach its share of max_pending_bytes the server stops reading from
 // it, so what the server holds for it stays bounded; other clients are served.

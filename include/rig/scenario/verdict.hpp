@@ -6,6 +6,10 @@
 // functions in src/scenario/verdict.cpp.
 #pragma once
 
+#include <optional>
+
+#include "rig/error.hpp"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,8 +34,17 @@ struct Verdict {
   std::vector<std::string> reasons;   // findings of unmet invalidating rules
   std::vector<std::string> warnings;  // findings of unmet warning rules
 
+  // The first failure of the device or of the link to it during the run (an
+  // error whose exit status is 3: disconnected, timeout, protocol, device,
+  // queue_full), whatever the phase; the command then exits 3 (the result is
+  // still written).
+  std::optional<Error> failure;
+
   // Appends a rule's outcome and files its findings as reasons or warnings.
   void add(RuleOutcome outcome);
+  // Records `error` as the failure when it is one of the device or link and
+  // none was recorded yet.
+  void saw(const std::optional<Error>& error);
 };
 
 struct BenchResult;
@@ -54,7 +67,8 @@ Verdict judge(const AbResult& result);
 // inputs.settings->strict.
 void add_confound_rules(Verdict& verdict, const ConfoundInputs& inputs);
 
-// --strict: the exit status for a verdict (1 when INVALID and strict, else 0).
+// The exit status for a verdict: 3 when the device or link failed during the
+// run (Verdict::failure), else with --strict 1 when INVALID, else 0.
 int strict_exit_status(const Verdict& verdict, bool strict);
 
 }  // namespace rig

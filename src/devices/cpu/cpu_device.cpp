@@ -174,6 +174,14 @@ class CpuDevice final : public Device {
     return in_flight_;
   }
 
+  void cancel() override {
+    {
+      std::lock_guard lock(cancel_mu_);
+      if (!looping_) return;
+      cancelled_ = true;
+    }
+    cancel_cv_.notify_all();
+  }
   Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
                                        Nanos sleep_between_frames) override;
 
@@ -188,6 +196,21 @@ class CpuDevice final : public Device {
   };
 
   Result<Binding*> usable_binding(BindingId id);
+  // cancel(): a running run_for_duration stops after the frame in progress
+  // (counted as aborted) or during its sleep between frames.
+  std::mutex cancel_mu_;
+  std::condition_variable cancel_cv_;
+  bool looping_ = false, cancelled_ = false;
+  bool cancel_requested() {
+    std::lock_guard lock(cancel_mu_);
+    return cancelled_;
+  }
+  // Sleeps `d` unless cancelled first; false when cancelled.
+  bool sleep_unless_cancelled(Nanos d) {
+    std::unique_lock lock(cancel_mu_);
+    return !cancel_cv_.wait_for(lock, d, [&] { return cancelled_; });
+  }
+
   Result<void> set_inputs(Worker& worker, const Bindings& buffers);
   Result<void> copy_outputs(Worker& worker, const Bindings& buffers);
   Result<InferenceTimings> infer(Worker& worker, const Bindings& buffers);
@@ -476,20 +499,34 @@ Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
   std::lock_guard lock(worker.net_mutex);
   Clock& clk = clock();
   DurationRun run;
+  {
+    std::lock_guard cancel_lock(cancel_mu_);
+    looping_ = true;
+    cancelled_ = false;
+  }
+  struct LoopEnd {
+    CpuDevice& d;
+    ~LoopEnd() {
+      std::lock_guard cancel_lock(d.cancel_mu_);
+      d.looping_ = false;
+    }
+  } loop_end{*this};
   try {
     if (auto ok = set_inputs(worker, buffers); !ok) return tl::unexpected(ok.error());
     const Nanos start = clk.now();
-    const Nanos deadline = start + duration;
-    // A frame that ends after the deadline is aborted, never completed.
+    Nanos deadline = start + duration;
+    // A frame that ends after the deadline, or after cancel(), is aborted,
+    // never completed.
     while (clk.now() < deadline) {
       worker.net.forward(worker.outputs, output_names_);
-      if (clk.now() > deadline) {
+      if (clk.now() > deadline || cancel_requested()) {
         ++run.frames_aborted;
         break;
       }
       ++run.frames_completed;
-      if (sleep_between_frames > Nanos{0}) std::this_thread::sleep_for(sleep_between_frames);
+      if (sleep_between_frames > Nanos{0} && !sleep_unless_cancelled(sleep_between_frames)) break;
     }
+    if (cancel_requested()) deadline = std::min(deadline, clk.now());
     run.elapsed = std::min(clk.now(), deadline) - start;
     // Same inputs give the same outputs, so the Net's latest outputs are the
     // last completed frame's, even when a later frame was aborted.

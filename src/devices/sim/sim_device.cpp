@@ -13,9 +13,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <optional>
+#include <mutex>
 #include <queue>
 #include <thread>
 #include <unordered_map>
@@ -302,7 +304,14 @@ class SimDevice final : public Device {
     advance_to(clock_.now() + transfer_time(in, p_.bw_in) + p_.latency);
     payload_in_ += in;
     const Nanos start = clock_.now();
-    const Nanos end = start + duration;
+    Nanos end = start + duration;
+    // Paced to real time, the loop's span is waited out, and cancel() cuts
+    // it short: the frames are then counted up to where it was cancelled.
+    // On the virtual clock alone the loop takes no time: nothing to cut.
+    if (p_.realtime) {
+      if (const auto cut = wait_for_loop_end(end)) end = std::max(start + Nanos(1), *cut);
+      duration = end - start;
+    }
     DurationRun r;
     if (!varies() && !first_pending_) {
       // Constant period: exact arithmetic, so huge counts stay instant.
@@ -415,6 +424,31 @@ class SimDevice final : public Device {
     loaded_ = false;
   }
 
+  // Realtime: sleeps until the virtual time `end`, or until cancel(); then
+  // the virtual time it was cancelled at, nullopt when it was not.
+  std::optional<Nanos> wait_for_loop_end(Nanos end) {
+    if (!origin_) origin_ = std::chrono::steady_clock::now() - clock_.now();
+    std::unique_lock lock(cancel_mu_);
+    looping_ = true;
+    cancelled_ = false;
+    const bool cut = cancel_cv_.wait_until(lock, *origin_ + end, [&] { return cancelled_; });
+    looping_ = false;
+    if (!cut) return std::nullopt;
+    const Nanos at = std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now() - *origin_);
+    return std::min(at, end);
+  }
+
+ public:
+  void cancel() override {
+    {
+      std::lock_guard lock(cancel_mu_);
+      if (!looping_) return;
+      cancelled_ = true;
+    }
+    cancel_cv_.notify_all();
+  }
+
+ private:
   void advance_to(Nanos t) {
     if (p_.realtime) {
       if (!origin_) origin_ = std::chrono::steady_clock::now() - clock_.now();
@@ -579,6 +613,10 @@ class SimDevice final : public Device {
   SimParams p_;
   VirtualClock clock_;
   std::optional<std::chrono::steady_clock::time_point> origin_;
+  // cancel(), from any thread: wakes a realtime loop's wait.
+  std::mutex cancel_mu_;
+  std::condition_variable cancel_cv_;
+  bool looping_ = false, cancelled_ = false;
   uint64_t rng_;
   ModelInfo model_;
   bool loaded_ = false;
