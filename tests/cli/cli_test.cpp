@@ -184,6 +184,16 @@ TEST_F(Cli, TheTokenIsNeverEchoed) {
                  path("ab.json")},
       {"predict",
        "predict " + path("bench.json") + " --link usb3-gen2 --json " + path("predict.json")},
+      {"soak", "soak " + model_ + " -d " + spec +
+                   " --duration 600ms --short 200ms --long 200ms --trace " + path("soak.trace") +
+                   " --json " + path("soak.json")},
+      {"run", "run " + model_ + " -d " + spec + " --json " + path("run.json")},
+      {"check", "check " + model_ + " -d " + spec + " --json " + path("check.json")},
+      {"compare",
+       "compare " + model_ + " " + model_ + " -d " + spec + " --json " + path("compare.json")},
+      {"report", "report " + path("bench.json") + " " + path("soak.json") + " -o " +
+                     path("report.html")},
+      {"export", "export " + path("bench.json") + " --csv -o " + path("bench.csv")},
   };
   for (const auto& [name, args] : commands) {
     const CliRun r = rig(args);
@@ -193,13 +203,14 @@ TEST_F(Cli, TheTokenIsNeverEchoed) {
   }
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir_)) {
-    if (e.path().extension() != ".json") continue;
+    const auto ext = e.path().extension();
+    if (ext != ".json" && ext != ".html" && ext != ".csv" && ext != ".trace") continue;
     ++files;
     std::ifstream in(e.path());
     const std::string text((std::istreambuf_iterator<char>(in)), {});
     EXPECT_EQ(text.find("SECRET"), std::string::npos) << e.path() << " holds the token";
   }
-  EXPECT_GE(files, 4u);  // bench, loop, ladder, sweep and predict at least
+  EXPECT_GE(files, 8u);  // bench, loop, ladder, sweep, predict, soak, ... at least
 }
 
 TEST_F(Cli, StrictExitsNonZeroWhenInvalid) {
