@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <system_error>
 
 #include "cli/command.hpp"
@@ -43,9 +44,13 @@ Result<void> write_outputs(const RunResult& r, const std::string& dir, bool bin,
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return fail(ErrorCode::io, "--output: cannot create " + dir + ": " + ec.message());
+  std::set<std::string> used;
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     const auto& o = r.outputs[i];
-    const std::string stem = (std::filesystem::path(dir) / file_stem(o.info.name, i)).string();
+    std::string name = file_stem(o.info.name, i);
+    // Two names that map to one file name ("a/b", "a_b") keep apart by index.
+    if (!used.insert(name).second) used.insert(name += "." + std::to_string(i));
+    const std::string stem = (std::filesystem::path(dir) / name).string();
     if (auto ok = write_file_atomic(stem + ".npy", encode_npy(o.info.type, o.info.shape, o.bytes));
         !ok)
       return ok;

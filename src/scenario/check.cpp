@@ -87,7 +87,7 @@ Result<GuardedRun> guarded_infer(Device& device, Guards& guards,
   for (size_t i = 0; i < inputs.size(); ++i) {
     GuardedBuffer& g =
         guards.add(inputs[i].size(), "input '" + model.inputs[i].name + "' of " + what);
-    std::memcpy(g.data().data(), inputs[i].data(), inputs[i].size());
+    if (!inputs[i].empty()) std::memcpy(g.data().data(), inputs[i].data(), inputs[i].size());
     b.inputs.emplace_back(g.data().data(), g.data().size());
   }
   GuardedRun run;
@@ -140,7 +140,8 @@ CheckLine wrong_size(Device& device, Guards& guards, const std::vector<std::vect
   for (size_t i = 0; i < in.size(); ++i) {
     const size_t n = (!output && i == 0) ? size : in[i].size();
     GuardedBuffer& g = guards.add(n, "input '" + model.inputs[i].name + "' of " + name);
-    std::memcpy(g.data().data(), in[i].data(), std::min(n, in[i].size()));
+    if (const size_t copy = std::min(n, in[i].size()); copy > 0)
+      std::memcpy(g.data().data(), in[i].data(), copy);
     b.inputs.emplace_back(g.data().data(), g.data().size());
   }
   for (size_t i = 0; i < model.outputs.size(); ++i) {
