@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with clang in their own build directory and
 # runs each for a short smoke period, starting from a generated seed corpus.
 #   RIG_FUZZ_BUILD_DIR  build directory (default build-fuzz)
-#   RIG_FUZZ_SECONDS    seconds per target (default 60: 4 targets, about 4 min of
+#   RIG_FUZZ_SECONDS    seconds per target (default 60: 6 targets, about 6 min of
 #                       fuzzing in CI on top of the build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
