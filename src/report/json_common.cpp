@@ -107,6 +107,7 @@ json device_json(const DeviceInfo& d) {
           {"duplex", std::string(to_string(d.duplex))},
           {"clock", std::string(to_string(d.clock))},
           {"memory_bytes", d.memory_bytes ? json(*d.memory_bytes) : json(nullptr)},
+          {"loop_whole", d.loop_whole},
           {"properties", d.properties},
           {"warnings", d.warnings}};
 }
