@@ -114,7 +114,7 @@ struct DurationRun {
   bool includes_transfers = false;
   // What the device did and why, one sentence each (a fallback, a
   // re-configure, a rate of 0 below one frame per second).
-  std::vector<std::string> notes;
+  std::vector<std::string> notes{};
 };
 
 // Cumulative bytes since open. payload_* count tensor bytes; link_* count

@@ -157,8 +157,8 @@ Result<DurationRun> from_pb(const pb::RunForDurationReply& reply) {
   run.includes_transfers = reply.includes_transfers();
   for (const auto& note : reply.notes()) run.notes.push_back(note);
   if (!std::isfinite(run.rate_step) || run.rate_step < 0)
-    return fail(ErrorCode::protocol, "run_for_duration reply has a bad rate step: " +
-                                         std::to_string(run.rate_step));
+    return fail(ErrorCode::protocol,
+                "run_for_duration reply has a bad rate step: " + std::to_string(run.rate_step));
   if (reply.frame_counts_unknown()) {
     run.frames_completed.reset();
     run.frames_aborted.reset();

@@ -204,10 +204,9 @@ RuleOutcome pipelined_run_stable(const SteadyRepeat& steady, double tolerance) {
 RuleOutcome loop_completed_frames(const DurationRun& loop) {
   if (!loop.frames_completed) {
     // The device gives a rate only (HailoRT): a rate of 0 is the only sign.
-    RuleOutcome o =
-        outcome("loop_completed_frames", Severity::warns,
-                "frame count unknown; rate " + format_fixed(loop.frames_per_second, 0) +
-                    (loop.rate_step > 0 ? " (truncated)" : "") + " frames/s");
+    RuleOutcome o = outcome("loop_completed_frames", Severity::warns,
+                            "frame count unknown; rate " + format_fixed(loop.frames_per_second, 0) +
+                                (loop.rate_step > 0 ? " (truncated)" : "") + " frames/s");
     if (loop.frames_per_second == 0)
       finding(o,
               "the device reported 0 frames/s: fewer than one frame per second completed (its "
@@ -223,9 +222,9 @@ RuleOutcome loop_completed_frames(const DurationRun& loop) {
 
 // The loop figure is the device's own loop, not a host-driven fallback.
 RuleOutcome loop_on_device(const DurationRun& loop) {
-  RuleOutcome o = outcome("loop_on_device", Severity::warns,
-                          loop.includes_transfers ? "host-driven pipelined loop (fallback)"
-                                                  : "the device's own loop");
+  RuleOutcome o = outcome(
+      "loop_on_device", Severity::warns,
+      loop.includes_transfers ? "host-driven pipelined loop (fallback)" : "the device's own loop");
   if (loop.includes_transfers)
     finding(o,
             "the device's own loop was not available, so the loop rate is a host-driven "

@@ -34,7 +34,8 @@ class HailoDeviceTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     // efficientnet_lite0 as seeds/002 saw it: 150,528 bytes in, 1,000 out.
     hef_ = (dir_ / "efficientnet_lite0.hef").string();
-    std::ofstream(hef_) << hd::hef_text({"input in0 224x224x3 uint8", "output out0 1x1x1000 uint8"});
+    std::ofstream(hef_) << hd::hef_text(
+        {"input in0 224x224x3 uint8", "output out0 1x1x1000 uint8"});
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -271,7 +272,8 @@ TEST_F(HailoDeviceTest, ThePowerWarningComesOutOfTheDevice) {
   auto r = run_bench(*d, model(), s);
   ASSERT_TRUE(r);
   bool found = false;
-  for (const auto& w : r->verdict.warnings) found |= w.find("reduced-performance") != std::string::npos;
+  for (const auto& w : r->verdict.warnings)
+    found |= w.find("reduced-performance") != std::string::npos;
   EXPECT_TRUE(found);
 }
 
@@ -320,14 +322,16 @@ TEST_F(HailoDeviceTest, DmaMapMapsPageAlignedBuffers) {
   ASSERT_TRUE(d);
   ASSERT_TRUE(d->load(model()));
   alignas(4096) static std::byte in[151552], out[4096];
-  auto id = d->bind(Bindings{{std::span<const std::byte>(in, 150528)}, {std::span<std::byte>(out, 1000)}});
+  auto id = d->bind(
+      Bindings{{std::span<const std::byte>(in, 150528)}, {std::span<std::byte>(out, 1000)}});
   ASSERT_TRUE(id);
   EXPECT_EQ(hd::counters().dma_maps, 2);
   std::vector<std::byte> vin(150528), vout(1000);
   if (reinterpret_cast<uintptr_t>(vin.data()) % 4096 != 0) {
     ASSERT_TRUE(d->bind(Bindings{{vin}, {vout}}));
     bool said = false;
-    for (const auto& w : d->take_warnings()) said |= w.find("not page-aligned") != std::string::npos;
+    for (const auto& w : d->take_warnings())
+      said |= w.find("not page-aligned") != std::string::npos;
     EXPECT_TRUE(said);
   }
 }
@@ -341,13 +345,13 @@ TEST(HailoStatus, EveryStatusMapsToANamedError) {
         << e.message;
     // internal is kept for HailoRT's own bugs; queue_full for a full queue only.
     if (e.code == ErrorCode::internal) {
-      EXPECT_TRUE(s == HAILO_UNINITIALIZED || s == HAILO_INVALID_OPERATION ||
-                  s == HAILO_INTERNAL_FAILURE || (s >= HAILO_INVALID_LOGGER_LEVEL && s < 12) ||
-                  (s >= HAILO_EVENT_CREATE_FAIL && s <= HAILO_READ_EVENT_FAIL) ||
-                  (s >= HAILO_MUTEX_INIT_FAIL && s <= HAILO_MUTEX_INIT_FAIL) ||
-                  (s >= HAILO_ANSI_TO_UTF16_CONVERSION_FAILED &&
-                   s <= HAILO_UNEXPECTED_ARP_TABLE_FAILURE) ||
-                  (s >= HAILO_THREAD_ALREADY_ACTIVATED && s <= HAILO_THREAD_NOT_JOINABLE))
+      EXPECT_TRUE(
+          s == HAILO_UNINITIALIZED || s == HAILO_INVALID_OPERATION || s == HAILO_INTERNAL_FAILURE ||
+          (s >= HAILO_INVALID_LOGGER_LEVEL && s < 12) ||
+          (s >= HAILO_EVENT_CREATE_FAIL && s <= HAILO_READ_EVENT_FAIL) ||
+          (s >= HAILO_MUTEX_INIT_FAIL && s <= HAILO_MUTEX_INIT_FAIL) ||
+          (s >= HAILO_ANSI_TO_UTF16_CONVERSION_FAILED && s <= HAILO_UNEXPECTED_ARP_TABLE_FAILURE) ||
+          (s >= HAILO_THREAD_ALREADY_ACTIVATED && s <= HAILO_THREAD_NOT_JOINABLE))
           << e.message;
     }
     if (e.code == ErrorCode::queue_full) {

@@ -56,6 +56,7 @@ struct FakeOptions {
   Nanos compute{std::chrono::milliseconds(1)};
   bool touch_data = true;   // false: outputs are left as they are (benchmarks)
   bool real_clock = false;  // see the top of this file
+  bool loop_whole = false;  // DeviceInfo::loop_whole: the server must not split its loops
   std::map<std::string, double> sensors;
   std::shared_ptr<FakeControl> control = std::make_shared<FakeControl>();
 };
@@ -100,6 +101,7 @@ class FakeDevice final : public Device {
     i.in_process = true;
     i.properties["memory_bytes"] = "1048576";
     i.memory_bytes = 1048576;
+    i.loop_whole = o_.loop_whole;
     return i;
   }
   Clock& clock() override {

@@ -49,7 +49,7 @@ struct LoopResult {
   // The device reports a truncated rate (DurationRun::rate_step): the true
   // rate lies in [device_rate, device_rate_upper). nullopt: device_rate is exact.
   std::optional<double> device_rate_upper;
-  std::optional<double> host_rate;    // frames/s pipelined; nullopt when the run aborted
+  std::optional<double> host_rate;  // frames/s pipelined; nullopt when the run aborted
   // 1000/host - 1000/device (the lower bound of a truncated device rate),
   // and its share of the host-observed frame time; nullopt unless both rates
   // exist on comparable clocks and the loop is the device's own (not a

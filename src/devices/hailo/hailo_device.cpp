@@ -46,8 +46,8 @@ Result<HailoParams> parse_params(const std::map<std::string, std::string>& param
   HailoParams p;
   for (const auto& [key, value] : params) {
     auto bad = [&](const std::string& what) {
-      return fail(ErrorCode::invalid_argument, "hailo parameter " + key + " must be " + what +
-                                                   ", got '" + value + "'");
+      return fail(ErrorCode::invalid_argument,
+                  "hailo parameter " + key + " must be " + what + ", got '" + value + "'");
     };
     if (key == "device_id") {
       if (value.empty() || value.size() >= HAILO_MAX_DEVICE_ID_LENGTH)
@@ -247,7 +247,8 @@ class HailoDevice final : public Device {
     i.queue_depth = queue_depth();
     i.own_queue_depth = async_queue_size_;
     i.in_process = false;
-    i.clock = ClockKind::real;  // HailoRT's own figures are real time, even on the double's clock
+    // Real on hardware; the test double's clock is virtual, and says so.
+    i.clock = clock_.is_virtual() ? ClockKind::virtual_time : ClockKind::real;
     i.loop_whole = true;
     i.properties = properties_;
     i.warnings = open_warnings_;
@@ -266,8 +267,8 @@ class HailoDevice final : public Device {
     t.read = clock_.now() - t0;
     const std::string name = model_display_name(source);
     t0 = clock_.now();
-    auto infer_model = vdevice_->create_infer_model(
-        hailort::MemoryView(hef_.data(), hef_.size()), name);
+    auto infer_model =
+        vdevice_->create_infer_model(hailort::MemoryView(hef_.data(), hef_.size()), name);
     t.parse = clock_.now() - t0;
     if (!infer_model) return load_failed(status_error(infer_model.status(), "create_infer_model"));
     model_ = infer_model.release();
@@ -508,9 +509,11 @@ class HailoDevice final : public Device {
       auto stream = b.hailo.input(info_.inputs[i].name);
       if (!stream) return tl::unexpected(status_error(stream.status(), "Bindings::input"));
       const auto& span = b.buffers.inputs[i];
-      auto st = stream->set_buffer(hailort::MemoryView(const_cast<std::byte*>(span.data()), span.size()));
+      auto st =
+          stream->set_buffer(hailort::MemoryView(const_cast<std::byte*>(span.data()), span.size()));
       if (st != HAILO_SUCCESS)
-        return tl::unexpected(status_error(st, "set_buffer of input '" + info_.inputs[i].name + "'"));
+        return tl::unexpected(
+            status_error(st, "set_buffer of input '" + info_.inputs[i].name + "'"));
     }
     for (size_t i = 0; i < info_.outputs.size(); ++i) {
       auto stream = b.hailo.output(info_.outputs[i].name);
@@ -624,7 +627,8 @@ class HailoDevice final : public Device {
       c = std::move(shared_->ready.front());
       shared_->ready.pop_front();
     }
-    auto it = std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.tag == c->tag; });
+    auto it =
+        std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.tag == c->tag; });
     if (it != jobs_.end()) jobs_.erase(it);
     if (c->binding < bindings_.size()) bindings_[c->binding].busy = false;
     --in_flight_;
@@ -757,8 +761,8 @@ Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos durat
   }
   const std::string explanation =
       "HailoRT " + library_version_ + "'s run_async_for_duration failed with " +
-      status_name(status) + " after the whole " + format_duration(Nanos(duration_ms)) +
-      " loop (" + format_duration(wall) +
+      status_name(status) + " after the whole " + format_duration(Nanos(duration_ms)) + " loop (" +
+      format_duration(wall) +
       "): the known host-side hRPC bug (seeds/000), where the host parses the reply body from "
       "the header's offset; the one-line fix in configured_infer_model_hrpc_client.cpp is "
       "deserialize_reply(MemoryView(reply.body.data(), reply.header.size)) instead of "
@@ -796,31 +800,31 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
       const auto& src = source.buffers.inputs[i];
       slot.inputs.push_back(std::make_unique<PageBuffer>(src.size()));
       if (slot.inputs.back()->data == nullptr)
-        return fail(ErrorCode::limit_exceeded, "hailo: cannot allocate the fallback loop's buffers");
+        return fail(ErrorCode::limit_exceeded,
+                    "hailo: cannot allocate the fallback loop's buffers");
       std::memcpy(slot.inputs.back()->data, src.data(), src.size());
       auto stream = slot.hailo.input(info_.inputs[i].name);
       if (!stream) return infer_failed(status_error(stream.status(), "Bindings::input"));
       if (auto st = stream->set_buffer(hailort::MemoryView(slot.inputs.back()->data, src.size()));
           st != HAILO_SUCCESS)
         return infer_failed(status_error(st, "set_buffer (fallback loop)"));
-      if (p_.dma_map &&
-          vdevice_->dma_map(slot.inputs.back()->data, src.size(), HAILO_DMA_BUFFER_DIRECTION_H2D) ==
-              HAILO_SUCCESS)
+      if (p_.dma_map && vdevice_->dma_map(slot.inputs.back()->data, src.size(),
+                                          HAILO_DMA_BUFFER_DIRECTION_H2D) == HAILO_SUCCESS)
         slot.mapped = true;
     }
     for (size_t i = 0; i < info_.outputs.size(); ++i) {
       const size_t n = info_.outputs[i].bytes;
       slot.outputs.push_back(std::make_unique<PageBuffer>(n));
       if (slot.outputs.back()->data == nullptr)
-        return fail(ErrorCode::limit_exceeded, "hailo: cannot allocate the fallback loop's buffers");
+        return fail(ErrorCode::limit_exceeded,
+                    "hailo: cannot allocate the fallback loop's buffers");
       auto stream = slot.hailo.output(info_.outputs[i].name);
       if (!stream) return infer_failed(status_error(stream.status(), "Bindings::output"));
       if (auto st = stream->set_buffer(hailort::MemoryView(slot.outputs.back()->data, n));
           st != HAILO_SUCCESS)
         return infer_failed(status_error(st, "set_buffer (fallback loop)"));
-      if (p_.dma_map &&
-          vdevice_->dma_map(slot.outputs.back()->data, n, HAILO_DMA_BUFFER_DIRECTION_D2H) ==
-              HAILO_SUCCESS)
+      if (p_.dma_map && vdevice_->dma_map(slot.outputs.back()->data, n,
+                                          HAILO_DMA_BUFFER_DIRECTION_D2H) == HAILO_SUCCESS)
         slot.mapped = true;
     }
   }
@@ -852,7 +856,8 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
       done.swap(loop->done);
     }
     for (const auto& d : done) {
-      auto it = std::find_if(jobs.begin(), jobs.end(), [&](const auto& j) { return j.first == d.slot; });
+      auto it =
+          std::find_if(jobs.begin(), jobs.end(), [&](const auto& j) { return j.first == d.slot; });
       if (it != jobs.end()) jobs.erase(it);
       free_slots.push_back(d.slot);
       if (d.status != HAILO_SUCCESS) {
@@ -899,15 +904,18 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
     }
     const auto st = jobs.front().second.wait(ceil_ms(kRunTimeout));
     drain_done();
-    if (st != HAILO_SUCCESS && !failure) failure = status_error(st, "AsyncInferJob::wait (fallback loop)");
+    if (st != HAILO_SUCCESS && !failure)
+      failure = status_error(st, "AsyncInferJob::wait (fallback loop)");
     if (st != HAILO_SUCCESS) break;
   }
   for (auto& slot : slots) {
     if (!slot.mapped) continue;
     for (size_t i = 0; i < slot.inputs.size(); ++i)
-      vdevice_->dma_unmap(slot.inputs[i]->data, info_.inputs[i].bytes, HAILO_DMA_BUFFER_DIRECTION_H2D);
+      vdevice_->dma_unmap(slot.inputs[i]->data, info_.inputs[i].bytes,
+                          HAILO_DMA_BUFFER_DIRECTION_H2D);
     for (size_t i = 0; i < slot.outputs.size(); ++i)
-      vdevice_->dma_unmap(slot.outputs[i]->data, info_.outputs[i].bytes, HAILO_DMA_BUFFER_DIRECTION_D2H);
+      vdevice_->dma_unmap(slot.outputs[i]->data, info_.outputs[i].bytes,
+                          HAILO_DMA_BUFFER_DIRECTION_D2H);
   }
   if (failure && completed == 0) return infer_failed(*failure);
   if (last)

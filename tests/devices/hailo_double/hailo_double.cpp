@@ -50,106 +50,104 @@ namespace {
 
 using namespace hailort;
 
-const char* const kStatusNames[] = {
-    "HAILO_SUCCESS",
-    "HAILO_UNINITIALIZED",
-    "HAILO_INVALID_ARGUMENT",
-    "HAILO_OUT_OF_HOST_MEMORY",
-    "HAILO_TIMEOUT",
-    "HAILO_INSUFFICIENT_BUFFER",
-    "HAILO_INVALID_OPERATION",
-    "HAILO_NOT_IMPLEMENTED",
-    "HAILO_INTERNAL_FAILURE",
-    "HAILO_DATA_ALIGNMENT_FAILURE",
-    "HAILO_CHUNK_TOO_LARGE",
-    "HAILO_INVALID_LOGGER_LEVEL",
-    "HAILO_CLOSE_FAILURE",
-    "HAILO_OPEN_FILE_FAILURE",
-    "HAILO_FILE_OPERATION_FAILURE",
-    "HAILO_UNSUPPORTED_CONTROL_PROTOCOL_VERSION",
-    "HAILO_UNSUPPORTED_FW_VERSION",
-    "HAILO_INVALID_CONTROL_RESPONSE",
-    "HAILO_FW_CONTROL_FAILURE",
-    "HAILO_ETH_FAILURE",
-    "HAILO_ETH_INTERFACE_NOT_FOUND",
-    "HAILO_ETH_RECV_FAILURE",
-    "HAILO_ETH_SEND_FAILURE",
-    "HAILO_INVALID_FIRMWARE",
-    "HAILO_INVALID_CONTEXT_COUNT",
-    "HAILO_INVALID_FRAME",
-    "HAILO_INVALID_HEF",
-    "HAILO_PCIE_NOT_SUPPORTED_ON_PLATFORM",
-    "HAILO_INTERRUPTED_BY_SIGNAL",
-    "HAILO_START_VDMA_CHANNEL_FAIL",
-    "HAILO_SYNC_VDMA_BUFFER_FAIL",
-    "HAILO_STOP_VDMA_CHANNEL_FAIL",
-    "HAILO_CLOSE_VDMA_CHANNEL_FAIL",
-    "HAILO_ATR_TABLES_CONF_VALIDATION_FAIL",
-    "HAILO_EVENT_CREATE_FAIL",
-    "HAILO_READ_EVENT_FAIL",
-    "HAILO_DRIVER_OPERATION_FAILED",
-    "HAILO_INVALID_FIRMWARE_MAGIC",
-    "HAILO_INVALID_FIRMWARE_CODE_SIZE",
-    "HAILO_INVALID_KEY_CERTIFICATE_SIZE",
-    "HAILO_INVALID_CONTENT_CERTIFICATE_SIZE",
-    "HAILO_MISMATCHING_FIRMWARE_BUFFER_SIZES",
-    "HAILO_INVALID_FIRMWARE_CPU_ID",
-    "HAILO_CONTROL_RESPONSE_MD5_MISMATCH",
-    "HAILO_GET_CONTROL_RESPONSE_FAIL",
-    "HAILO_GET_D2H_EVENT_MESSAGE_FAIL",
-    "HAILO_MUTEX_INIT_FAIL",
-    "HAILO_OUT_OF_DESCRIPTORS",
-    "HAILO_UNSUPPORTED_OPCODE",
-    "HAILO_USER_MODE_RATE_LIMITER_NOT_SUPPORTED",
-    "HAILO_RATE_LIMIT_MAXIMUM_BANDWIDTH_EXCEEDED",
-    "HAILO_ANSI_TO_UTF16_CONVERSION_FAILED",
-    "HAILO_UTF16_TO_ANSI_CONVERSION_FAILED",
-    "HAILO_UNEXPECTED_INTERFACE_INFO_FAILURE",
-    "HAILO_UNEXPECTED_ARP_TABLE_FAILURE",
-    "HAILO_MAC_ADDRESS_NOT_FOUND",
-    "HAILO_NO_IPV4_INTERFACES_FOUND",
-    "HAILO_SHUTDOWN_EVENT_SIGNALED",
-    "HAILO_THREAD_ALREADY_ACTIVATED",
-    "HAILO_THREAD_NOT_ACTIVATED",
-    "HAILO_THREAD_NOT_JOINABLE",
-    "HAILO_NOT_FOUND",
-    "HAILO_COMMUNICATION_CLOSED",
-    "HAILO_STREAM_ABORT",
-    "HAILO_DRIVER_NOT_INSTALLED",
-    "HAILO_NOT_AVAILABLE",
-    "HAILO_TRAFFIC_CONTROL_FAILURE",
-    "HAILO_INVALID_SECOND_STAGE",
-    "HAILO_INVALID_PIPELINE",
-    "HAILO_NETWORK_GROUP_NOT_ACTIVATED",
-    "HAILO_VSTREAM_PIPELINE_NOT_ACTIVATED",
-    "HAILO_OUT_OF_FW_MEMORY",
-    "HAILO_STREAM_NOT_ACTIVATED",
-    "HAILO_DEVICE_IN_USE",
-    "HAILO_OUT_OF_PHYSICAL_DEVICES",
-    "HAILO_INVALID_DEVICE_ARCHITECTURE",
-    "HAILO_INVALID_DRIVER_VERSION",
-    "HAILO_RPC_FAILED",
-    "HAILO_INVALID_SERVICE_VERSION",
-    "HAILO_NOT_SUPPORTED",
-    "HAILO_NMS_BURST_INVALID_DATA",
-    "HAILO_OUT_OF_HOST_CMA_MEMORY",
-    "HAILO_QUEUE_IS_FULL",
-    "HAILO_DMA_MAPPING_ALREADY_EXISTS",
-    "HAILO_CANT_MEET_BUFFER_REQUIREMENTS",
-    "HAILO_DRIVER_INVALID_RESPONSE",
-    "HAILO_DRIVER_INVALID_IOCTL",
-    "HAILO_DRIVER_TIMEOUT",
-    "HAILO_DRIVER_INTERRUPTED",
-    "HAILO_CONNECTION_REFUSED",
-    "HAILO_DRIVER_WAIT_CANCELED",
-    "HAILO_HEF_FILE_CORRUPTED",
-    "HAILO_HEF_NOT_SUPPORTED",
-    "HAILO_HEF_NOT_COMPATIBLE_WITH_DEVICE",
-    "HAILO_INVALID_HEF_USE",
-    "HAILO_OPERATION_ABORTED",
-    "HAILO_DEVICE_NOT_CONNECTED",
-    "HAILO_DEVICE_TEMPORARILY_UNAVAILABLE"
-};
+const char* const kStatusNames[] = {"HAILO_SUCCESS",
+                                    "HAILO_UNINITIALIZED",
+                                    "HAILO_INVALID_ARGUMENT",
+                                    "HAILO_OUT_OF_HOST_MEMORY",
+                                    "HAILO_TIMEOUT",
+                                    "HAILO_INSUFFICIENT_BUFFER",
+                                    "HAILO_INVALID_OPERATION",
+                                    "HAILO_NOT_IMPLEMENTED",
+                                    "HAILO_INTERNAL_FAILURE",
+                                    "HAILO_DATA_ALIGNMENT_FAILURE",
+                                    "HAILO_CHUNK_TOO_LARGE",
+                                    "HAILO_INVALID_LOGGER_LEVEL",
+                                    "HAILO_CLOSE_FAILURE",
+                                    "HAILO_OPEN_FILE_FAILURE",
+                                    "HAILO_FILE_OPERATION_FAILURE",
+                                    "HAILO_UNSUPPORTED_CONTROL_PROTOCOL_VERSION",
+                                    "HAILO_UNSUPPORTED_FW_VERSION",
+                                    "HAILO_INVALID_CONTROL_RESPONSE",
+                                    "HAILO_FW_CONTROL_FAILURE",
+                                    "HAILO_ETH_FAILURE",
+                                    "HAILO_ETH_INTERFACE_NOT_FOUND",
+                                    "HAILO_ETH_RECV_FAILURE",
+                                    "HAILO_ETH_SEND_FAILURE",
+                                    "HAILO_INVALID_FIRMWARE",
+                                    "HAILO_INVALID_CONTEXT_COUNT",
+                                    "HAILO_INVALID_FRAME",
+                                    "HAILO_INVALID_HEF",
+                                    "HAILO_PCIE_NOT_SUPPORTED_ON_PLATFORM",
+                                    "HAILO_INTERRUPTED_BY_SIGNAL",
+                                    "HAILO_START_VDMA_CHANNEL_FAIL",
+                                    "HAILO_SYNC_VDMA_BUFFER_FAIL",
+                                    "HAILO_STOP_VDMA_CHANNEL_FAIL",
+                                    "HAILO_CLOSE_VDMA_CHANNEL_FAIL",
+                                    "HAILO_ATR_TABLES_CONF_VALIDATION_FAIL",
+                                    "HAILO_EVENT_CREATE_FAIL",
+                                    "HAILO_READ_EVENT_FAIL",
+                                    "HAILO_DRIVER_OPERATION_FAILED",
+                                    "HAILO_INVALID_FIRMWARE_MAGIC",
+                                    "HAILO_INVALID_FIRMWARE_CODE_SIZE",
+                                    "HAILO_INVALID_KEY_CERTIFICATE_SIZE",
+                                    "HAILO_INVALID_CONTENT_CERTIFICATE_SIZE",
+                                    "HAILO_MISMATCHING_FIRMWARE_BUFFER_SIZES",
+                                    "HAILO_INVALID_FIRMWARE_CPU_ID",
+                                    "HAILO_CONTROL_RESPONSE_MD5_MISMATCH",
+                                    "HAILO_GET_CONTROL_RESPONSE_FAIL",
+                                    "HAILO_GET_D2H_EVENT_MESSAGE_FAIL",
+                                    "HAILO_MUTEX_INIT_FAIL",
+                                    "HAILO_OUT_OF_DESCRIPTORS",
+                                    "HAILO_UNSUPPORTED_OPCODE",
+                                    "HAILO_USER_MODE_RATE_LIMITER_NOT_SUPPORTED",
+                                    "HAILO_RATE_LIMIT_MAXIMUM_BANDWIDTH_EXCEEDED",
+                                    "HAILO_ANSI_TO_UTF16_CONVERSION_FAILED",
+                                    "HAILO_UTF16_TO_ANSI_CONVERSION_FAILED",
+                                    "HAILO_UNEXPECTED_INTERFACE_INFO_FAILURE",
+                                    "HAILO_UNEXPECTED_ARP_TABLE_FAILURE",
+                                    "HAILO_MAC_ADDRESS_NOT_FOUND",
+                                    "HAILO_NO_IPV4_INTERFACES_FOUND",
+                                    "HAILO_SHUTDOWN_EVENT_SIGNALED",
+                                    "HAILO_THREAD_ALREADY_ACTIVATED",
+                                    "HAILO_THREAD_NOT_ACTIVATED",
+                                    "HAILO_THREAD_NOT_JOINABLE",
+                                    "HAILO_NOT_FOUND",
+                                    "HAILO_COMMUNICATION_CLOSED",
+                                    "HAILO_STREAM_ABORT",
+                                    "HAILO_DRIVER_NOT_INSTALLED",
+                                    "HAILO_NOT_AVAILABLE",
+                                    "HAILO_TRAFFIC_CONTROL_FAILURE",
+                                    "HAILO_INVALID_SECOND_STAGE",
+                                    "HAILO_INVALID_PIPELINE",
+                                    "HAILO_NETWORK_GROUP_NOT_ACTIVATED",
+                                    "HAILO_VSTREAM_PIPELINE_NOT_ACTIVATED",
+                                    "HAILO_OUT_OF_FW_MEMORY",
+                                    "HAILO_STREAM_NOT_ACTIVATED",
+                                    "HAILO_DEVICE_IN_USE",
+                                    "HAILO_OUT_OF_PHYSICAL_DEVICES",
+                                    "HAILO_INVALID_DEVICE_ARCHITECTURE",
+                                    "HAILO_INVALID_DRIVER_VERSION",
+                                    "HAILO_RPC_FAILED",
+                                    "HAILO_INVALID_SERVICE_VERSION",
+                                    "HAILO_NOT_SUPPORTED",
+                                    "HAILO_NMS_BURST_INVALID_DATA",
+                                    "HAILO_OUT_OF_HOST_CMA_MEMORY",
+                                    "HAILO_QUEUE_IS_FULL",
+                                    "HAILO_DMA_MAPPING_ALREADY_EXISTS",
+                                    "HAILO_CANT_MEET_BUFFER_REQUIREMENTS",
+                                    "HAILO_DRIVER_INVALID_RESPONSE",
+                                    "HAILO_DRIVER_INVALID_IOCTL",
+                                    "HAILO_DRIVER_TIMEOUT",
+                                    "HAILO_DRIVER_INTERRUPTED",
+                                    "HAILO_CONNECTION_REFUSED",
+                                    "HAILO_DRIVER_WAIT_CANCELED",
+                                    "HAILO_HEF_FILE_CORRUPTED",
+                                    "HAILO_HEF_NOT_SUPPORTED",
+                                    "HAILO_HEF_NOT_COMPATIBLE_WITH_DEVICE",
+                                    "HAILO_INVALID_HEF_USE",
+                                    "HAILO_OPERATION_ABORTED",
+                                    "HAILO_DEVICE_NOT_CONNECTED",
+                                    "HAILO_DEVICE_TEMPORARILY_UNAVAILABLE"};
 
 struct Event {
   Nanos at;
@@ -177,7 +175,9 @@ struct State {
     }
     clock.advance_to(t);
   }
-  void schedule(Nanos at, std::function<void()> fn) { events.emplace(Event{at, seq++}, std::move(fn)); }
+  void schedule(Nanos at, std::function<void()> fn) {
+    events.emplace(Event{at, seq++}, std::move(fn));
+  }
   // Processes events until pred() holds or `timeout` passes on the clock.
   hailo_status wait(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
     const Nanos deadline = clock.now() + timeout;
@@ -217,8 +217,7 @@ void write_log(const std::string& level, const std::string& message) {
   const double t = static_cast<double>(s.clock.now().count()) / 1e9;
   char stamp[64];
   std::snprintf(stamp, sizeof stamp, "[2026-12-01 12:00:%06.3f]", t);
-  out << stamp << " [4242] [HailoRT] [" << level << "] [double.cpp:1] [double] " << message
-      << "\n";
+  out << stamp << " [4242] [HailoRT] [" << level << "] [double.cpp:1] [double] " << message << "\n";
 }
 
 size_t element_bytes(hailo_format_type_t t) {
@@ -235,7 +234,8 @@ size_t element_bytes(hailo_format_type_t t) {
 Expected<std::shared_ptr<ModelDesc>> parse_hef(const std::string& text) {
   std::istringstream in(text);
   std::string line;
-  if (!std::getline(in, line) || line != "hailo-double-hef") return make_unexpected(HAILO_INVALID_HEF);
+  if (!std::getline(in, line) || line != "hailo-double-hef")
+    return make_unexpected(HAILO_INVALID_HEF);
   auto desc = std::make_shared<ModelDesc>();
   while (std::getline(in, line)) {
     if (line.empty()) continue;
@@ -299,7 +299,8 @@ class DoubleDevice final : public Device {
     return Expected<hailo_chip_temperature_info_t>(std::move(t));
   }
   Expected<hailo_device_architecture_t> get_architecture() const override {
-    return Expected<hailo_device_architecture_t>(hailo_device_architecture_t(state().script.architecture));
+    return Expected<hailo_device_architecture_t>(
+        hailo_device_architecture_t(state().script.architecture));
   }
   const char* get_dev_id() const override { return id_.c_str(); }
 
@@ -320,20 +321,26 @@ class DoubleInferModel final : public InferModel {
     ++s.counters.configures;
     s.advance_to(s.clock.now() + s.script.configure_time);
     for (const auto& [level, message] : s.script.log_at_configure) write_log(level, message);
-    if (s.script.configure_status != HAILO_SUCCESS) return make_unexpected(s.script.configure_status);
+    if (s.script.configure_status != HAILO_SUCCESS)
+      return make_unexpected(s.script.configure_status);
     auto base = std::make_shared<ConfiguredInferModelBase>();
     base->model = desc_;
     return Expected<ConfiguredInferModel>(ConfiguredInferModel(std::move(base)));
   }
-  Expected<InferStream> input(const std::string& name) override { return find(desc_->inputs, name); }
-  Expected<InferStream> output(const std::string& name) override { return find(desc_->outputs, name); }
+  Expected<InferStream> input(const std::string& name) override {
+    return find(desc_->inputs, name);
+  }
+  Expected<InferStream> output(const std::string& name) override {
+    return find(desc_->outputs, name);
+  }
   const std::vector<InferStream>& inputs() const override { return desc_->inputs; }
   const std::vector<InferStream>& outputs() const override { return desc_->outputs; }
   const std::vector<std::string>& get_input_names() const override { return desc_->input_names; }
   const std::vector<std::string>& get_output_names() const override { return desc_->output_names; }
 
  private:
-  static Expected<InferStream> find(const std::vector<InferStream>& streams, const std::string& name) {
+  static Expected<InferStream> find(const std::vector<InferStream>& streams,
+                                    const std::string& name) {
     for (const auto& s : streams)
       if (s.name() == name) return Expected<InferStream>(InferStream(s));
     return make_unexpected(HAILO_NOT_FOUND);
@@ -438,9 +445,15 @@ hailo_status check_bindings(const ModelDesc& model, const ConfiguredInferModel::
 
 }  // namespace
 
-Script& script() { return state().script; }
-Counters& counters() { return state().counters; }
-rig::VirtualClock& clock() { return state().clock; }
+Script& script() {
+  return state().script;
+}
+Counters& counters() {
+  return state().counters;
+}
+rig::VirtualClock& clock() {
+  return state().clock;
+}
 
 void reset() {
   State& s = state();
@@ -456,7 +469,9 @@ std::string hef_text(const std::vector<std::string>& lines) {
   return out;
 }
 
-std::string log_file() { return state().log_file; }
+std::string log_file() {
+  return state().log_file;
+}
 
 }  // namespace hailo_double
 
@@ -514,7 +529,8 @@ Expected<MemoryView> ConfiguredInferModel::Bindings::InferStream::get_buffer() c
 
 namespace {
 Expected<ConfiguredInferModel::Bindings::InferStream> find_stream(
-    const std::map<std::string, std::shared_ptr<ConfiguredInferModel::Bindings::InferStream::Impl>>& m,
+    const std::map<std::string, std::shared_ptr<ConfiguredInferModel::Bindings::InferStream::Impl>>&
+        m,
     const std::string& name) {
   auto it = m.find(name);
   if (it == m.end()) return make_unexpected(HAILO_NOT_FOUND);
@@ -559,8 +575,8 @@ hailo_status ConfiguredInferModel::wait_for_async_ready(std::chrono::millisecond
   auto base = m_pimpl;
   const size_t queue = state().script.queue_size;
   if (frames_count > queue) return HAILO_INVALID_ARGUMENT;
-  return state().wait([base, queue, frames_count] { return base->in_flight + frames_count <= queue; },
-                      timeout);
+  return state().wait(
+      [base, queue, frames_count] { return base->in_flight + frames_count <= queue; }, timeout);
 }
 
 Expected<AsyncInferJob> ConfiguredInferModel::run_async(
@@ -573,7 +589,8 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async(
   }
   if (m_pimpl->in_flight >= s.script.queue_size) return make_unexpected(HAILO_QUEUE_IS_FULL);
   std::vector<MemoryView> outputs;
-  if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs); st != HAILO_SUCCESS)
+  if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs);
+      st != HAILO_SUCCESS)
     return make_unexpected(st);
   const uint64_t h = hailo_double::input_hash(bindings);
   const Nanos now = s.clock.now();
@@ -595,7 +612,8 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async(
   return Expected<AsyncInferJob>(AsyncInferJob(job));
 }
 
-hailo_status ConfiguredInferModel::run(const Bindings& bindings, std::chrono::milliseconds timeout) {
+hailo_status ConfiguredInferModel::run(const Bindings& bindings,
+                                       std::chrono::milliseconds timeout) {
   auto job = run_async(bindings);
   if (!job) return job.status();
   return job->wait(timeout);
@@ -628,7 +646,8 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async_for_duration(
   }
   if (m_pimpl->in_flight > 0 || duration_ms == 0) return make_unexpected(HAILO_INVALID_OPERATION);
   std::vector<MemoryView> outputs;
-  if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs); st != HAILO_SUCCESS)
+  if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs);
+      st != HAILO_SUCCESS)
     return make_unexpected(st);
   const uint64_t h = hailo_double::input_hash(bindings);
   // The device loops one frame: every frame that starts before the deadline
@@ -652,29 +671,43 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async_for_duration(
       base->shut_down = true;
       ++state().counters.shutdowns;
     }
-    if (bug) hailo_double::write_log("error", "CHECK failed - Failed to de-serialize 'RunAsyncForDuration'");
+    if (bug)
+      hailo_double::write_log("error",
+                              "CHECK failed - Failed to de-serialize 'RunAsyncForDuration'");
     job->done = true;
     callback(AsyncInferCompletionInfo(bug ? HAILO_RPC_FAILED : HAILO_SUCCESS), bug ? 0 : fps);
   });
   return Expected<AsyncInferJob>(AsyncInferJob(job));
 }
 
-const std::string InferModel::InferStream::name() const { return m_pimpl->name; }
-hailo_3d_image_shape_t InferModel::InferStream::shape() const { return m_pimpl->shape; }
-hailo_format_t InferModel::InferStream::format() const { return m_pimpl->format; }
+const std::string InferModel::InferStream::name() const {
+  return m_pimpl->name;
+}
+hailo_3d_image_shape_t InferModel::InferStream::shape() const {
+  return m_pimpl->shape;
+}
+hailo_format_t InferModel::InferStream::format() const {
+  return m_pimpl->format;
+}
 size_t InferModel::InferStream::get_frame_size() const {
   const auto& sh = m_pimpl->shape;
-  return size_t(sh.height) * sh.width * sh.features * hailo_double::element_bytes(m_pimpl->format.type);
+  return size_t(sh.height) * sh.width * sh.features *
+         hailo_double::element_bytes(m_pimpl->format.type);
 }
-bool InferModel::InferStream::is_nms() const { return false; }
-void InferModel::InferStream::set_format_type(hailo_format_type_t type) { m_pimpl->format.type = type; }
+bool InferModel::InferStream::is_nms() const {
+  return false;
+}
+void InferModel::InferStream::set_format_type(hailo_format_type_t type) {
+  m_pimpl->format.type = type;
+}
 
 Expected<std::unique_ptr<VDevice>> VDevice::create(const std::vector<std::string>& device_ids) {
   hailo_double::ensure_logger();
   auto& s = state();
   ++s.counters.vdevices_created;
   s.counters.created_with_ids = device_ids;
-  for (const auto& [level, message] : s.script.log_at_create) hailo_double::write_log(level, message);
+  for (const auto& [level, message] : s.script.log_at_create)
+    hailo_double::write_log(level, message);
   if (s.script.create_status != HAILO_SUCCESS) return make_unexpected(s.script.create_status);
   if (s.script.device_ids.empty()) return make_unexpected(HAILO_OUT_OF_PHYSICAL_DEVICES);
   std::vector<std::string> ids = device_ids.empty() ? s.script.device_ids : device_ids;
@@ -686,7 +719,9 @@ Expected<std::unique_ptr<VDevice>> VDevice::create(const std::vector<std::string
   return Expected<std::unique_ptr<VDevice>>(std::move(v));
 }
 
-Expected<std::unique_ptr<VDevice>> VDevice::create() { return create(std::vector<std::string>{}); }
+Expected<std::unique_ptr<VDevice>> VDevice::create() {
+  return create(std::vector<std::string>{});
+}
 
 Expected<std::unique_ptr<VDevice>> VDevice::create(const hailo_vdevice_params_t& params) {
   std::vector<std::string> ids;

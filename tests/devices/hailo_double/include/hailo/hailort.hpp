@@ -49,7 +49,8 @@ class Expected final {
   Expected(T&& value) : m_value(std::move(value)), m_status(HAILO_SUCCESS) {}
   Expected(hailo_status status) = delete;
   template <typename... Args, std::enable_if_t<std::is_constructible<T, Args...>::value, int> = 0>
-  explicit Expected(Args&&... args) : m_value(std::forward<Args>(args)...), m_status(HAILO_SUCCESS) {}
+  explicit Expected(Args&&... args)
+      : m_value(std::forward<Args>(args)...), m_status(HAILO_SUCCESS) {}
   Expected<T>& operator=(const Expected<T>& other) = delete;
   Expected<T>& operator=(Expected<T>&& other) noexcept = delete;
   ~Expected() {
@@ -110,8 +111,8 @@ class Device {
   enum class Type { PCIE = 0, ETH, INTEGRATED };
   virtual ~Device() = default;
   virtual Expected<hailo_device_identity_t> identify() = 0;
-  virtual Expected<float32_t> power_measurement(hailo_dvm_options_t dvm,
-                                                hailo_power_measurement_types_t measurement_type) = 0;
+  virtual Expected<float32_t> power_measurement(
+      hailo_dvm_options_t dvm, hailo_power_measurement_types_t measurement_type) = 0;
   virtual Expected<hailo_chip_temperature_info_t> get_chip_temperature() = 0;
   virtual Expected<hailo_device_architecture_t> get_architecture() const = 0;
   Type get_type() const { return m_type; }
@@ -243,10 +244,10 @@ class VDevice {
   static Expected<std::unique_ptr<VDevice>> create();
   static Expected<std::unique_ptr<VDevice>> create(const std::vector<std::string>& device_ids);
 
-  virtual Expected<std::shared_ptr<InferModel>> create_infer_model(const std::string& hef_path,
-                                                                   const std::string& name = "") = 0;
-  virtual Expected<std::shared_ptr<InferModel>> create_infer_model(const MemoryView hef_buffer,
-                                                                   const std::string& name = "") = 0;
+  virtual Expected<std::shared_ptr<InferModel>> create_infer_model(
+      const std::string& hef_path, const std::string& name = "") = 0;
+  virtual Expected<std::shared_ptr<InferModel>> create_infer_model(
+      const MemoryView hef_buffer, const std::string& name = "") = 0;
   virtual Expected<std::vector<std::reference_wrapper<Device>>> get_physical_devices() const = 0;
   virtual Expected<std::vector<std::string>> get_physical_devices_ids() const = 0;
   virtual hailo_status dma_map(void* address, size_t size,
