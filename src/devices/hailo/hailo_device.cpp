@@ -908,6 +908,10 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
       failure = status_error(st, "AsyncInferJob::wait (fallback loop)");
     if (st != HAILO_SUCCESS) break;
   }
+  // After a failed wait, requests may still be on the device: their buffers
+  // (the slots) must outlive them.
+  for (auto& [slot, job] : jobs) (void)job.wait(ceil_ms(kRunTimeout));
+  drain_done();
   for (auto& slot : slots) {
     if (!slot.mapped) continue;
     for (size_t i = 0; i < slot.inputs.size(); ++i)

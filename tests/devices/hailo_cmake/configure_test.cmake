@@ -15,6 +15,7 @@ foreach(case none old)
   if(rc EQUAL 0)
     message(FATAL_ERROR "${case}: configure with RIG_WITH_HAILO=ON succeeded without HailoRT >= 5.1.1")
   endif()
+  string(REGEX REPLACE "[ \t\r\n]+" " " err "${err}")  # CMake wraps its messages
   if(NOT err MATCHES "Install HailoRT >= 5.1.1")
     message(FATAL_ERROR "${case}: the error does not say what to install:\n${err}")
   endif()
