@@ -168,6 +168,35 @@ TEST_F(HailoDeviceTest, TheRpcFailureIsRecognisedAndTheLoopFallsBack) {
   EXPECT_TRUE(logged);
 }
 
+TEST_F(HailoDeviceTest, CancelStopsTheFallbackLoopWithCountsThatAddUp) {
+  auto d = open();
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(model()));
+  std::vector<std::byte> in(150528, std::byte{3}), out(1000);
+  auto id = d->bind(Bindings{{in}, {out}});
+  ASSERT_TRUE(id);
+  Device* device = d.get();
+  hd::script().after_completion = [device](int n) {
+    if (n == 100) device->cancel();  // as the server's stop() would, from another thread
+  };
+  auto run = d->run_for_duration(*id, 3s, 0ms);
+  ASSERT_TRUE(run) << run.error().to_string();
+  ASSERT_TRUE(run->includes_transfers);
+  ASSERT_TRUE(run->frames_completed);
+  ASSERT_TRUE(run->frames_aborted);
+  // Stopped after the 100th completion; the frames still in flight (a full
+  // queue of 32, less the one that completed) are aborted, never completed.
+  EXPECT_EQ(*run->frames_completed, 100u);
+  EXPECT_EQ(*run->frames_aborted, 31u);
+  EXPECT_LT(run->elapsed, 3s);
+  EXPECT_EQ(d->in_flight(), 0u);
+  hd::script().after_completion = nullptr;
+  // A later loop runs normally (the 77 case again, then the whole fallback).
+  auto again = d->run_for_duration(*id, 1s, 0ms);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->elapsed, 1s);
+}
+
 TEST_F(HailoDeviceTest, WithoutFallbackTheRpcFailureIsANamedError) {
   auto d = open({{"fallback", "none"}});
   ASSERT_TRUE(d);

@@ -608,6 +608,8 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async(
     --base->in_flight;
     job->done = true;
     callback(AsyncInferCompletionInfo(HAILO_SUCCESS));
+    const int n = ++state().counters.completions;
+    if (state().script.after_completion) state().script.after_completion(n);
   });
   return Expected<AsyncInferJob>(AsyncInferJob(job));
 }

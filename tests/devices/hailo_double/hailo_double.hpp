@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ struct Script {
   ForDuration for_duration = ForDuration::hrpc_bug;
   bool shutdown_after_loop = true;
   Nanos rpc_overhead{std::chrono::milliseconds(30)};  // seeds/000: 3029-3042 ms for 3000 ms
+  // Called after each run_async completion's callback with the number of
+  // completions so far (a test's hook, e.g. to cancel a loop mid-way).
+  std::function<void(int)> after_completion;
 };
 
 struct Counters {
@@ -74,6 +78,7 @@ struct Counters {
   int shutdowns = 0;
   int for_duration_calls = 0;
   int run_async_calls = 0;
+  int completions = 0;
   int dma_maps = 0, dma_unmaps = 0;
   std::vector<std::string> created_with_ids;
   uint16_t batch_size = 0;
