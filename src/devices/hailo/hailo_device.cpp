@@ -105,27 +105,14 @@ std::string effective_spec(const HailoParams& p) {
   return s;
 }
 
+// By number: HAILO12L (7) is named from HailoRT 5.2 on, and a newer
+// architecture is still reported, as unknown(N).
 std::string arch_name(hailo_device_architecture_t a) {
-  switch (a) {
-    case HAILO_ARCH_HAILO8_A0:
-      return "HAILO8_A0";
-    case HAILO_ARCH_HAILO8:
-      return "HAILO8";
-    case HAILO_ARCH_HAILO8L:
-      return "HAILO8L";
-    case HAILO_ARCH_HAILO15H:
-      return "HAILO15H";
-    case HAILO_ARCH_HAILO15L:
-      return "HAILO15L";
-    case HAILO_ARCH_HAILO15M:
-      return "HAILO15M";
-    case HAILO_ARCH_HAILO10H:
-      return "HAILO10H";
-    case HAILO_ARCH_HAILO12L:
-      return "HAILO12L";
-    default:
-      return "unknown(" + std::to_string(static_cast<int>(a)) + ")";
-  }
+  static const char* const kNames[] = {"HAILO8_A0", "HAILO8",   "HAILO8L",  "HAILO15H",
+                                       "HAILO15L",  "HAILO15M", "HAILO10H", "HAILO12L"};
+  const int n = static_cast<int>(a);
+  if (n >= 0 && n < static_cast<int>(std::size(kNames))) return kNames[n];
+  return "unknown(" + std::to_string(n) + ")";
 }
 
 // The device types HailoRT's public API names; anything else (a USB stick
