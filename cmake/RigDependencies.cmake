@@ -21,3 +21,29 @@ add_library(rig_onnx INTERFACE)
 target_include_directories(rig_onnx SYSTEM INTERFACE ${_onnx_inc})
 target_link_libraries(rig_onnx INTERFACE onnx onnx_proto protobuf::libprotobuf)
 target_compile_definitions(rig_onnx INTERFACE ONNX_NAMESPACE=onnx ONNX_ML=1)
+
+# HailoRT (optional): the hailo device needs >= 5.1.1, where
+# ConfiguredInferModel::run_async_for_duration first appears. AUTO builds the
+# device when HailoRT is found, ON requires it, OFF skips it.
+set(RIG_WITH_HAILO AUTO CACHE STRING "Build the hailo device: AUTO, ON or OFF")
+set_property(CACHE RIG_WITH_HAILO PROPERTY STRINGS AUTO ON OFF)
+set(RIG_HAVE_HAILORT OFF)
+if(NOT RIG_WITH_HAILO STREQUAL "OFF")
+  find_package(HailoRT 5.1.1 CONFIG QUIET)
+  if(HailoRT_FOUND AND TARGET HailoRT::libhailort)
+    set(RIG_HAVE_HAILORT ON)
+    message(STATUS "HailoRT ${HailoRT_VERSION}: building the hailo device")
+  elseif(RIG_WITH_HAILO STREQUAL "ON")
+    set(_found "no HailoRT CMake package was found")
+    if(HailoRT_CONSIDERED_VERSIONS)
+      set(_found "found HailoRT ${HailoRT_CONSIDERED_VERSIONS}, which is not >= 5.1.1 (5.x)")
+    endif()
+    message(FATAL_ERROR
+      "RIG_WITH_HAILO=ON, but ${_found}. Install HailoRT >= 5.1.1 (libhailort with its "
+      "CMake package, from Hailo's developer zone or a source build of hailo-ai/hailort), "
+      "point CMAKE_PREFIX_PATH or HailoRT_DIR at it, or configure with -DRIG_WITH_HAILO=AUTO "
+      "or OFF. See docs/devices/hailo.md.")
+  else()
+    message(STATUS "HailoRT >= 5.1.1 not found: the hailo device is not built")
+  endif()
+endif()

@@ -97,10 +97,24 @@ struct Completion {
 
 // Result of the on-device loop (run_for_duration).
 struct DurationRun {
-  uint64_t frames_completed = 0;  // frames that finished successfully
-  uint64_t frames_aborted = 0;    // frames cut off at the end; never counted as completed
-  Nanos elapsed{0};               // measured by the device
-  double frames_per_second = 0;   // frames_completed / elapsed, a real number
+  // Frames that finished successfully / were cut off at the end (never
+  // counted as completed). nullopt: the device does not tell (HailoRT's
+  // on-device loop returns a rate only); every other device counts exactly.
+  std::optional<uint64_t> frames_completed = 0;
+  std::optional<uint64_t> frames_aborted = 0;
+  Nanos elapsed{0};              // measured by the device
+  double frames_per_second = 0;  // frames_completed / elapsed, a real number
+  // 0: frames_per_second is exact. > 0: the device reports its rate
+  // truncated to this step, so the true rate lies in
+  // [frames_per_second, frames_per_second + rate_step) (HailoRT: 1 frame/s).
+  double rate_step = 0;
+  // True when the figure is not the device's own loop but a host-driven
+  // pipelined loop on the same input (a fallback): every frame crossed the
+  // link, so it includes the per-frame transfers.
+  bool includes_transfers = false;
+  // What the device did and why, one sentence each (a fallback, a
+  // re-configure, a rate of 0 below one frame per second).
+  std::vector<std::string> notes{};
 };
 
 // Cumulative bytes since open. payload_* count tensor bytes; link_* count
@@ -155,6 +169,10 @@ struct DeviceInfo {
   // Remote devices only, measured at open unless calibrate=0: absent for
   // in-process devices, when turned off, or when the server has no ping.
   std::optional<LinkFloor> link_floor;
+  // The device's run_for_duration must run whole, never as consecutive
+  // shorter loops (HailoRT shuts the model down after each loop and reports
+  // an integer rate per loop); a server stops it with cancel() instead.
+  bool loop_whole = false;
 
   // The device's own queue depth: own_queue_depth, else queue_depth (>= 1).
   uint32_t device_queue_depth() const;

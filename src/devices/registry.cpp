@@ -3,6 +3,9 @@
 #include <string>
 
 #include "devices/cpu/cpu_device.hpp"
+#ifdef RIG_WITH_HAILO_DEVICE
+#include "devices/hailo/hailo_device.hpp"
+#endif
 #include "devices/remote/remote_device.hpp"
 #include "devices/sim/sim_device.hpp"
 #include "rig/device.hpp"
@@ -14,7 +17,8 @@ namespace {
 
 tl::unexpected<Error> unknown_kind(const std::string& kind) {
   return fail(ErrorCode::invalid_argument,
-              "unknown device '" + kind + "' (known: cpu, sim:..., tcp://HOST:PORT, unix:PATH)");
+              "unknown device '" + kind +
+                  "' (known: cpu, sim:..., hailo[:...], tcp://HOST:PORT, unix:PATH)");
 }
 
 }  // namespace
@@ -28,7 +32,8 @@ Result<DeviceSpec> parse_device_spec(std::string_view text) {
   }
   auto parsed = parse_spec(text);
   if (!parsed) return tl::unexpected(parsed.error());
-  if (parsed->kind != "cpu" && parsed->kind != "sim") return unknown_kind(parsed->kind);
+  if (parsed->kind != "cpu" && parsed->kind != "sim" && parsed->kind != "hailo")
+    return unknown_kind(parsed->kind);
   // sim:link=usb3-gen2,... -> the profile's bw_in, bw_out, lat, depth, duplex
   return DeviceSpec::from_params(parsed->kind, std::move(parsed->params));
 }
@@ -37,6 +42,15 @@ Result<std::unique_ptr<Device>> open_device(const DeviceSpec& spec) {
   if (spec.remote()) return open_remote_device(spec.endpoint);
   if (spec.kind == "cpu") return open_cpu_device(spec.params);
   if (spec.kind == "sim") return open_sim_device(spec.params);
+  if (spec.kind == "hailo") {
+#ifdef RIG_WITH_HAILO_DEVICE
+    return open_hailo_device(spec.params, steady_clock());
+#else
+    return fail(ErrorCode::unsupported,
+                "this rig was built without HailoRT: install HailoRT >= 5.1.1 and rebuild with "
+                "-DRIG_WITH_HAILO=ON (docs/devices/hailo.md)");
+#endif
+  }
   return unknown_kind(spec.kind);
 }
 

@@ -138,30 +138,50 @@ Limits from_pb(const pb::Limits& limits) {
 }
 
 void to_pb(const DurationRun& run, pb::RunForDurationReply& out) {
-  out.set_frames_completed(run.frames_completed);
-  out.set_frames_aborted(run.frames_aborted);
+  const bool unknown = !run.frames_completed || !run.frames_aborted;
+  out.set_frames_completed(run.frames_completed.value_or(0));
+  out.set_frames_aborted(run.frames_aborted.value_or(0));
   out.set_elapsed_ns(run.elapsed.count());
   out.set_frames_per_second(run.frames_per_second);
+  out.set_frame_counts_unknown(unknown);
+  out.set_rate_step(run.rate_step);
+  out.set_includes_transfers(run.includes_transfers);
+  for (const auto& note : run.notes) out.add_notes(note);
 }
 
 Result<DurationRun> from_pb(const pb::RunForDurationReply& reply) {
   DurationRun run;
-  run.frames_completed = reply.frames_completed();
-  run.frames_aborted = reply.frames_aborted();
   run.elapsed = Nanos(reply.elapsed_ns());
   run.frames_per_second = reply.frames_per_second();
-  const std::string figures = std::to_string(run.frames_completed) + " frames in " +
+  run.rate_step = reply.rate_step();
+  run.includes_transfers = reply.includes_transfers();
+  for (const auto& note : reply.notes()) run.notes.push_back(note);
+  if (!std::isfinite(run.rate_step) || run.rate_step < 0)
+    return fail(ErrorCode::protocol,
+                "run_for_duration reply has a bad rate step: " + std::to_string(run.rate_step));
+  if (reply.frame_counts_unknown()) {
+    run.frames_completed.reset();
+    run.frames_aborted.reset();
+    if (run.elapsed < Nanos(0) || !std::isfinite(run.frames_per_second) ||
+        run.frames_per_second < 0)
+      return fail(ErrorCode::protocol, "run_for_duration reply is not a valid result: " +
+                                           std::to_string(run.frames_per_second) + " frames/s");
+    return run;
+  }
+  run.frames_completed = reply.frames_completed();
+  run.frames_aborted = reply.frames_aborted();
+  const std::string figures = std::to_string(*run.frames_completed) + " frames in " +
                               std::to_string(run.elapsed.count()) + " ns at " +
                               std::to_string(run.frames_per_second) + " frames/s";
   if (run.elapsed < Nanos(0) || !std::isfinite(run.frames_per_second) || run.frames_per_second < 0)
     return fail(ErrorCode::protocol, "run_for_duration reply is not a valid result: " + figures);
   if (run.elapsed > Nanos(0)) {
-    const double expected = static_cast<double>(run.frames_completed) / to_seconds(run.elapsed);
+    const double expected = static_cast<double>(*run.frames_completed) / to_seconds(run.elapsed);
     if (std::abs(run.frames_per_second - expected) > 1e-6 * std::max(1.0, expected))
       return fail(ErrorCode::protocol, "run_for_duration reply disagrees with itself: " + figures +
                                            " (frames / elapsed is " + std::to_string(expected) +
                                            ")");
-  } else if (run.frames_completed != 0 || run.frames_per_second != 0) {
+  } else if (*run.frames_completed != 0 || run.frames_per_second != 0) {
     return fail(ErrorCode::protocol, "run_for_duration reply counts frames in no time: " + figures);
   }
   return run;

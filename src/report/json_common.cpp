@@ -112,6 +112,7 @@ json device_json(const DeviceInfo& d) {
       {"link_floor_min_ms", d.link_floor ? json(to_ms(d.link_floor->min)) : json(nullptr)},
       {"link_floor_round_trips", d.link_floor ? json(d.link_floor->round_trips) : json(nullptr)},
       {"link_floor_spent_ms", d.link_floor ? json(to_ms(d.link_floor->spent)) : json(nullptr)},
+      {"loop_whole", d.loop_whole},
       {"properties", d.properties},
       {"warnings", d.warnings}};
 }

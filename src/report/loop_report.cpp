@@ -24,16 +24,34 @@ json loop_settings_json(const LoopSettings& s) {
 
 std::string format_loop_text(const LoopResult& r) {
   std::string out = "rig loop: " + r.model.name + " on " + r.device.spec + "\n";
-  out += "  device loop (run_for_duration on one frame, no per-frame transfers)\n";
-  out += line("    frames completed      %llu\n",
-              static_cast<unsigned long long>(r.loop.frames_completed));
-  out += line("    frames aborted        %llu (cut off by the end of the loop%s; not counted)\n",
-              static_cast<unsigned long long>(r.loop.frames_aborted),
-              r.device.in_process ? "" : ", or of a slice of it on the server");
+  out += r.loop.includes_transfers
+             ? "  device loop (fallback: a host-driven pipelined loop on one input; every frame "
+               "crosses the link, so it includes the per-frame transfers)\n"
+             : "  device loop (run_for_duration on one frame, no per-frame transfers)\n";
+  if (r.loop.frames_completed)
+    out += line("    frames completed      %llu\n",
+                static_cast<unsigned long long>(*r.loop.frames_completed));
+  else
+    out += "    frames completed      unknown (the device reports a rate, not a count)\n";
+  if (r.loop.frames_aborted)
+    out += line("    frames aborted        %llu (cut off by the end of the loop%s; not counted)\n",
+                static_cast<unsigned long long>(*r.loop.frames_aborted),
+                r.device.in_process ? "" : ", or of a slice of it on the server");
+  else
+    out += "    frames aborted        unknown\n";
   out += "    elapsed               " + format_duration(r.loop.elapsed) + "\n";
   out += "    sleep between frames  " + format_duration(r.effective.sleep_between_frames) + "\n";
-  out += "    device rate           " + format_fixed(r.loop.frames_per_second, 2) + " frames/s";
+  if (r.device_rate_upper) {
+    out += "    device rate           " + format_fixed(r.loop.frames_per_second, 0) + " to " +
+           format_fixed(*r.device_rate_upper, 0) +
+           " frames/s (the device reports an integer, truncated: the rate lies in [" +
+           format_fixed(r.loop.frames_per_second, 0) + ", " +
+           format_fixed(*r.device_rate_upper, 0) + "))";
+  } else {
+    out += "    device rate           " + format_fixed(r.loop.frames_per_second, 2) + " frames/s";
+  }
   if (r.device_rate) out += " (" + format_ms(1e3 / *r.device_rate) + " per frame)";
+  for (const auto& note : r.loop.notes) out += "\n    note: " + note;
   out += "\n  host-observed pipelined rate (depth " + std::to_string(r.steady.depth) +
          ", every frame crosses the link)\n";
   const SteadyRepeat& s = r.steady;
@@ -64,10 +82,15 @@ std::string loop_to_json(const LoopResult& r) {
   doc["environment"]["mixed_clocks"] = r.mixed_clocks;
   doc["model"] = model_json(r.model);
   doc["ttfo"] = ttfo_json(r.ttfo);
-  doc["loop"] = {{"frames_completed", r.loop.frames_completed},
-                 {"frames_aborted", r.loop.frames_aborted},
+  auto count = [](const std::optional<uint64_t>& n) { return n ? json(*n) : json(nullptr); };
+  doc["loop"] = {{"frames_completed", count(r.loop.frames_completed)},
+                 {"frames_aborted", count(r.loop.frames_aborted)},
                  {"elapsed_s", to_seconds(r.loop.elapsed)},
-                 {"frames_per_second", json_number(r.loop.frames_per_second)}};
+                 {"frames_per_second", json_number(r.loop.frames_per_second)},
+                 {"frames_per_second_upper", json_number(r.device_rate_upper)},
+                 {"rate_step", json_number(r.loop.rate_step)},
+                 {"includes_transfers", r.loop.includes_transfers},
+                 {"notes", r.loop.notes}};
   const SteadyRepeat& s = r.steady;
   doc["steady"] = {{"depth", s.depth},
                    {"inferences", s.inferences},

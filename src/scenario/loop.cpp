@@ -34,12 +34,16 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   if (!loop) return tl::unexpected(loop.error());
   r.loop = *loop;
   if (r.loop.frames_per_second > 0) r.device_rate = r.loop.frames_per_second;
+  if (r.device_rate && r.loop.rate_step > 0)
+    r.device_rate_upper = r.loop.frames_per_second + r.loop.rate_step;
 
   // 2. The host-observed pipelined rate of the same model.
   r.steady = measure_steady(device, cold->workspace, steady_settings(r.effective.point, depth));
   if (!r.steady.aborted) r.host_rate = r.steady.rate;
 
-  if (r.device_rate && r.host_rate && *r.host_rate > 0 && !r.mixed_clocks) {
+  // A fallback loop includes the transfers itself: no difference to take.
+  if (r.device_rate && r.host_rate && *r.host_rate > 0 && !r.mixed_clocks &&
+      !r.loop.includes_transfers) {
     r.transfer_cost_ms = 1e3 / *r.host_rate - 1e3 / *r.device_rate;
     r.transfer_cost_share = *r.transfer_cost_ms / (1e3 / *r.host_rate);
   }

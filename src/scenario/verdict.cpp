@@ -557,10 +557,34 @@ RuleOutcome pipelined_run_stable(const SteadyRepeat& steady, double tolerance) {
 }
 
 RuleOutcome loop_completed_frames(const DurationRun& loop) {
+  if (!loop.frames_completed) {
+    // The device gives a rate only (HailoRT): a rate of 0 is the only sign.
+    RuleOutcome o = outcome("loop_completed_frames", Severity::warns,
+                            "frame count unknown; rate " + format_fixed(loop.frames_per_second, 0) +
+                                (loop.rate_step > 0 ? " (truncated)" : "") + " frames/s");
+    if (loop.frames_per_second == 0)
+      finding(o,
+              "the device reported 0 frames/s: fewer than one frame per second completed (its "
+              "rate is truncated to an integer); lengthen --duration or shorten --sleep");
+    return o;
+  }
   RuleOutcome o = outcome("loop_completed_frames", Severity::warns,
-                          std::to_string(loop.frames_completed) + " frames looped");
-  if (loop.frames_completed == 0)
+                          std::to_string(*loop.frames_completed) + " frames looped");
+  if (*loop.frames_completed == 0)
     finding(o, "the device loop completed no frame; raise --duration");
+  return o;
+}
+
+// The loop figure is the device's own loop, not a host-driven fallback.
+RuleOutcome loop_on_device(const DurationRun& loop) {
+  RuleOutcome o = outcome(
+      "loop_on_device", Severity::warns,
+      loop.includes_transfers ? "host-driven pipelined loop (fallback)" : "the device's own loop");
+  if (loop.includes_transfers)
+    finding(o,
+            "the device's own loop was not available, so the loop rate is a host-driven "
+            "pipelined loop on the same input and includes the per-frame transfers (see the "
+            "loop's notes)");
   return o;
 }
 
@@ -687,6 +711,7 @@ Verdict judge(const LoopResult& r) {
   v.add(pipelined_run_completed(r.steady));
   v.add(pipelined_run_stable(r.steady, r.effective.point.stability_tolerance));
   v.add(loop_completed_frames(r.loop));
+  v.add(loop_on_device(r.loop));
   v.add(comparable_clocks(r.mixed_clocks));
   v.add(cost_is_transfers(r));
   add_confounds(v, r.environment, r.device, r.virtual_clock,

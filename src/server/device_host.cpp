@@ -5,6 +5,8 @@
 #include <limits>
 #include <new>
 
+#include "rig/units.hpp"
+
 namespace rig::server {
 namespace {
 
@@ -403,10 +405,15 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
 // so frames_aborted counts up to one frame per slice, and the time of those
 // frames is in elapsed; the rate is at most 1/kMinFramesPerSlice lower than
 // one uninterrupted loop would give. A virtual-clock loop takes no real time
-// and is never split, so its counts stay exact.
+// and is never split, so its counts stay exact. A device that says its loop
+// must run whole (DeviceInfo::loop_whole: a HailoRT loop re-configures and
+// truncates its rate per call) is never split either; stop() cancels it.
 Result<DurationRun> DeviceHost::run_loop(const Job& job, BindingId binding) {
   const Nanos limit = settings_.loop_slice;
-  if (virtual_clock_ || limit <= Nanos(0) || job.duration <= limit)
+  if (info_.loop_whole && !virtual_clock_ && limit > Nanos(0) && job.duration > limit)
+    log("device host: the device's loop runs whole (" + format_duration(job.duration) +
+        "); stop() cancels it or waits for it to end");
+  if (virtual_clock_ || info_.loop_whole || limit <= Nanos(0) || job.duration <= limit)
     return device_->run_for_duration(binding, job.duration, job.sleep_between_frames);
   DurationRun total;
   Nanos remaining = job.duration;
@@ -425,20 +432,22 @@ Result<DurationRun> DeviceHost::run_loop(const Job& job, BindingId binding) {
     const Nanos slice = slices_left <= 1 ? remaining : remaining / slices_left;
     auto r = device_->run_for_duration(binding, slice, job.sleep_between_frames);
     if (!r) return r;
-    total.frames_completed += r->frames_completed;
-    total.frames_aborted += r->frames_aborted;
+    // Only devices that count frames are split (the others run whole).
+    const uint64_t completed = r->frames_completed.value_or(0);
+    total.frames_completed = *total.frames_completed + completed;
+    total.frames_aborted = *total.frames_aborted + r->frames_aborted.value_or(0);
     total.elapsed += r->elapsed;
     remaining -= slice;
-    if (r->frames_completed == 0) {
+    if (completed == 0) {
       target = remaining;  // frames longer than a slice: the rest in one piece
     } else {
-      target =
-          std::max(target, saturating_times(r->elapsed / r->frames_completed, kMinFramesPerSlice));
+      target = std::max(target, saturating_times(r->elapsed / completed, kMinFramesPerSlice));
     }
     at_least = true;
   }
   const double seconds = std::chrono::duration<double>(total.elapsed).count();
-  total.frames_per_second = seconds > 0 ? static_cast<double>(total.frames_completed) / seconds : 0;
+  total.frames_per_second =
+      seconds > 0 ? static_cast<double>(*total.frames_completed) / seconds : 0;
   return total;
 }
 

@@ -347,7 +347,7 @@ TEST(CpuDevice, RunForDurationCountsFrames) {
   EXPECT_LE(run->elapsed, std::chrono::milliseconds(200));
   // The rate is the device's own count over its own elapsed time, a real number.
   ASSERT_GT(run->elapsed.count(), 0);
-  EXPECT_DOUBLE_EQ(run->frames_per_second, static_cast<double>(run->frames_completed) /
+  EXPECT_DOUBLE_EQ(run->frames_per_second, static_cast<double>(run->frames_completed.value_or(0)) /
                                                (static_cast<double>(run->elapsed.count()) / 1e9));
   if (run->frames_completed > 0) {
     EXPECT_EQ(buffers.output_floats(0), expected);

@@ -88,10 +88,10 @@ const std::vector<Component> kComponents = {
    {"src/tensor_io/", "include/rig/tensor_io.hpp"},
    {"rig_tensor_io"},
    {"rig_core"}},
-  {"devices",  // cpu, sim and remote; remote speaks the wire protocol
+  {"devices",  // cpu, sim, remote (speaks the wire protocol) and hailo (HailoRT, when found)
    {"src/devices/"},
    {"rig_devices"},
-   {"rig_core", "rig_model", "rig_proto", "rig_opencv", "rig_onnx"}},
+   {"rig_core", "rig_model", "rig_proto", "rig_opencv", "rig_onnx", "HailoRT::libhailort"}},
   {"proto",  // the codec, and rig_proto_pb: protoc's output (proto/rig.pb.h)
    {"src/proto/"},
    {"rig_proto", "rig_proto_pb"},

@@ -224,6 +224,39 @@ TEST(WireCodec, FractionalRatesStayFractional) {
   EXPECT_DOUBLE_EQ(run->frames_per_second, 0.2);
 }
 
+TEST(WireCodec, UnknownCountsTruncatedRatesAndNotesCrossTheWire) {
+  // A HailoRT loop: a truncated rate and no counts; a fallback: counts and notes.
+  DurationRun hailo;
+  hailo.frames_completed.reset();
+  hailo.frames_aborted.reset();
+  hailo.elapsed = std::chrono::seconds(3);
+  hailo.frames_per_second = 440;
+  hailo.rate_step = 1;
+  hailo.notes = {"HailoRT reports an integer", "re-configured"};
+  pb::Body body;
+  to_pb(hailo, *body.mutable_run_for_duration_reply());
+  auto frame = parse_frame(bytes_of(must_encode(1, Action::run_for_duration, body)));
+  ASSERT_TRUE(frame);
+  auto run = from_pb(frame->body.run_for_duration_reply());
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_FALSE(run->frames_completed);
+  EXPECT_FALSE(run->frames_aborted);
+  EXPECT_EQ(run->frames_per_second, 440);
+  EXPECT_EQ(run->rate_step, 1);
+  EXPECT_FALSE(run->includes_transfers);
+  EXPECT_EQ(run->notes, hailo.notes);
+  DurationRun fallback{1000, 2, std::chrono::seconds(2), 500.0};
+  fallback.includes_transfers = true;
+  pb::RunForDurationReply r;
+  to_pb(fallback, r);
+  auto back = from_pb(r);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->frames_completed, 1000u);
+  EXPECT_TRUE(back->includes_transfers);
+  r.set_rate_step(-1);
+  EXPECT_EQ(from_pb(r).error().code, ErrorCode::protocol);
+}
+
 TEST(WireCodec, InconsistentLoopFiguresAreRefused) {
   pb::RunForDurationReply r;
   r.set_frames_completed(720);

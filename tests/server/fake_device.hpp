@@ -56,6 +56,7 @@ struct FakeOptions {
   Nanos compute{std::chrono::milliseconds(1)};
   bool touch_data = true;   // false: outputs are left as they are (benchmarks)
   bool real_clock = false;  // see the top of this file
+  bool loop_whole = false;  // DeviceInfo::loop_whole: the server must not split its loops
   std::map<std::string, double> sensors;
   std::shared_ptr<FakeControl> control = std::make_shared<FakeControl>();
 };
@@ -100,6 +101,7 @@ class FakeDevice final : public Device {
     i.in_process = true;
     i.properties["memory_bytes"] = "1048576";
     i.memory_bytes = 1048576;
+    i.loop_whole = o_.loop_whole;
     return i;
   }
   Clock& clock() override {
@@ -211,12 +213,13 @@ class FakeDevice final : public Device {
       r = *scripted;
     } else {
       const Nanos period = o_.compute + sleep;
-      r.frames_completed =
+      const uint64_t completed =
           duration < o_.compute ? 0 : static_cast<uint64_t>((duration - o_.compute) / period) + 1;
-      r.frames_aborted = period * static_cast<int64_t>(r.frames_completed) < duration ? 1 : 0;
+      r.frames_completed = completed;
+      r.frames_aborted = period * static_cast<int64_t>(completed) < duration ? 1 : 0;
       r.elapsed = duration;
       r.frames_per_second =
-          static_cast<double>(r.frames_completed) / (static_cast<double>(duration.count()) / 1e9);
+          static_cast<double>(completed) / (static_cast<double>(duration.count()) / 1e9);
     }
     compute(binding);
     if (!o_.real_clock) clock_.advance_to(clock_.now() + r.elapsed);

@@ -1091,6 +1091,29 @@ TEST(Server, LongLoopsRunInSlicesWhoseFiguresAreSummed) {
   EXPECT_EQ(control->loops, 1);
 }
 
+// A device whose loop must run whole (the hailo device) gets one device loop
+// however long, with its own figures.
+TEST(Server, LoopsOfALoopWholeDeviceAreNeverSplit) {
+  auto control = std::make_shared<FakeControl>();
+  FakeOptions o;
+  o.control = control;
+  o.real_clock = true;
+  o.loop_whole = true;
+  o.compute = std::chrono::microseconds(300);
+  ServerSettings s;
+  s.loop_slice = std::chrono::milliseconds(20);
+  auto server = start_server(o, s);
+  auto d = open(server->address());
+  ASSERT_TRUE(d->load(fake_model("in=16,out=16")));
+  auto f = bind(*d, 16, 16, 3);
+  auto whole = d->run_for_duration(f.id, std::chrono::milliseconds(60), Nanos(0));
+  ASSERT_TRUE(whole) << whole.error().to_string();
+  EXPECT_EQ(whole->frames_completed, 200u);  // one loop of 60 ms: 200 frames of 0.3 ms
+  EXPECT_EQ(whole->frames_aborted, 0u);
+  std::lock_guard lock(control->mu);
+  EXPECT_EQ(control->loops, 1);
+}
+
 // stop() does not wait for an hour-long loop: it is split, and the server
 // looks up between slices.
 TEST(Server, StopDoesNotWaitForALongLoop) {

@@ -46,9 +46,14 @@ struct LoopResult {
   DurationRun loop;                   // the device's own loop
   SteadyRepeat steady;                // the host-observed pipelined run
   std::optional<double> device_rate;  // frames/s of the loop; nullopt when it completed none
-  std::optional<double> host_rate;    // frames/s pipelined; nullopt when the run aborted
-  // 1000/host - 1000/device, and its share of the host-observed frame time;
-  // nullopt unless both rates exist on comparable clocks.
+  // The device reports a truncated rate (DurationRun::rate_step): the true
+  // rate lies in [device_rate, device_rate_upper). nullopt: device_rate is exact.
+  std::optional<double> device_rate_upper;
+  std::optional<double> host_rate;  // frames/s pipelined; nullopt when the run aborted
+  // 1000/host - 1000/device (the lower bound of a truncated device rate),
+  // and its share of the host-observed frame time; nullopt unless both rates
+  // exist on comparable clocks and the loop is the device's own (not a
+  // fallback that includes the transfers).
   std::optional<double> transfer_cost_ms, transfer_cost_share;
   Verdict verdict;  // judge(LoopResult)
 };

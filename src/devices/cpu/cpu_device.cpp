@@ -511,6 +511,7 @@ Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
       d.looping_ = false;
     }
   } loop_end{*this};
+  uint64_t completed = 0, aborted = 0;
   try {
     if (auto ok = set_inputs(worker, buffers); !ok) return tl::unexpected(ok.error());
     const Nanos start = clk.now();
@@ -520,23 +521,25 @@ Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
     while (clk.now() < deadline) {
       worker.net.forward(worker.outputs, output_names_);
       if (clk.now() > deadline || cancel_requested()) {
-        ++run.frames_aborted;
+        ++aborted;
         break;
       }
-      ++run.frames_completed;
+      ++completed;
       if (sleep_between_frames > Nanos{0} && !sleep_unless_cancelled(sleep_between_frames)) break;
     }
     if (cancel_requested()) deadline = std::min(deadline, clk.now());
     run.elapsed = std::min(clk.now(), deadline) - start;
     // Same inputs give the same outputs, so the Net's latest outputs are the
     // last completed frame's, even when a later frame was aborted.
-    if (run.frames_completed > 0)
+    if (completed > 0)
       if (auto ok = copy_outputs(worker, buffers); !ok) return tl::unexpected(ok.error());
   } catch (const std::exception& e) {
     return fail(ErrorCode::device, "OpenCV inference failed: " + cpu::short_reason(e.what()));
   }
+  run.frames_completed = completed;
+  run.frames_aborted = aborted;
   const double seconds = std::chrono::duration<double>(run.elapsed).count();
-  run.frames_per_second = seconds > 0 ? static_cast<double>(run.frames_completed) / seconds : 0.0;
+  run.frames_per_second = seconds > 0 ? static_cast<double>(completed) / seconds : 0.0;
   return run;
 }
 

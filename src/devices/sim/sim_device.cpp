@@ -317,15 +317,17 @@ class SimDevice final : public Device {
       // Constant period: exact arithmetic, so huge counts stay instant.
       // Frame k runs over [k * period, k * period + compute).
       const Nanos period = p_.compute + sleep_between;
-      r.frames_completed =
+      const uint64_t completed =
           duration < p_.compute
               ? 0
               : static_cast<uint64_t>((duration - p_.compute).count() / period.count()) + 1;
+      r.frames_completed = completed;
       // The next frame, if it started before the deadline, is cut off: aborted.
-      const Nanos next_start = period * static_cast<int64_t>(r.frames_completed);
+      const Nanos next_start = period * static_cast<int64_t>(completed);
       r.frames_aborted = next_start < duration ? 1 : 0;
     } else {
       Nanos t = start;
+      uint64_t completed = 0;
       while (true) {
         const Nanos c = compute_time(t);
         if (t + c > end) {
@@ -333,14 +335,14 @@ class SimDevice final : public Device {
           break;
         }
         t += c;
-        ++r.frames_completed;
+        r.frames_completed = ++completed;
         t += sleep_between;
         if (t >= end) break;
       }
     }
     advance_to(end);
     r.elapsed = duration;
-    r.frames_per_second = static_cast<double>(r.frames_completed) / to_seconds(duration);
+    r.frames_per_second = static_cast<double>(*r.frames_completed) / to_seconds(duration);
     advance_to(clock_.now() + transfer_time(out, p_.bw_out) + p_.latency);
     payload_out_ += out;
     fill_outputs(binding);

@@ -1,0 +1,944 @@
+// The hailo device on HailoRT's InferModel API. Threads: HailoRT calls the
+// completion callbacks on its own threads (the test double on the caller's);
+// they only push into Shared under its mutex. Everything else runs on the
+// thread that drives the device. Waiting always goes through
+// AsyncInferJob::wait on the oldest request (HailoRT returns from it after
+// the job's callback ran), so one code path serves hardware and the double.
+#include "devices/hailo/hailo_device.hpp"
+
+#include <hailo/hailort.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "devices/hailo/hailo_log.hpp"
+#include "devices/hailo/hailo_status.hpp"
+#include "rig/model.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using namespace std::chrono_literals;
+using hailo::status_error;
+using hailo::status_name;
+
+constexpr uint32_t kDepthBeforeLoad = 32;  // HailoRT's usual async queue size
+constexpr size_t kPage = 4096;
+constexpr Nanos kRunTimeout = std::chrono::seconds(30);
+
+struct HailoParams {
+  std::string device_id;
+  hailo_power_mode_t power_mode = HAILO_POWER_MODE_PERFORMANCE;
+  hailo_scheduling_algorithm_t scheduler = HAILO_SCHEDULING_ALGORITHM_ROUND_ROBIN;
+  uint16_t batch = 0;  // 0: HailoRT's choice
+  uint32_t depth = 0;  // 0: the model's async queue size
+  bool dma_map = false;
+  bool host_loop_fallback = true;
+};
+
+Result<HailoParams> parse_params(const std::map<std::string, std::string>& params) {
+  HailoParams p;
+  for (const auto& [key, value] : params) {
+    auto bad = [&](const std::string& what) {
+      return fail(ErrorCode::invalid_argument,
+                  "hailo parameter " + key + " must be " + what + ", got '" + value + "'");
+    };
+    if (key == "device_id") {
+      if (value.empty() || value.size() >= HAILO_MAX_DEVICE_ID_LENGTH)
+        return bad("a device id shorter than " + std::to_string(HAILO_MAX_DEVICE_ID_LENGTH));
+      p.device_id = value;
+    } else if (key == "power_mode") {
+      if (value == "performance")
+        p.power_mode = HAILO_POWER_MODE_PERFORMANCE;
+      else if (value == "ultra")
+        p.power_mode = HAILO_POWER_MODE_ULTRA_PERFORMANCE;
+      else
+        return bad("performance or ultra");
+    } else if (key == "scheduler") {
+      if (value == "none")
+        p.scheduler = HAILO_SCHEDULING_ALGORITHM_NONE;
+      else if (value == "round_robin")
+        p.scheduler = HAILO_SCHEDULING_ALGORITHM_ROUND_ROBIN;
+      else
+        return bad("none or round_robin");
+    } else if (key == "batch" || key == "depth") {
+      auto n = parse_count(value);
+      if (!n || *n == 0 || *n > (key == "batch" ? 65535u : 65536u))
+        return bad(key == "batch" ? "in 1..65535" : "in 1..65536");
+      if (key == "batch")
+        p.batch = static_cast<uint16_t>(*n);
+      else
+        p.depth = static_cast<uint32_t>(*n);
+    } else if (key == "dma_map") {
+      if (value != "0" && value != "1") return bad("0 or 1");
+      p.dma_map = value == "1";
+    } else if (key == "fallback") {
+      if (value != "host_loop" && value != "none") return bad("host_loop or none");
+      p.host_loop_fallback = value == "host_loop";
+    } else {
+      return fail(ErrorCode::invalid_argument,
+                  "unknown hailo parameter '" + key +
+                      "' (known: device_id, power_mode, scheduler, batch, depth, dma_map, "
+                      "fallback)");
+    }
+  }
+  return p;
+}
+
+std::string effective_spec(const HailoParams& p) {
+  std::string s = "hailo:";
+  if (!p.device_id.empty()) s += "device_id=" + p.device_id + ",";
+  s += std::string("power_mode=") +
+       (p.power_mode == HAILO_POWER_MODE_ULTRA_PERFORMANCE ? "ultra" : "performance");
+  s += std::string(",scheduler=") +
+       (p.scheduler == HAILO_SCHEDULING_ALGORITHM_NONE ? "none" : "round_robin");
+  if (p.batch != 0) s += ",batch=" + std::to_string(p.batch);
+  if (p.depth != 0) s += ",depth=" + std::to_string(p.depth);
+  s += std::string(",dma_map=") + (p.dma_map ? "1" : "0");
+  s += std::string(",fallback=") + (p.host_loop_fallback ? "host_loop" : "none");
+  return s;
+}
+
+// By number: HAILO12L (7) is named from HailoRT 5.2 on, and a newer
+// architecture is still reported, as unknown(N).
+std::string arch_name(hailo_device_architecture_t a) {
+  static const char* const kNames[] = {"HAILO8_A0", "HAILO8",   "HAILO8L",  "HAILO15H",
+                                       "HAILO15L",  "HAILO15M", "HAILO10H", "HAILO12L"};
+  const int n = static_cast<int>(a);
+  if (n >= 0 && n < static_cast<int>(std::size(kNames))) return kNames[n];
+  return "unknown(" + std::to_string(n) + ")";
+}
+
+// The device types HailoRT's public API names; anything else (a USB stick
+// reports one of these or nothing rig knows) is "unknown".
+std::string type_name(hailort::Device::Type t) {
+  switch (t) {
+    case hailort::Device::Type::PCIE:
+      return "PCIe";
+    case hailort::Device::Type::ETH:
+      return "Ethernet";
+    case hailort::Device::Type::INTEGRATED:
+      return "integrated";
+  }
+  return "unknown";
+}
+
+std::string format_name(hailo_format_type_t t) {
+  switch (t) {
+    case HAILO_FORMAT_TYPE_UINT8:
+      return "uint8";
+    case HAILO_FORMAT_TYPE_UINT16:
+      return "uint16";
+    case HAILO_FORMAT_TYPE_FLOAT32:
+      return "float32";
+    default:
+      return "auto";
+  }
+}
+
+ElementType element_type(hailo_format_type_t t) {
+  switch (t) {
+    case HAILO_FORMAT_TYPE_UINT16:
+      return ElementType::u16;
+    case HAILO_FORMAT_TYPE_FLOAT32:
+      return ElementType::f32;
+    default:
+      return ElementType::u8;
+  }
+}
+
+TensorInfo tensor_of(const hailort::InferModel::InferStream& s) {
+  TensorInfo t;
+  t.name = s.name();
+  t.type = element_type(s.format().type);
+  t.bytes = s.get_frame_size();
+  const auto shape = s.shape();
+  t.shape = {1, shape.height, shape.width, shape.features};  // NHWC, as HailoRT's frames
+  const size_t product = size_t(shape.height) * shape.width * shape.features;
+  if (product * element_size(t.type) != t.bytes)  // NMS and other packed outputs
+    t.shape = {static_cast<int64_t>(t.bytes / element_size(t.type))};
+  return t;
+}
+
+std::chrono::milliseconds ceil_ms(Nanos d) {
+  if (d <= Nanos(0)) return 0ms;
+  if (d > std::chrono::hours(24)) return std::chrono::hours(24);
+  return std::chrono::ceil<std::chrono::milliseconds>(d);
+}
+
+// Page-aligned memory the device owns (the fallback loop's buffers).
+struct PageBuffer {
+  std::byte* data = nullptr;
+  size_t size = 0;
+  explicit PageBuffer(size_t n) : size(n) {
+    const size_t rounded = (n + kPage - 1) / kPage * kPage;
+    data = static_cast<std::byte*>(std::aligned_alloc(kPage, rounded == 0 ? kPage : rounded));
+  }
+  ~PageBuffer() { std::free(data); }
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+};
+
+// What the callbacks touch.
+struct Shared {
+  std::mutex mu;
+  std::deque<Completion> ready;
+};
+
+class HailoDevice final : public Device {
+ public:
+  HailoDevice(HailoParams p, Clock& clock) : p_(std::move(p)), clock_(clock) {}
+  ~HailoDevice() override { release_model(); }
+  HailoDevice(const HailoDevice&) = delete;
+  HailoDevice& operator=(const HailoDevice&) = delete;
+
+  Result<void> open() {
+    const std::string folder = hailo::ensure_log_folder();
+    if (folder.empty())
+      open_warnings_.push_back(
+          "HailoRT's log is off (HAILORT_LOGGER_PATH=NONE): rig cannot read its warnings");
+    log_ = hailo::LogTail(folder.empty() ? std::string() : folder + "/hailort.log");
+    hailo_vdevice_params_t params{};
+    if (auto st = hailo_init_vdevice_params(&params); st != HAILO_SUCCESS)
+      return tl::unexpected(status_error(st, "hailo_init_vdevice_params"));
+    params.scheduling_algorithm = p_.scheduler;
+    hailo_device_id_t id{};
+    if (!p_.device_id.empty()) {
+      std::memcpy(id.id, p_.device_id.c_str(), p_.device_id.size() + 1);
+      params.device_ids = &id;
+      params.device_count = 1;
+    }
+    auto vdevice = hailort::VDevice::create(params);
+    collect_log(open_warnings_);
+    if (!vdevice) {
+      Error e = status_error(vdevice.status(), "VDevice::create");
+      for (const auto& w : open_warnings_) e.message += "; " + w;
+      return tl::unexpected(e);
+    }
+    vdevice_ = vdevice.release();
+    describe_hardware();
+    return {};
+  }
+
+  DeviceInfo info() const override {
+    DeviceInfo i;
+    i.spec = effective_spec(p_);
+    i.kind = "hailo";
+    i.description = description_;
+    i.queue_depth = queue_depth();
+    i.own_queue_depth = async_queue_size_;
+    i.in_process = false;
+    // Real on hardware; the test double's clock is virtual, and says so.
+    i.clock = clock_.is_virtual() ? ClockKind::virtual_time : ClockKind::real;
+    i.loop_whole = true;
+    i.properties = properties_;
+    i.warnings = open_warnings_;
+    return i;
+  }
+
+  Clock& clock() override { return clock_; }
+
+  Result<LoadTimings> load(const ModelSource& source) override {
+    release_model();
+    LoadTimings t;
+    Nanos t0 = clock_.now();
+    auto model = read_model_source(source);
+    if (!model) return tl::unexpected(model.error());
+    hef_ = std::vector<std::byte>(model->bytes.begin(), model->bytes.end());
+    t.read = clock_.now() - t0;
+    const std::string name = model_display_name(source);
+    t0 = clock_.now();
+    auto infer_model =
+        vdevice_->create_infer_model(hailort::MemoryView(hef_.data(), hef_.size()), name);
+    t.parse = clock_.now() - t0;
+    if (!infer_model) return load_failed(status_error(infer_model.status(), "create_infer_model"));
+    model_ = infer_model.release();
+    if (p_.batch != 0) model_->set_batch_size(p_.batch);
+    model_->set_power_mode(p_.power_mode);
+    model_->set_hw_latency_measurement_flags(HAILO_LATENCY_MEASURE);
+    t0 = clock_.now();
+    if (auto ok = configure("configure"); !ok) return load_failed(ok.error());
+    t.compile = clock_.now() - t0;
+    info_ = ModelInfo{};
+    info_.name = name;
+    for (const auto& s : model_->inputs()) {
+      info_.inputs.push_back(tensor_of(s));
+      properties_["input." + s.name()] = describe_stream(s);
+    }
+    for (const auto& s : model_->outputs()) {
+      info_.outputs.push_back(tensor_of(s));
+      properties_["output." + s.name()] = describe_stream(s);
+    }
+    auto queue = configured_.get_async_queue_size();
+    if (!queue) return load_failed(status_error(queue.status(), "get_async_queue_size"));
+    async_queue_size_ = static_cast<uint32_t>(std::clamp<size_t>(*queue, 1, 1u << 16));
+    properties_["async_queue_size"] = std::to_string(async_queue_size_);
+    loaded_ = true;
+    collect_log(pending_warnings_);
+    return t;
+  }
+
+  const ModelInfo& model_info() const override { return info_; }
+
+  Result<BindingId> bind(const Bindings& b) override {
+    if (!loaded_) return fail(ErrorCode::invalid_argument, "bind: no model loaded");
+    if (auto ok = check_bindings(info_, b); !ok) return tl::unexpected(ok.error());
+    Bound bound;
+    bound.buffers = b;
+    if (auto ok = attach(bound); !ok) return tl::unexpected(ok.error());
+    if (p_.dma_map) map_buffers(bound);
+    bindings_.push_back(std::move(bound));
+    return static_cast<BindingId>(bindings_.size() - 1);
+  }
+
+  Result<InferenceTimings> run(BindingId binding) override {
+    auto b = usable(binding);
+    if (!b) return tl::unexpected(b.error());
+    if (auto ok = ready_to_infer(); !ok) return tl::unexpected(ok.error());
+    const auto st = configured_.run((*b)->hailo, ceil_ms(kRunTimeout));
+    payload_in_ += info_.input_bytes();
+    if (st != HAILO_SUCCESS) return infer_failed(status_error(st, "ConfiguredInferModel::run"));
+    payload_out_ += info_.output_bytes();
+    InferenceTimings timings;
+    timings.compute = hw_latency();
+    return timings;
+  }
+
+  Result<void> submit(BindingId binding, uint64_t tag) override {
+    auto b = usable(binding);
+    if (!b) return tl::unexpected(b.error());
+    if (in_flight_ >= queue_depth())
+      return fail(ErrorCode::queue_full,
+                  "hailo: " + std::to_string(queue_depth()) + " requests already in flight");
+    if (auto ok = ready_to_infer(); !ok) return tl::unexpected(ok.error());
+    // rig's depth may exceed HailoRT's queue: then submit waits for room.
+    if (auto st = configured_.wait_for_async_ready(ceil_ms(kRunTimeout)); st != HAILO_SUCCESS)
+      return infer_failed(status_error(st, "ConfiguredInferModel::wait_for_async_ready"));
+    auto shared = shared_;
+    Clock* clock = &clock_;
+    auto job = configured_.run_async(
+        (*b)->hailo, [shared, clock, tag, binding](const hailort::AsyncInferCompletionInfo& c) {
+          Completion done;
+          done.tag = tag;
+          done.binding = binding;
+          done.completed_at = clock->now();
+          if (c.status != HAILO_SUCCESS)
+            done.error = status_error(c.status, "inference (run_async completion)");
+          std::lock_guard lock(shared->mu);
+          shared->ready.push_back(std::move(done));
+        });
+    if (!job) return infer_failed(status_error(job.status(), "ConfiguredInferModel::run_async"));
+    (*b)->busy = true;
+    ++in_flight_;
+    payload_in_ += info_.input_bytes();
+    jobs_.push_back(Job{tag, job.release()});
+    return {};
+  }
+
+  Result<Completion> wait_next(Nanos timeout) override {
+    if (auto c = pop_ready()) return *c;
+    if (in_flight_ == 0) return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
+    const auto st = jobs_.front().job.wait(ceil_ms(timeout));
+    if (auto c = pop_ready()) return *c;
+    if (st == HAILO_TIMEOUT)
+      return fail(ErrorCode::timeout, "hailo: no completion within " + format_duration(timeout));
+    return tl::unexpected(status_error(st, "AsyncInferJob::wait"));
+  }
+
+  uint32_t in_flight() const override { return in_flight_; }
+
+  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
+                                       Nanos sleep_between) override;
+
+  ByteCounters bytes() const override {
+    ByteCounters b;
+    b.payload_in = payload_in_;
+    b.payload_out = payload_out_;
+    // rig sees HailoRT's frames, not the bus: the link bytes are the payload.
+    b.link_in = payload_in_;
+    b.link_out = payload_out_;
+    return b;
+  }
+
+  std::map<std::string, double> read_sensors() override {
+    std::map<std::string, double> out;
+    probe_sensors(&out);
+    return out;
+  }
+
+  std::vector<std::string> take_warnings() override {
+    collect_log(pending_warnings_);
+    std::vector<std::string> out;
+    if (!open_reported_) {
+      out = open_warnings_;  // the dynamic channel starts with what open saw
+      open_reported_ = true;
+    }
+    out.insert(out.end(), pending_warnings_.begin(), pending_warnings_.end());
+    pending_warnings_.clear();
+    return out;
+  }
+
+  void cancel() override { cancel_.store(true); }
+
+ private:
+  struct Bound {
+    Bindings buffers;
+    hailort::ConfiguredInferModel::Bindings hailo;
+    bool busy = false;
+    bool mapped = false;
+  };
+  struct Job {
+    uint64_t tag;
+    hailort::AsyncInferJob job;
+  };
+
+  uint32_t queue_depth() const {
+    if (p_.depth != 0) return p_.depth;
+    return async_queue_size_ != 0 ? async_queue_size_ : kDepthBeforeLoad;
+  }
+
+  std::string describe_stream(const hailort::InferModel::InferStream& s) const {
+    const auto sh = s.shape();
+    return format_name(s.format().type) + " " + std::to_string(sh.height) + "x" +
+           std::to_string(sh.width) + "x" + std::to_string(sh.features) + ", " +
+           std::to_string(s.get_frame_size()) + " bytes per frame";
+  }
+
+  void collect_log(std::vector<std::string>& into) {
+    for (auto& w : hailo::warning_lines(log_.read_new())) into.push_back(std::move(w));
+  }
+
+  void describe_hardware() {
+    hailo_version_t v{};
+    if (hailo_get_library_version(&v) == HAILO_SUCCESS) {
+      library_version_ = std::to_string(v.major) + "." + std::to_string(v.minor) + "." +
+                         std::to_string(v.revision);
+      properties_["hailort_version"] = library_version_;
+    }
+    std::string arch = "unknown", type = "unknown", firmware = "unknown", board;
+    auto devices = vdevice_->get_physical_devices();
+    if (devices && !devices->empty()) {
+      hailort::Device& d = devices->front().get();
+      type = type_name(d.get_type());
+      properties_["device_id"] = d.get_dev_id();
+      if (auto a = d.get_architecture()) arch = arch_name(*a);
+      auto identity = d.identify();
+      if (identity) {
+        const auto& f = identity->fw_version;
+        firmware = std::to_string(f.major) + "." + std::to_string(f.minor) + "." +
+                   std::to_string(f.revision);
+        board.assign(identity->board_name,
+                     std::min<size_t>(identity->board_name_length, sizeof identity->board_name));
+      } else {
+        firmware = "unavailable: " + status_name(identity.status());
+      }
+      properties_["physical_devices"] = std::to_string(devices->size());
+    }
+    properties_["architecture"] = arch;
+    properties_["device_type"] = type;
+    properties_["firmware_version"] = firmware;
+    if (!board.empty()) properties_["board"] = board;
+    properties_["link_bytes"] = "equal to the payload: rig cannot see the bus's own overhead";
+    description_ = (board.empty() ? arch : board) + " (" + arch + ", " + type + "), firmware " +
+                   firmware + ", HailoRT " + library_version_;
+    probe_sensors(nullptr);
+  }
+
+  // Reads temperature and power; records in the properties why one is unavailable.
+  void probe_sensors(std::map<std::string, double>* out) {
+    auto devices = vdevice_->get_physical_devices();
+    if (!devices || devices->empty()) return;
+    hailort::Device& d = devices->front().get();
+    auto t = d.get_chip_temperature();
+    if (t) {
+      properties_["temperature_c"] = "available";
+      if (out) (*out)["temperature_c"] = std::max(t->ts0_temperature, t->ts1_temperature);
+    } else {
+      properties_["temperature_c"] = "unavailable: " + status_name(t.status());
+    }
+    auto w = d.power_measurement(HAILO_DVM_OPTIONS_AUTO, HAILO_POWER_MEASUREMENT_TYPES__POWER);
+    if (w) {
+      properties_["power_w"] = "available";
+      if (out) (*out)["power_w"] = *w;
+    } else {
+      properties_["power_w"] = "unavailable: " + status_name(w.status());
+    }
+  }
+
+  tl::unexpected<Error> load_failed(Error e) {
+    collect_log(pending_warnings_);
+    release_model();
+    return tl::unexpected(std::move(e));
+  }
+  tl::unexpected<Error> infer_failed(Error e) {
+    collect_log(pending_warnings_);
+    return tl::unexpected(std::move(e));
+  }
+
+  Result<void> configure(const char* what) {
+    auto configured = model_->configure();
+    if (!configured) return tl::unexpected(status_error(configured.status(), what));
+    configured_ = configured.release();
+    return {};
+  }
+
+  Result<void> attach(Bound& b) {
+    auto created = configured_.create_bindings();
+    if (!created) return tl::unexpected(status_error(created.status(), "create_bindings"));
+    b.hailo = created.release();
+    for (size_t i = 0; i < info_.inputs.size(); ++i) {
+      auto stream = b.hailo.input(info_.inputs[i].name);
+      if (!stream) return tl::unexpected(status_error(stream.status(), "Bindings::input"));
+      const auto& span = b.buffers.inputs[i];
+      auto st =
+          stream->set_buffer(hailort::MemoryView(const_cast<std::byte*>(span.data()), span.size()));
+      if (st != HAILO_SUCCESS)
+        return tl::unexpected(
+            status_error(st, "set_buffer of input '" + info_.inputs[i].name + "'"));
+    }
+    for (size_t i = 0; i < info_.outputs.size(); ++i) {
+      auto stream = b.hailo.output(info_.outputs[i].name);
+      if (!stream) return tl::unexpected(status_error(stream.status(), "Bindings::output"));
+      const auto& span = b.buffers.outputs[i];
+      auto st = stream->set_buffer(hailort::MemoryView(span.data(), span.size()));
+      if (st != HAILO_SUCCESS)
+        return tl::unexpected(
+            status_error(st, "set_buffer of output '" + info_.outputs[i].name + "'"));
+    }
+    return {};
+  }
+
+  // dma_map=1: maps each page-aligned buffer; says once that others are not.
+  void map_buffers(Bound& b) {
+    bool all = true;
+    auto map = [&](void* p, size_t n, hailo_dma_buffer_direction_t dir) {
+      if (reinterpret_cast<uintptr_t>(p) % kPage != 0) {
+        all = false;
+        return;
+      }
+      if (vdevice_->dma_map(p, n, dir) == HAILO_SUCCESS)
+        b.mapped = true;
+      else
+        all = false;
+    };
+    for (const auto& s : b.buffers.inputs)
+      map(const_cast<std::byte*>(s.data()), s.size(), HAILO_DMA_BUFFER_DIRECTION_H2D);
+    for (const auto& s : b.buffers.outputs) map(s.data(), s.size(), HAILO_DMA_BUFFER_DIRECTION_D2H);
+    if (!all && !unmapped_noted_) {
+      unmapped_noted_ = true;
+      pending_warnings_.push_back(
+          "dma_map=1: some of rig's buffers are not page-aligned or did not map; HailoRT "
+          "copies those through its own buffers");
+    }
+  }
+
+  void unmap(Bound& b) {
+    if (!b.mapped) return;
+    auto unmap_one = [&](void* p, size_t n, hailo_dma_buffer_direction_t dir) {
+      if (reinterpret_cast<uintptr_t>(p) % kPage == 0) vdevice_->dma_unmap(p, n, dir);
+    };
+    for (const auto& s : b.buffers.inputs)
+      unmap_one(const_cast<std::byte*>(s.data()), s.size(), HAILO_DMA_BUFFER_DIRECTION_H2D);
+    for (const auto& s : b.buffers.outputs)
+      unmap_one(s.data(), s.size(), HAILO_DMA_BUFFER_DIRECTION_D2H);
+    b.mapped = false;
+  }
+
+  void release_model() {
+    // Requests still on the device finish before their buffers go.
+    while (!jobs_.empty()) {
+      jobs_.front().job.wait(ceil_ms(kRunTimeout));
+      jobs_.pop_front();
+    }
+    {
+      std::lock_guard lock(shared_->mu);
+      shared_->ready.clear();
+    }
+    in_flight_ = 0;
+    if (vdevice_)
+      for (auto& b : bindings_) unmap(b);
+    bindings_.clear();
+    configured_ = hailort::ConfiguredInferModel();
+    model_.reset();
+    loaded_ = false;
+    needs_reconfigure_ = false;
+    async_queue_size_ = 0;
+    hw_latency_checked_ = false;
+    hw_latency_.reset();
+  }
+
+  Result<Bound*> usable(BindingId id) {
+    if (!loaded_) return fail(ErrorCode::invalid_argument, "no model loaded");
+    if (id >= bindings_.size())
+      return fail(ErrorCode::invalid_argument, "unknown binding " + std::to_string(id));
+    if (bindings_[id].busy)
+      return fail(ErrorCode::invalid_argument,
+                  "binding " + std::to_string(id) + " already has a request in flight");
+    return &bindings_[id];
+  }
+
+  // After a loop HailoRT has shut the configured model down; re-configuring
+  // happens right after the loop, and is retried here if that failed.
+  Result<void> ready_to_infer() {
+    if (!needs_reconfigure_) return {};
+    return reconfigure(nullptr);
+  }
+
+  Result<void> reconfigure(std::vector<std::string>* notes) {
+    const Nanos t0 = clock_.now();
+    if (auto ok = configure("re-configure after run_async_for_duration"); !ok) return ok;
+    for (auto& b : bindings_)
+      if (auto ok = attach(b); !ok) return ok;
+    needs_reconfigure_ = false;
+    const Nanos took = clock_.now() - t0;
+    if (notes)
+      notes->push_back(
+          "HailoRT shuts the configured model down after run_async_for_duration: rig "
+          "re-configured it (" +
+          format_duration(took) +
+          ", a cold phase outside the loop's figure and outside any steady window)");
+    return {};
+  }
+
+  std::optional<Completion> pop_ready() {
+    std::optional<Completion> c;
+    {
+      std::lock_guard lock(shared_->mu);
+      if (shared_->ready.empty()) return std::nullopt;
+      c = std::move(shared_->ready.front());
+      shared_->ready.pop_front();
+    }
+    auto it =
+        std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.tag == c->tag; });
+    if (it != jobs_.end()) jobs_.erase(it);
+    if (c->binding < bindings_.size()) bindings_[c->binding].busy = false;
+    --in_flight_;
+    if (!c->error) payload_out_ += info_.output_bytes();
+    return c;
+  }
+
+  // Device-side compute, where HailoRT's latency measurement answers.
+  std::optional<Nanos> hw_latency() {
+    if (hw_latency_checked_ && !hw_latency_) return std::nullopt;
+    auto l = configured_.get_hw_latency_measurement();
+    hw_latency_checked_ = true;
+    if (!l) {
+      properties_["hw_latency"] = "unavailable: " + status_name(l.status());
+      hw_latency_.reset();
+      return std::nullopt;
+    }
+    hw_latency_ = std::chrono::duration_cast<Nanos>(l->avg_hw_latency);
+    return hw_latency_;
+  }
+
+  Result<DurationRun> host_loop(const Bound& source, Nanos duration, Nanos sleep_between);
+
+  HailoParams p_;
+  Clock& clock_;
+  std::unique_ptr<hailort::VDevice> vdevice_;
+  std::shared_ptr<hailort::InferModel> model_;
+  hailort::ConfiguredInferModel configured_;
+  std::vector<std::byte> hef_;
+  ModelInfo info_;
+  bool loaded_ = false;
+  bool needs_reconfigure_ = false;
+  uint32_t async_queue_size_ = 0;
+  std::vector<Bound> bindings_;
+  std::deque<Job> jobs_;
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+  uint32_t in_flight_ = 0;
+  uint64_t payload_in_ = 0, payload_out_ = 0;
+  hailo::LogTail log_;
+  std::vector<std::string> open_warnings_, pending_warnings_;
+  bool open_reported_ = false;
+  bool unmapped_noted_ = false;
+  std::map<std::string, std::string> properties_;
+  std::string description_ = "Hailo device", library_version_ = "unknown";
+  bool hw_latency_checked_ = false;
+  std::optional<Nanos> hw_latency_;
+  std::atomic<bool> cancel_{false};
+};
+
+Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos duration,
+                                                  Nanos sleep_between) {
+  auto b = usable(binding);
+  if (!b) return tl::unexpected(b.error());
+  if (in_flight_ > 0)
+    return fail(ErrorCode::invalid_argument, "run_for_duration: requests still in flight");
+  if (duration <= Nanos(0))
+    return fail(ErrorCode::invalid_argument, "run_for_duration: duration must be > 0");
+  if (sleep_between < Nanos(0))
+    return fail(ErrorCode::invalid_argument,
+                "run_for_duration: sleep between frames must not be negative");
+  if (auto ok = ready_to_infer(); !ok) return tl::unexpected(ok.error());
+  cancel_.store(false);
+  DurationRun run;
+  const auto duration_ms = ceil_ms(duration);
+  const auto sleep_ms = ceil_ms(sleep_between);
+  if (Nanos(duration_ms) != duration || Nanos(sleep_ms) != sleep_between)
+    run.notes.push_back("HailoRT takes whole milliseconds: the loop ran " +
+                        std::to_string(duration_ms.count()) + " ms with " +
+                        std::to_string(sleep_ms.count()) + " ms between frames");
+
+  struct Outcome {
+    std::mutex mu;
+    hailo_status status = HAILO_UNINITIALIZED;
+    uint32_t fps = 0;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  const Nanos t0 = clock_.now();
+  auto job = configured_.run_async_for_duration(
+      (*b)->hailo, static_cast<uint32_t>(duration_ms.count()),
+      static_cast<uint32_t>(sleep_ms.count()),
+      [outcome](const hailort::AsyncInferCompletionInfo& info, uint32_t fps) {
+        std::lock_guard lock(outcome->mu);
+        outcome->status = info.status;
+        outcome->fps = fps;
+      });
+  if (!job)
+    return infer_failed(status_error(job.status(), "ConfiguredInferModel::run_async_for_duration"));
+  payload_in_ += info_.input_bytes();
+  const auto wait_status = job->wait(duration_ms + sleep_ms + 15s);
+  const Nanos wall = clock_.now() - t0;
+  // The device side shut the model down, whatever the reply said.
+  needs_reconfigure_ = true;
+  hailo_status status;
+  uint32_t fps;
+  {
+    std::lock_guard lock(outcome->mu);
+    status = wait_status != HAILO_SUCCESS && outcome->status == HAILO_UNINITIALIZED
+                 ? wait_status
+                 : outcome->status;
+    fps = outcome->fps;
+  }
+  auto reconfigured = reconfigure(&run.notes);
+  collect_log(pending_warnings_);
+  if (status == HAILO_SUCCESS) {
+    payload_out_ += info_.output_bytes();
+    run.frames_completed.reset();
+    run.frames_aborted.reset();
+    run.elapsed = duration_ms;
+    run.frames_per_second = fps;
+    run.rate_step = 1;
+    run.notes.push_back(
+        "HailoRT reports the loop's rate as a whole number (uint32_t fps, truncated) and no "
+        "frame count: the rate lies in [" +
+        std::to_string(fps) + ", " + std::to_string(fps + 1) +
+        ") frames/s and the completed and aborted frame counts are unknown");
+    if (fps == 0)
+      run.notes.push_back(
+          "HailoRT reported 0 frames/s: fewer than one frame per second completed; lengthen "
+          "the duration or shorten the sleep between frames");
+    if (!reconfigured) return tl::unexpected(reconfigured.error());
+    return run;
+  }
+  // seeds/000: over hRPC (Hailo-10H) the host parses the reply from the
+  // header's offset, so every non-zero rate fails with 77 after the whole
+  // loop. Recognised by that behaviour, not by a version number.
+  const bool hrpc_bug = status == HAILO_RPC_FAILED && wall >= duration_ms * 9 / 10;
+  if (!hrpc_bug) {
+    if (!reconfigured) return tl::unexpected(reconfigured.error());
+    return infer_failed(status_error(status, "run_async_for_duration"));
+  }
+  const std::string explanation =
+      "HailoRT " + library_version_ + "'s run_async_for_duration failed with " +
+      status_name(status) + " after the whole " + format_duration(Nanos(duration_ms)) + " loop (" +
+      format_duration(wall) +
+      "): the known host-side hRPC bug (seeds/000), where the host parses the reply body from "
+      "the header's offset; the one-line fix in configured_infer_model_hrpc_client.cpp is "
+      "deserialize_reply(MemoryView(reply.body.data(), reply.header.size)) instead of "
+      "reply.buffer->data()";
+  if (!reconfigured) return tl::unexpected(reconfigured.error());
+  if (!p_.host_loop_fallback)
+    return fail(ErrorCode::device, explanation + " (fallback=none: no loop figure)");
+  if (cancel_.load())
+    return fail(ErrorCode::device, explanation + "; cancelled before the fallback loop ran");
+  auto fallback = host_loop(**b, duration, sleep_between);
+  if (!fallback) return fallback;
+  DurationRun out = std::move(*fallback);
+  out.notes.insert(out.notes.begin(), run.notes.begin(), run.notes.end());
+  out.notes.insert(out.notes.begin(), explanation);
+  return out;
+}
+
+// The nearest honest figure when the on-device loop is unavailable: a
+// pipelined loop at full queue depth, one request per binding on
+// device-owned page-aligned buffers, all fed the caller's input bytes.
+Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
+                                           Nanos sleep_between) {
+  const uint32_t depth = sleep_between > Nanos(0) ? 1 : queue_depth();
+  struct Slot {
+    std::vector<std::unique_ptr<PageBuffer>> inputs, outputs;
+    hailort::ConfiguredInferModel::Bindings hailo;
+    bool mapped = false;
+  };
+  std::vector<Slot> slots(depth);
+  for (auto& slot : slots) {
+    auto created = configured_.create_bindings();
+    if (!created) return infer_failed(status_error(created.status(), "create_bindings"));
+    slot.hailo = created.release();
+    for (size_t i = 0; i < info_.inputs.size(); ++i) {
+      const auto& src = source.buffers.inputs[i];
+      slot.inputs.push_back(std::make_unique<PageBuffer>(src.size()));
+      if (slot.inputs.back()->data == nullptr)
+        return fail(ErrorCode::limit_exceeded,
+                    "hailo: cannot allocate the fallback loop's buffers");
+      std::memcpy(slot.inputs.back()->data, src.data(), src.size());
+      auto stream = slot.hailo.input(info_.inputs[i].name);
+      if (!stream) return infer_failed(status_error(stream.status(), "Bindings::input"));
+      if (auto st = stream->set_buffer(hailort::MemoryView(slot.inputs.back()->data, src.size()));
+          st != HAILO_SUCCESS)
+        return infer_failed(status_error(st, "set_buffer (fallback loop)"));
+      if (p_.dma_map && vdevice_->dma_map(slot.inputs.back()->data, src.size(),
+                                          HAILO_DMA_BUFFER_DIRECTION_H2D) == HAILO_SUCCESS)
+        slot.mapped = true;
+    }
+    for (size_t i = 0; i < info_.outputs.size(); ++i) {
+      const size_t n = info_.outputs[i].bytes;
+      slot.outputs.push_back(std::make_unique<PageBuffer>(n));
+      if (slot.outputs.back()->data == nullptr)
+        return fail(ErrorCode::limit_exceeded,
+                    "hailo: cannot allocate the fallback loop's buffers");
+      auto stream = slot.hailo.output(info_.outputs[i].name);
+      if (!stream) return infer_failed(status_error(stream.status(), "Bindings::output"));
+      if (auto st = stream->set_buffer(hailort::MemoryView(slot.outputs.back()->data, n));
+          st != HAILO_SUCCESS)
+        return infer_failed(status_error(st, "set_buffer (fallback loop)"));
+      if (p_.dma_map && vdevice_->dma_map(slot.outputs.back()->data, n,
+                                          HAILO_DMA_BUFFER_DIRECTION_D2H) == HAILO_SUCCESS)
+        slot.mapped = true;
+    }
+  }
+  struct Done {
+    uint32_t slot;
+    hailo_status status;
+    Nanos at;
+  };
+  struct Loop {
+    std::mutex mu;
+    std::deque<Done> done;
+  };
+  auto loop = std::make_shared<Loop>();
+  std::deque<std::pair<uint32_t, hailort::AsyncInferJob>> jobs;
+  std::vector<uint32_t> free_slots;
+  for (uint32_t i = depth; i-- > 0;) free_slots.push_back(i);
+  uint64_t completed = 0, aborted = 0, submitted = 0;
+  std::optional<uint32_t> last;
+  std::optional<Error> failure;
+  const Nanos start = clock_.now();
+  const Nanos deadline = start + duration;
+  Nanos stopped_at = deadline;
+  Nanos next_submit = start;
+  Clock* clock = &clock_;
+  auto drain_done = [&] {
+    std::deque<Done> done;
+    {
+      std::lock_guard lock(loop->mu);
+      done.swap(loop->done);
+    }
+    for (const auto& d : done) {
+      auto it =
+          std::find_if(jobs.begin(), jobs.end(), [&](const auto& j) { return j.first == d.slot; });
+      if (it != jobs.end()) jobs.erase(it);
+      free_slots.push_back(d.slot);
+      if (d.status != HAILO_SUCCESS) {
+        if (!failure) failure = status_error(d.status, "inference in the fallback loop");
+        ++aborted;
+      } else if (d.at <= stopped_at) {
+        ++completed;
+        last = d.slot;
+        payload_out_ += info_.output_bytes();
+      } else {
+        ++aborted;  // finished after the end: cut off, never completed
+      }
+    }
+  };
+  while (true) {
+    if (cancel_.load() && stopped_at == deadline) stopped_at = std::min(clock_.now(), deadline);
+    const bool open = clock_.now() < stopped_at && !failure;
+    if (open && !free_slots.empty() && clock_.now() >= next_submit) {
+      const uint32_t s = free_slots.back();
+      if (auto st = configured_.wait_for_async_ready(ceil_ms(kRunTimeout)); st != HAILO_SUCCESS) {
+        failure = status_error(st, "wait_for_async_ready (fallback loop)");
+        continue;
+      }
+      auto job = configured_.run_async(
+          slots[s].hailo, [loop, clock, s](const hailort::AsyncInferCompletionInfo& info) {
+            std::lock_guard lock(loop->mu);
+            loop->done.push_back(Done{s, info.status, clock->now()});
+          });
+      if (!job) {
+        failure = status_error(job.status(), "run_async (fallback loop)");
+        continue;
+      }
+      free_slots.pop_back();
+      jobs.emplace_back(s, job.release());
+      ++submitted;
+      payload_in_ += info_.input_bytes();
+      if (sleep_between > Nanos(0)) next_submit = clock_.now() + sleep_between;
+      continue;
+    }
+    if (jobs.empty()) {
+      if (!open) break;
+      clock_.sleep_until(std::min(next_submit, stopped_at));  // a sleep between frames
+      continue;
+    }
+    const auto st = jobs.front().second.wait(ceil_ms(kRunTimeout));
+    drain_done();
+    if (st != HAILO_SUCCESS && !failure)
+      failure = status_error(st, "AsyncInferJob::wait (fallback loop)");
+    if (st != HAILO_SUCCESS) break;
+  }
+  // After a failed wait, requests may still be on the device: their buffers
+  // (the slots) must outlive them.
+  for (auto& [slot, job] : jobs) (void)job.wait(ceil_ms(kRunTimeout));
+  drain_done();
+  for (auto& slot : slots) {
+    if (!slot.mapped) continue;
+    for (size_t i = 0; i < slot.inputs.size(); ++i)
+      vdevice_->dma_unmap(slot.inputs[i]->data, info_.inputs[i].bytes,
+                          HAILO_DMA_BUFFER_DIRECTION_H2D);
+    for (size_t i = 0; i < slot.outputs.size(); ++i)
+      vdevice_->dma_unmap(slot.outputs[i]->data, info_.outputs[i].bytes,
+                          HAILO_DMA_BUFFER_DIRECTION_D2H);
+  }
+  if (failure && completed == 0) return infer_failed(*failure);
+  if (last)
+    for (size_t i = 0; i < info_.outputs.size(); ++i)
+      std::memcpy(source.buffers.outputs[i].data(), slots[*last].outputs[i]->data,
+                  info_.outputs[i].bytes);
+  DurationRun run;
+  run.frames_completed = completed;
+  run.frames_aborted = aborted;
+  run.elapsed = stopped_at - start;
+  run.frames_per_second =
+      run.elapsed > Nanos(0) ? static_cast<double>(completed) / to_seconds(run.elapsed) : 0;
+  run.includes_transfers = true;
+  run.notes.push_back("fallback=host_loop: rig measured a pipelined loop at depth " +
+                      std::to_string(depth) + " on " + std::to_string(depth) +
+                      " bindings, all fed the same input bytes; every frame crossed the link, so "
+                      "this rate includes the per-frame transfers (" +
+                      std::to_string(submitted) + " frames submitted)");
+  if (failure) run.notes.push_back("the fallback loop stopped early: " + failure->to_string());
+  collect_log(pending_warnings_);
+  return run;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Device>> open_hailo_device(const std::map<std::string, std::string>& params,
+                                                  Clock& clock) {
+  auto p = parse_params(params);
+  if (!p) return tl::unexpected(p.error());
+  auto device = std::make_unique<HailoDevice>(std::move(*p), clock);
+  if (auto ok = device->open(); !ok) return tl::unexpected(ok.error());
+  return std::unique_ptr<Device>(std::move(device));
+}
+
+}  // namespace rig

@@ -1,0 +1,736 @@
+// The HailoRT test double's behaviour: see hailo_double.hpp.
+#include "hailo_double.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace hailort {
+
+class AsyncInferJobBase {
+ public:
+  bool done = false;
+};
+
+class ConfiguredInferModel::Bindings::InferStream::Impl {
+ public:
+  std::string name;
+  size_t frame_size = 0;
+  MemoryView buffer;
+  bool set = false;
+};
+
+class InferModel::InferStream::Impl {
+ public:
+  std::string name;
+  hailo_3d_image_shape_t shape{};
+  hailo_format_t format{};
+};
+
+struct ModelDesc {
+  std::vector<InferModel::InferStream> inputs, outputs;
+  std::vector<std::string> input_names, output_names;
+};
+
+class ConfiguredInferModelBase {
+ public:
+  std::shared_ptr<ModelDesc> model;
+  uint32_t in_flight = 0;
+  bool shut_down = false;
+};
+
+}  // namespace hailort
+
+namespace hailo_double {
+namespace {
+
+using namespace hailort;
+
+const char* const kStatusNames[] = {"HAILO_SUCCESS",
+                                    "HAILO_UNINITIALIZED",
+                                    "HAILO_INVALID_ARGUMENT",
+                                    "HAILO_OUT_OF_HOST_MEMORY",
+                                    "HAILO_TIMEOUT",
+                                    "HAILO_INSUFFICIENT_BUFFER",
+                                    "HAILO_INVALID_OPERATION",
+                                    "HAILO_NOT_IMPLEMENTED",
+                                    "HAILO_INTERNAL_FAILURE",
+                                    "HAILO_DATA_ALIGNMENT_FAILURE",
+                                    "HAILO_CHUNK_TOO_LARGE",
+                                    "HAILO_INVALID_LOGGER_LEVEL",
+                                    "HAILO_CLOSE_FAILURE",
+                                    "HAILO_OPEN_FILE_FAILURE",
+                                    "HAILO_FILE_OPERATION_FAILURE",
+                                    "HAILO_UNSUPPORTED_CONTROL_PROTOCOL_VERSION",
+                                    "HAILO_UNSUPPORTED_FW_VERSION",
+                                    "HAILO_INVALID_CONTROL_RESPONSE",
+                                    "HAILO_FW_CONTROL_FAILURE",
+                                    "HAILO_ETH_FAILURE",
+                                    "HAILO_ETH_INTERFACE_NOT_FOUND",
+                                    "HAILO_ETH_RECV_FAILURE",
+                                    "HAILO_ETH_SEND_FAILURE",
+                                    "HAILO_INVALID_FIRMWARE",
+                                    "HAILO_INVALID_CONTEXT_COUNT",
+                                    "HAILO_INVALID_FRAME",
+                                    "HAILO_INVALID_HEF",
+                                    "HAILO_PCIE_NOT_SUPPORTED_ON_PLATFORM",
+                                    "HAILO_INTERRUPTED_BY_SIGNAL",
+                                    "HAILO_START_VDMA_CHANNEL_FAIL",
+                                    "HAILO_SYNC_VDMA_BUFFER_FAIL",
+                                    "HAILO_STOP_VDMA_CHANNEL_FAIL",
+                                    "HAILO_CLOSE_VDMA_CHANNEL_FAIL",
+                                    "HAILO_ATR_TABLES_CONF_VALIDATION_FAIL",
+                                    "HAILO_EVENT_CREATE_FAIL",
+                                    "HAILO_READ_EVENT_FAIL",
+                                    "HAILO_DRIVER_OPERATION_FAILED",
+                                    "HAILO_INVALID_FIRMWARE_MAGIC",
+                                    "HAILO_INVALID_FIRMWARE_CODE_SIZE",
+                                    "HAILO_INVALID_KEY_CERTIFICATE_SIZE",
+                                    "HAILO_INVALID_CONTENT_CERTIFICATE_SIZE",
+                                    "HAILO_MISMATCHING_FIRMWARE_BUFFER_SIZES",
+                                    "HAILO_INVALID_FIRMWARE_CPU_ID",
+                                    "HAILO_CONTROL_RESPONSE_MD5_MISMATCH",
+                                    "HAILO_GET_CONTROL_RESPONSE_FAIL",
+                                    "HAILO_GET_D2H_EVENT_MESSAGE_FAIL",
+                                    "HAILO_MUTEX_INIT_FAIL",
+                                    "HAILO_OUT_OF_DESCRIPTORS",
+                                    "HAILO_UNSUPPORTED_OPCODE",
+                                    "HAILO_USER_MODE_RATE_LIMITER_NOT_SUPPORTED",
+                                    "HAILO_RATE_LIMIT_MAXIMUM_BANDWIDTH_EXCEEDED",
+                                    "HAILO_ANSI_TO_UTF16_CONVERSION_FAILED",
+                                    "HAILO_UTF16_TO_ANSI_CONVERSION_FAILED",
+                                    "HAILO_UNEXPECTED_INTERFACE_INFO_FAILURE",
+                                    "HAILO_UNEXPECTED_ARP_TABLE_FAILURE",
+                                    "HAILO_MAC_ADDRESS_NOT_FOUND",
+                                    "HAILO_NO_IPV4_INTERFACES_FOUND",
+                                    "HAILO_SHUTDOWN_EVENT_SIGNALED",
+                                    "HAILO_THREAD_ALREADY_ACTIVATED",
+                                    "HAILO_THREAD_NOT_ACTIVATED",
+                                    "HAILO_THREAD_NOT_JOINABLE",
+                                    "HAILO_NOT_FOUND",
+                                    "HAILO_COMMUNICATION_CLOSED",
+                                    "HAILO_STREAM_ABORT",
+                                    "HAILO_DRIVER_NOT_INSTALLED",
+                                    "HAILO_NOT_AVAILABLE",
+                                    "HAILO_TRAFFIC_CONTROL_FAILURE",
+                                    "HAILO_INVALID_SECOND_STAGE",
+                                    "HAILO_INVALID_PIPELINE",
+                                    "HAILO_NETWORK_GROUP_NOT_ACTIVATED",
+                                    "HAILO_VSTREAM_PIPELINE_NOT_ACTIVATED",
+                                    "HAILO_OUT_OF_FW_MEMORY",
+                                    "HAILO_STREAM_NOT_ACTIVATED",
+                                    "HAILO_DEVICE_IN_USE",
+                                    "HAILO_OUT_OF_PHYSICAL_DEVICES",
+                                    "HAILO_INVALID_DEVICE_ARCHITECTURE",
+                                    "HAILO_INVALID_DRIVER_VERSION",
+                                    "HAILO_RPC_FAILED",
+                                    "HAILO_INVALID_SERVICE_VERSION",
+                                    "HAILO_NOT_SUPPORTED",
+                                    "HAILO_NMS_BURST_INVALID_DATA",
+                                    "HAILO_OUT_OF_HOST_CMA_MEMORY",
+                                    "HAILO_QUEUE_IS_FULL",
+                                    "HAILO_DMA_MAPPING_ALREADY_EXISTS",
+                                    "HAILO_CANT_MEET_BUFFER_REQUIREMENTS",
+                                    "HAILO_DRIVER_INVALID_RESPONSE",
+                                    "HAILO_DRIVER_INVALID_IOCTL",
+                                    "HAILO_DRIVER_TIMEOUT",
+                                    "HAILO_DRIVER_INTERRUPTED",
+                                    "HAILO_CONNECTION_REFUSED",
+                                    "HAILO_DRIVER_WAIT_CANCELED",
+                                    "HAILO_HEF_FILE_CORRUPTED",
+                                    "HAILO_HEF_NOT_SUPPORTED",
+                                    "HAILO_HEF_NOT_COMPATIBLE_WITH_DEVICE",
+                                    "HAILO_INVALID_HEF_USE",
+                                    "HAILO_OPERATION_ABORTED",
+                                    "HAILO_DEVICE_NOT_CONNECTED",
+                                    "HAILO_DEVICE_TEMPORARILY_UNAVAILABLE"};
+
+struct Event {
+  Nanos at;
+  uint64_t seq;
+  bool operator<(const Event& o) const { return at != o.at ? at < o.at : seq < o.seq; }
+};
+
+struct State {
+  Script script;
+  Counters counters;
+  rig::VirtualClock clock;
+  std::map<Event, std::function<void()>> events;
+  uint64_t seq = 0;
+  Nanos in_free{0}, compute_free{0}, out_free{0};
+  bool logger_created = false;
+  std::string log_file;
+  State() {
+    clock.set_sleeper([this](Nanos t) { advance_to(t); });
+  }
+  void advance_to(Nanos t) {
+    while (!events.empty() && events.begin()->first.at <= t) {
+      auto node = events.extract(events.begin());
+      clock.advance_to(node.key().at);
+      node.mapped()();
+    }
+    clock.advance_to(t);
+  }
+  void schedule(Nanos at, std::function<void()> fn) {
+    events.emplace(Event{at, seq++}, std::move(fn));
+  }
+  // Processes events until pred() holds or `timeout` passes on the clock.
+  hailo_status wait(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+    const Nanos deadline = clock.now() + timeout;
+    while (!pred()) {
+      if (events.empty() || events.begin()->first.at > deadline) {
+        advance_to(deadline);
+        return pred() ? HAILO_SUCCESS : HAILO_TIMEOUT;
+      }
+      advance_to(events.begin()->first.at);
+    }
+    return HAILO_SUCCESS;
+  }
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+void ensure_logger() {
+  State& s = state();
+  if (s.logger_created) return;
+  s.logger_created = true;
+  const char* env = std::getenv("HAILORT_LOGGER_PATH");
+  std::string dir = (env == nullptr || *env == '\0') ? "." : env;
+  if (dir == "NONE") return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  s.log_file = dir + "/hailort.log";
+}
+
+void write_log(const std::string& level, const std::string& message) {
+  ensure_logger();
+  State& s = state();
+  if (s.log_file.empty()) return;
+  std::ofstream out(s.log_file, std::ios::app | std::ios::binary);
+  const double t = static_cast<double>(s.clock.now().count()) / 1e9;
+  char stamp[64];
+  std::snprintf(stamp, sizeof stamp, "[2026-12-01 12:00:%06.3f]", t);
+  out << stamp << " [4242] [HailoRT] [" << level << "] [double.cpp:1] [double] " << message << "\n";
+}
+
+size_t element_bytes(hailo_format_type_t t) {
+  switch (t) {
+    case HAILO_FORMAT_TYPE_UINT16:
+      return 2;
+    case HAILO_FORMAT_TYPE_FLOAT32:
+      return 4;
+    default:
+      return 1;
+  }
+}
+
+Expected<std::shared_ptr<ModelDesc>> parse_hef(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != "hailo-double-hef")
+    return make_unexpected(HAILO_INVALID_HEF);
+  auto desc = std::make_shared<ModelDesc>();
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::istringstream l(line);
+    std::string kind, name, dims, type;
+    if (!(l >> kind >> name >> dims >> type)) return make_unexpected(HAILO_INVALID_HEF);
+    auto impl = std::make_shared<InferModel::InferStream::Impl>();
+    impl->name = name;
+    unsigned h = 0, w = 0, f = 0;
+    if (std::sscanf(dims.c_str(), "%ux%ux%u", &h, &w, &f) != 3 || h == 0 || w == 0 || f == 0)
+      return make_unexpected(HAILO_INVALID_HEF);
+    impl->shape = {h, w, f};
+    impl->format.order = HAILO_FORMAT_ORDER_NHWC;
+    impl->format.flags = HAILO_FORMAT_FLAGS_NONE;
+    if (type == "uint8")
+      impl->format.type = HAILO_FORMAT_TYPE_UINT8;
+    else if (type == "uint16")
+      impl->format.type = HAILO_FORMAT_TYPE_UINT16;
+    else if (type == "float32")
+      impl->format.type = HAILO_FORMAT_TYPE_FLOAT32;
+    else
+      return make_unexpected(HAILO_INVALID_HEF);
+    if (kind == "input") {
+      desc->inputs.emplace_back(impl);
+      desc->input_names.push_back(name);
+    } else if (kind == "output") {
+      desc->outputs.emplace_back(impl);
+      desc->output_names.push_back(name);
+    } else {
+      return make_unexpected(HAILO_INVALID_HEF);
+    }
+  }
+  if (desc->inputs.empty() || desc->outputs.empty()) return make_unexpected(HAILO_INVALID_HEF);
+  return Expected<std::shared_ptr<ModelDesc>>(std::move(desc));
+}
+
+class DoubleDevice final : public Device {
+ public:
+  explicit DoubleDevice(std::string id) : Device(state().script.device_type), id_(std::move(id)) {}
+  Expected<hailo_device_identity_t> identify() override {
+    const Script& sc = state().script;
+    hailo_device_identity_t i{};
+    i.fw_version = sc.firmware;
+    i.device_architecture = sc.architecture;
+    const size_t n = std::min(sc.board_name.size(), sizeof i.board_name);
+    std::memcpy(i.board_name, sc.board_name.data(), n);
+    i.board_name_length = static_cast<uint8_t>(n);
+    i.is_release = true;
+    return Expected<hailo_device_identity_t>(std::move(i));
+  }
+  Expected<float32_t> power_measurement(hailo_dvm_options_t,
+                                        hailo_power_measurement_types_t) override {
+    const Script& sc = state().script;
+    if (!sc.power_w) return make_unexpected(sc.power_status);
+    return Expected<float32_t>(float32_t(*sc.power_w));
+  }
+  Expected<hailo_chip_temperature_info_t> get_chip_temperature() override {
+    const Script& sc = state().script;
+    if (!sc.temperature_c) return make_unexpected(sc.temperature_status);
+    hailo_chip_temperature_info_t t{*sc.temperature_c, *sc.temperature_c, 1};
+    return Expected<hailo_chip_temperature_info_t>(std::move(t));
+  }
+  Expected<hailo_device_architecture_t> get_architecture() const override {
+    return Expected<hailo_device_architecture_t>(
+        hailo_device_architecture_t(state().script.architecture));
+  }
+  const char* get_dev_id() const override { return id_.c_str(); }
+
+ private:
+  std::string id_;
+};
+
+class DoubleInferModel final : public InferModel {
+ public:
+  explicit DoubleInferModel(std::shared_ptr<ModelDesc> desc) : desc_(std::move(desc)) {}
+  void set_batch_size(uint16_t batch_size) override { state().counters.batch_size = batch_size; }
+  void set_power_mode(hailo_power_mode_t mode) override { state().counters.power_mode = mode; }
+  void set_hw_latency_measurement_flags(hailo_latency_measurement_flags_t flags) override {
+    state().counters.latency_flags = static_cast<uint32_t>(flags);
+  }
+  Expected<ConfiguredInferModel> configure() override {
+    State& s = state();
+    ++s.counters.configures;
+    s.advance_to(s.clock.now() + s.script.configure_time);
+    for (const auto& [level, message] : s.script.log_at_configure) write_log(level, message);
+    if (s.script.configure_status != HAILO_SUCCESS)
+      return make_unexpected(s.script.configure_status);
+    auto base = std::make_shared<ConfiguredInferModelBase>();
+    base->model = desc_;
+    return Expected<ConfiguredInferModel>(ConfiguredInferModel(std::move(base)));
+  }
+  Expected<InferStream> input(const std::string& name) override {
+    return find(desc_->inputs, name);
+  }
+  Expected<InferStream> output(const std::string& name) override {
+    return find(desc_->outputs, name);
+  }
+  const std::vector<InferStream>& inputs() const override { return desc_->inputs; }
+  const std::vector<InferStream>& outputs() const override { return desc_->outputs; }
+  const std::vector<std::string>& get_input_names() const override { return desc_->input_names; }
+  const std::vector<std::string>& get_output_names() const override { return desc_->output_names; }
+
+ private:
+  static Expected<InferStream> find(const std::vector<InferStream>& streams,
+                                    const std::string& name) {
+    for (const auto& s : streams)
+      if (s.name() == name) return Expected<InferStream>(InferStream(s));
+    return make_unexpected(HAILO_NOT_FOUND);
+  }
+  std::shared_ptr<ModelDesc> desc_;
+};
+
+class DoubleVDevice final : public VDevice {
+ public:
+  explicit DoubleVDevice(const std::vector<std::string>& ids) {
+    for (const auto& id : ids) devices_.push_back(std::make_unique<DoubleDevice>(id));
+  }
+  Expected<std::shared_ptr<InferModel>> create_infer_model(const std::string& hef_path,
+                                                           const std::string&) override {
+    std::ifstream in(hef_path, std::ios::binary);
+    if (!in) return make_unexpected(HAILO_OPEN_FILE_FAILURE);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return from_text(text);
+  }
+  Expected<std::shared_ptr<InferModel>> create_infer_model(const MemoryView hef,
+                                                           const std::string&) override {
+    return from_text(std::string(reinterpret_cast<const char*>(hef.data()), hef.size()));
+  }
+  Expected<std::vector<std::reference_wrapper<Device>>> get_physical_devices() const override {
+    std::vector<std::reference_wrapper<Device>> out;
+    for (const auto& d : devices_) out.emplace_back(*d);
+    return Expected<std::vector<std::reference_wrapper<Device>>>(std::move(out));
+  }
+  Expected<std::vector<std::string>> get_physical_devices_ids() const override {
+    std::vector<std::string> out;
+    for (const auto& d : devices_) out.emplace_back(d->get_dev_id());
+    return Expected<std::vector<std::string>>(std::move(out));
+  }
+  // HailoRT maps user memory page by page: the double insists on page alignment.
+  hailo_status dma_map(void* address, size_t size, hailo_dma_buffer_direction_t) override {
+    if (address == nullptr || size == 0 || reinterpret_cast<uintptr_t>(address) % 4096 != 0)
+      return HAILO_INVALID_ARGUMENT;
+    ++state().counters.dma_maps;
+    return HAILO_SUCCESS;
+  }
+  hailo_status dma_unmap(void*, size_t, hailo_dma_buffer_direction_t) override {
+    ++state().counters.dma_unmaps;
+    return HAILO_SUCCESS;
+  }
+
+ private:
+  static Expected<std::shared_ptr<InferModel>> from_text(const std::string& text) {
+    auto desc = parse_hef(text);
+    if (!desc) return make_unexpected(desc.status());
+    std::shared_ptr<InferModel> m = std::make_shared<DoubleInferModel>(desc.release());
+    return Expected<std::shared_ptr<InferModel>>(std::move(m));
+  }
+  std::vector<std::unique_ptr<DoubleDevice>> devices_;
+};
+
+// Outputs are a hash of the inputs: same input, same output; different
+// inputs, different outputs (every 7th byte and the last: a test that
+// changes one byte elsewhere would not see it, none does).
+uint64_t input_hash(const ConfiguredInferModel::Bindings& b) {
+  uint64_t h = 1469598103934665603ull;
+  for (const auto& [name, impl] : b.m_inputs) {
+    const uint8_t* p = impl->buffer.data();
+    const size_t n = impl->buffer.size();
+    for (size_t i = 0; i < n; i += 7) h = (h ^ p[i]) * 1099511628211ull;
+    if (n > 0) h = (h ^ p[n - 1]) * 1099511628211ull;
+  }
+  return h;
+}
+
+void write_outputs(const std::vector<MemoryView>& outputs, uint64_t h) {
+  for (auto view : outputs) {
+    uint64_t x = h;
+    for (size_t i = 0; i < view.size(); ++i) {
+      x ^= x >> 12;
+      x ^= x << 25;
+      x ^= x >> 27;
+      view.data()[i] = static_cast<uint8_t>((x * 0x2545F4914F6CDD1Dull) >> 56);
+    }
+  }
+}
+
+// Every stream of the model has a buffer of its exact frame size.
+hailo_status check_bindings(const ModelDesc& model, const ConfiguredInferModel::Bindings& b,
+                            std::vector<MemoryView>& outputs) {
+  for (const auto& name : model.input_names) {
+    auto it = b.m_inputs.find(name);
+    if (it == b.m_inputs.end() || !it->second->set) {
+      write_log("error", "Input buffer of '" + name + "' is not set");
+      return HAILO_INVALID_OPERATION;
+    }
+  }
+  for (const auto& name : model.output_names) {
+    auto it = b.m_outputs.find(name);
+    if (it == b.m_outputs.end() || !it->second->set) {
+      write_log("error", "Output buffer of '" + name + "' is not set");
+      return HAILO_INVALID_OPERATION;
+    }
+    outputs.push_back(it->second->buffer);
+  }
+  return HAILO_SUCCESS;
+}
+
+}  // namespace
+
+Script& script() {
+  return state().script;
+}
+Counters& counters() {
+  return state().counters;
+}
+rig::VirtualClock& clock() {
+  return state().clock;
+}
+
+void reset() {
+  State& s = state();
+  s.script = Script{};
+  s.counters = Counters{};
+  s.events.clear();
+  s.in_free = s.compute_free = s.out_free = s.clock.now();
+}
+
+std::string hef_text(const std::vector<std::string>& lines) {
+  std::string out = "hailo-double-hef\n";
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+std::string log_file() {
+  return state().log_file;
+}
+
+}  // namespace hailo_double
+
+// ---------------------------------------------------------------------------
+// The API, in HailoRT's names.
+using hailo_double::Nanos;
+using hailo_double::state;
+
+extern "C" hailo_status hailo_get_library_version(hailo_version_t* version) {
+  hailo_double::ensure_logger();
+  if (version == nullptr) return HAILO_INVALID_ARGUMENT;
+  *version = state().script.library;
+  return HAILO_SUCCESS;
+}
+
+extern "C" const char* hailo_get_status_message(hailo_status status) {
+  if (static_cast<int>(status) < 0 || status >= HAILO_STATUS_COUNT) return nullptr;
+  return hailo_double::kStatusNames[status];
+}
+
+extern "C" hailo_status hailo_init_vdevice_params(hailo_vdevice_params_t* params) {
+  hailo_double::ensure_logger();
+  if (params == nullptr) return HAILO_INVALID_ARGUMENT;
+  *params = hailo_vdevice_params_t{};
+  params->device_count = 1;
+  params->scheduling_algorithm = HAILO_SCHEDULING_ALGORITHM_ROUND_ROBIN;
+  state().counters.scheduler = params->scheduling_algorithm;
+  return HAILO_SUCCESS;
+}
+
+namespace hailort {
+
+hailo_status AsyncInferJob::wait(std::chrono::milliseconds timeout) {
+  if (!m_pimpl) return HAILO_INVALID_OPERATION;
+  auto job = m_pimpl;
+  return state().wait([job] { return job->done; }, timeout);
+}
+
+hailo_status ConfiguredInferModel::Bindings::InferStream::set_buffer(MemoryView view) {
+  if (view.size() != m_pimpl->frame_size) {
+    hailo_double::write_log("error", "Buffer size " + std::to_string(view.size()) + " of '" +
+                                         m_pimpl->name + "' does not match the frame size " +
+                                         std::to_string(m_pimpl->frame_size));
+    return HAILO_INVALID_ARGUMENT;
+  }
+  m_pimpl->buffer = view;
+  m_pimpl->set = true;
+  return HAILO_SUCCESS;
+}
+
+Expected<MemoryView> ConfiguredInferModel::Bindings::InferStream::get_buffer() const {
+  if (!m_pimpl->set) return make_unexpected(HAILO_NOT_FOUND);
+  return Expected<MemoryView>(MemoryView(m_pimpl->buffer));
+}
+
+namespace {
+Expected<ConfiguredInferModel::Bindings::InferStream> find_stream(
+    const std::map<std::string, std::shared_ptr<ConfiguredInferModel::Bindings::InferStream::Impl>>&
+        m,
+    const std::string& name) {
+  auto it = m.find(name);
+  if (it == m.end()) return make_unexpected(HAILO_NOT_FOUND);
+  return Expected<ConfiguredInferModel::Bindings::InferStream>(
+      ConfiguredInferModel::Bindings::InferStream(it->second));
+}
+}  // namespace
+
+Expected<ConfiguredInferModel::Bindings::InferStream> ConfiguredInferModel::Bindings::input(
+    const std::string& name) {
+  return find_stream(m_inputs, name);
+}
+Expected<ConfiguredInferModel::Bindings::InferStream> ConfiguredInferModel::Bindings::output(
+    const std::string& name) {
+  return find_stream(m_outputs, name);
+}
+Expected<ConfiguredInferModel::Bindings::InferStream> ConfiguredInferModel::Bindings::input(
+    const std::string& name) const {
+  return find_stream(m_inputs, name);
+}
+Expected<ConfiguredInferModel::Bindings::InferStream> ConfiguredInferModel::Bindings::output(
+    const std::string& name) const {
+  return find_stream(m_outputs, name);
+}
+
+Expected<ConfiguredInferModel::Bindings> ConfiguredInferModel::create_bindings() {
+  if (m_pimpl->shut_down) return make_unexpected(HAILO_INVALID_OPERATION);
+  Bindings b;
+  auto add = [](auto& map, const InferModel::InferStream& s) {
+    auto impl = std::make_shared<Bindings::InferStream::Impl>();
+    impl->name = s.name();
+    impl->frame_size = s.get_frame_size();
+    map.emplace(impl->name, impl);
+  };
+  for (const auto& s : m_pimpl->model->inputs) add(b.m_inputs, s);
+  for (const auto& s : m_pimpl->model->outputs) add(b.m_outputs, s);
+  return Expected<Bindings>(std::move(b));
+}
+
+hailo_status ConfiguredInferModel::wait_for_async_ready(std::chrono::milliseconds timeout,
+                                                        uint32_t frames_count) {
+  auto base = m_pimpl;
+  const size_t queue = state().script.queue_size;
+  if (frames_count > queue) return HAILO_INVALID_ARGUMENT;
+  return state().wait(
+      [base, queue, frames_count] { return base->in_flight + frames_count <= queue; }, timeout);
+}
+
+Expected<AsyncInferJob> ConfiguredInferModel::run_async(
+    const Bindings& bindings, std::function<void(const AsyncInferCompletionInfo&)> callback) {
+  auto& s = state();
+  ++s.counters.run_async_calls;
+  if (m_pimpl->shut_down) {
+    hailo_double::write_log("error", "The configured infer model was shut down");
+    return make_unexpected(HAILO_INVALID_OPERATION);
+  }
+  if (m_pimpl->in_flight >= s.script.queue_size) return make_unexpected(HAILO_QUEUE_IS_FULL);
+  std::vector<MemoryView> outputs;
+  if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs);
+      st != HAILO_SUCCESS)
+    return make_unexpected(st);
+  const uint64_t h = hailo_double::input_hash(bindings);
+  const Nanos now = s.clock.now();
+  const Nanos in_start = std::max(now, s.in_free);
+  s.in_free = in_start + s.script.transfer_in;
+  const Nanos c_start = std::max(s.in_free, s.compute_free);
+  s.compute_free = c_start + s.script.compute;
+  const Nanos o_start = std::max(s.compute_free, s.out_free);
+  s.out_free = o_start + s.script.transfer_out;
+  auto job = std::make_shared<AsyncInferJobBase>();
+  auto base = m_pimpl;
+  ++base->in_flight;
+  s.schedule(s.out_free, [job, base, outputs, h, callback] {
+    hailo_double::write_outputs(outputs, h);
+    --base->in_flight;
+    job->done = true;
+    callback(AsyncInferCompletionInfo(HAILO_SUCCESS));
+    const int n = ++state().counters.completions;
+    if (state().script.after_completion) state().script.after_completion(n);
+  });
+  return Expected<AsyncInferJob>(AsyncInferJob(job));
+}
+
+hailo_status ConfiguredInferModel::run(const Bindings& bindings,
+                                       std::chrono::milliseconds timeout) {
+  auto job = run_async(bindings);
+  if (!job) return job.status();
+  return job->wait(timeout);
+}
+
+Expected<LatencyMeasurementResult> ConfiguredInferModel::get_hw_latency_measurement() {
+  const auto& sc = state().script;
+  if (!sc.hw_latency) return make_unexpected(sc.hw_latency_status);
+  return Expected<LatencyMeasurementResult>(LatencyMeasurementResult{*sc.hw_latency});
+}
+
+Expected<size_t> ConfiguredInferModel::get_async_queue_size() const {
+  return Expected<size_t>(size_t(state().script.queue_size));
+}
+
+hailo_status ConfiguredInferModel::shutdown() {
+  m_pimpl->shut_down = true;
+  ++state().counters.shutdowns;
+  return HAILO_SUCCESS;
+}
+
+Expected<AsyncInferJob> ConfiguredInferModel::run_async_for_duration(
+    const Bindings& bindings, uint32_t duration_ms, uint32_t sleep_between_frames_ms,
+    std::function<void(const AsyncInferCompletionInfo&, uint32_t)> callback) {
+  auto& s = state();
+  ++s.counters.for_duration_calls;
+  if (m_pimpl->shut_down) {
+    hailo_double::write_log("error", "The configured infer model was shut down");
+    return make_unexpected(HAILO_INVALID_OPERATION);
+  }
+  if (m_pimpl->in_flight > 0 || duration_ms == 0) return make_unexpected(HAILO_INVALID_OPERATION);
+  std::vector<MemoryView> outputs;
+  if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs);
+      st != HAILO_SUCCESS)
+    return make_unexpected(st);
+  const uint64_t h = hailo_double::input_hash(bindings);
+  // The device loops one frame: every frame that starts before the deadline
+  // runs with its sleep; the rate is frames over the requested duration,
+  // truncated to an integer.
+  const Nanos duration = std::chrono::milliseconds(duration_ms);
+  const Nanos period = s.script.compute + std::chrono::milliseconds(sleep_between_frames_ms);
+  const int64_t frames = (duration.count() + period.count() - 1) / period.count();
+  const uint32_t fps = static_cast<uint32_t>(frames * 1000 / duration_ms);
+  const Nanos end = s.clock.now() + s.script.transfer_in + period * frames + s.script.transfer_out +
+                    s.script.rpc_overhead;
+  const bool bug = s.script.for_duration == hailo_double::ForDuration::hrpc_bug && fps > 0;
+  const bool shut = s.script.shutdown_after_loop;
+  auto job = std::make_shared<AsyncInferJobBase>();
+  auto base = m_pimpl;
+  ++base->in_flight;
+  s.schedule(end, [job, base, outputs, h, callback, bug, fps, shut] {
+    hailo_double::write_outputs(outputs, h);
+    --base->in_flight;
+    if (shut) {
+      base->shut_down = true;
+      ++state().counters.shutdowns;
+    }
+    if (bug)
+      hailo_double::write_log("error",
+                              "CHECK failed - Failed to de-serialize 'RunAsyncForDuration'");
+    job->done = true;
+    callback(AsyncInferCompletionInfo(bug ? HAILO_RPC_FAILED : HAILO_SUCCESS), bug ? 0 : fps);
+  });
+  return Expected<AsyncInferJob>(AsyncInferJob(job));
+}
+
+const std::string InferModel::InferStream::name() const {
+  return m_pimpl->name;
+}
+hailo_3d_image_shape_t InferModel::InferStream::shape() const {
+  return m_pimpl->shape;
+}
+hailo_format_t InferModel::InferStream::format() const {
+  return m_pimpl->format;
+}
+size_t InferModel::InferStream::get_frame_size() const {
+  const auto& sh = m_pimpl->shape;
+  return size_t(sh.height) * sh.width * sh.features *
+         hailo_double::element_bytes(m_pimpl->format.type);
+}
+bool InferModel::InferStream::is_nms() const {
+  return false;
+}
+void InferModel::InferStream::set_format_type(hailo_format_type_t type) {
+  m_pimpl->format.type = type;
+}
+
+Expected<std::unique_ptr<VDevice>> VDevice::create(const std::vector<std::string>& device_ids) {
+  hailo_double::ensure_logger();
+  auto& s = state();
+  ++s.counters.vdevices_created;
+  s.counters.created_with_ids = device_ids;
+  for (const auto& [level, message] : s.script.log_at_create)
+    hailo_double::write_log(level, message);
+  if (s.script.create_status != HAILO_SUCCESS) return make_unexpected(s.script.create_status);
+  if (s.script.device_ids.empty()) return make_unexpected(HAILO_OUT_OF_PHYSICAL_DEVICES);
+  std::vector<std::string> ids = device_ids.empty() ? s.script.device_ids : device_ids;
+  for (const auto& id : ids)
+    if (std::find(s.script.device_ids.begin(), s.script.device_ids.end(), id) ==
+        s.script.device_ids.end())
+      return make_unexpected(HAILO_OUT_OF_PHYSICAL_DEVICES);
+  std::unique_ptr<VDevice> v = std::make_unique<hailo_double::DoubleVDevice>(ids);
+  return Expected<std::unique_ptr<VDevice>>(std::move(v));
+}
+
+Expected<std::unique_ptr<VDevice>> VDevice::create() {
+  return create(std::vector<std::string>{});
+}
+
+Expected<std::unique_ptr<VDevice>> VDevice::create(const hailo_vdevice_params_t& params) {
+  std::vector<std::string> ids;
+  for (uint32_t i = 0; params.device_ids != nullptr && i < params.device_count; ++i)
+    ids.emplace_back(params.device_ids[i].id);
+  state().counters.scheduler = params.scheduling_algorithm;
+  return create(ids);
+}
+
+}  // namespace hailort

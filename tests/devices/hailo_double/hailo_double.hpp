@@ -1,0 +1,109 @@
+// The script behind the HailoRT test double (include/hailo/hailort.hpp): one
+// scripted Hailo device per process, on a virtual clock, driven only through
+// the HailoRT API subset rig's hailo device calls. Tests set script() before
+// opening the device and read counters() afterwards; reset() between tests.
+//
+// The device modelled (all times on clock(), which advances only while the
+// caller waits: AsyncInferJob::wait, wait_for_async_ready, run):
+//  * a request passes three FIFO stages: transfer in, compute, transfer out;
+//    a lone frame takes in + compute + out, a full queue runs at the slowest
+//    stage. Outputs are a hash of the inputs, written at completion.
+//  * run_async_for_duration, as seeds/000 found it on Hailo-10H over hRPC
+//    (for_duration = hrpc_bug): the device loops for the whole duration, then
+//    the host fails to parse any reply whose rate is non-zero
+//    (HAILO_RPC_FAILED, 77, after the duration); a rate of 0 succeeds. With
+//    for_duration = works it returns the truncated integer rate. Either way
+//    the configured model is shut down after the loop (later calls fail with
+//    HAILO_INVALID_OPERATION) unless shutdown_after_loop is false.
+//  * HailoRT's logger: created on the first API call; it reads
+//    HAILORT_LOGGER_PATH then, once, and appends records to
+//    $HAILORT_LOGGER_PATH/hailort.log in HailoRT's file pattern.
+// Single-threaded: call from the thread that drives the device.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hailo/hailort.hpp"
+#include "rig/clock.hpp"
+
+namespace hailo_double {
+
+using Nanos = std::chrono::nanoseconds;
+
+enum class ForDuration { hrpc_bug, works };
+
+struct Script {
+  // VDevice::create
+  std::vector<std::string> device_ids{"0000:01:00.0"};  // empty: HAILO_OUT_OF_PHYSICAL_DEVICES
+  hailo_status create_status = HAILO_SUCCESS;           // forced failure
+  hailort::Device::Type device_type = hailort::Device::Type::PCIE;
+  hailo_device_architecture_t architecture = HAILO_ARCH_HAILO10H;
+  hailo_firmware_version_t firmware{5, 2, 0};
+  hailo_version_t library{5, 2, 0};
+  std::string board_name = "Hailo-10H";
+  // create_infer_model / configure
+  hailo_status configure_status = HAILO_SUCCESS;
+  size_t queue_size = 32;
+  Nanos configure_time{std::chrono::milliseconds(120)};
+  Nanos transfer_in{std::chrono::microseconds(840)};
+  Nanos compute{std::chrono::microseconds(2270)};
+  Nanos transfer_out{std::chrono::microseconds(840)};
+  // get_hw_latency_measurement: the value, or the status when not set
+  std::optional<Nanos> hw_latency;
+  hailo_status hw_latency_status = HAILO_NOT_AVAILABLE;
+  // Sensors: a value, or the status the call fails with
+  std::optional<float> temperature_c;
+  hailo_status temperature_status = HAILO_NOT_SUPPORTED;
+  std::optional<float> power_w;
+  hailo_status power_status = HAILO_OPEN_FILE_FAILURE;
+  // Log records (level, message) written at VDevice::create and at configure
+  std::vector<std::pair<std::string, std::string>> log_at_create, log_at_configure;
+  // run_async_for_duration
+  ForDuration for_duration = ForDuration::hrpc_bug;
+  bool shutdown_after_loop = true;
+  Nanos rpc_overhead{std::chrono::milliseconds(30)};  // seeds/000: 3029-3042 ms for 3000 ms
+  // Called after each run_async completion's callback with the number of
+  // completions so far (a test's hook, e.g. to cancel a loop mid-way).
+  std::function<void(int)> after_completion;
+};
+
+struct Counters {
+  int vdevices_created = 0;
+  int configures = 0;
+  int shutdowns = 0;
+  int for_duration_calls = 0;
+  int run_async_calls = 0;
+  int completions = 0;
+  int dma_maps = 0, dma_unmaps = 0;
+  std::vector<std::string> created_with_ids;
+  uint16_t batch_size = 0;
+  hailo_power_mode_t power_mode = HAILO_POWER_MODE_PERFORMANCE;
+  hailo_scheduling_algorithm_t scheduler = HAILO_SCHEDULING_ALGORITHM_NONE;
+  uint32_t latency_flags = 0;
+};
+
+Script& script();
+Counters& counters();
+// The device's clock; its sleeper lets scheduled completions happen.
+rig::VirtualClock& clock();
+// A fresh script, counters and device state; the clock keeps running and the
+// logger keeps its path (as HailoRT's does within a process).
+void reset();
+
+// The double's HEF format (HailoRT's is binary; the double accepts this text):
+//   hailo-double-hef
+//   input NAME HxWxF uint8|uint16|float32
+//   output NAME HxWxF uint8|uint16|float32
+// Anything else fails create_infer_model with HAILO_INVALID_HEF.
+std::string hef_text(const std::vector<std::string>& lines);
+
+// The log file the double's logger writes ("" when HAILORT_LOGGER_PATH=NONE
+// or before the logger exists).
+std::string log_file();
+
+}  // namespace hailo_double
