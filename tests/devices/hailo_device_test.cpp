@@ -304,6 +304,12 @@ TEST_F(HailoDeviceTest, ThePowerWarningComesOutOfTheDevice) {
   for (const auto& w : r->verdict.warnings)
     found |= w.find("reduced-performance") != std::string::npos;
   EXPECT_TRUE(found);
+  // ... as the power_limited confound flag, with the runtime's own text.
+  bool flagged = false;
+  for (const auto& rule : r->verdict.rules)
+    if (rule.rule == "power_limited")
+      for (const auto& f : rule.findings) flagged |= f.find("1.5A") != std::string::npos;
+  EXPECT_TRUE(flagged);
 }
 
 TEST_F(HailoDeviceTest, SensorsAnswerOrSayWhyNot) {
