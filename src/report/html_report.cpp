@@ -508,59 +508,38 @@ void latency_cdf(Context& c, const json& d,
 // Rate per window over time, one series per windows array; other numeric
 // window keys (a monitor's temperature or load) on the second axis.
 void window_plot(Context& c, const json& d, const std::string& title) {
-  std::vector<std::string> paths;
-  std::function<void(const json&, const std::string&)> find = [&](const json& n,
-                                                                  const std::string& at) {
-    if (n.is_object()) {
-      for (const auto& [k, v] : n.items()) {
-        const std::string p = at.empty() ? k : at + "." + k;
-        if (k == "windows" && v.is_array() && !v.empty() && v[0].is_object())
-          paths.push_back(p);
-        else
-          find(v, p);
-      }
-    } else if (n.is_array()) {
-      for (size_t i = 0; i < n.size(); ++i) find(n[i], at + "." + std::to_string(i));
-    }
-  };
-  find(d, "");
-  if (paths.empty()) return;
+  const auto series = report::window_series(d);
+  if (series.empty()) return;
   PlotSpec p;
   p.title = title;
   p.xlabel = "time since the start of the measured span (s)";
   p.ylabel = "rate (inferences/s)";
+  // Other numeric keys of the windows (a monitor's sensors), a few at most.
   std::set<std::string> extra;
   static const std::set<std::string> kFixed = {"start_s", "duration_s", "inferences", "rate_per_s"};
-  for (const auto& path : paths)
-    for (const auto& w : *report::at_path(d, path))
+  for (const auto& s : series)
+    for (const auto& w : *s.windows)
       if (w.is_object())
         for (const auto& [k, v] : w.items())
-          if (v.is_number() && !kFixed.count(k)) extra.insert(k);
+          if (v.is_number() && !kFixed.count(k) && extra.size() < 4) extra.insert(k);
   std::string plot;
   size_t n = 0;
-  for (const auto& path : paths) {
+  for (const auto& s : series) {
     DataBlock b{"w" + std::to_string(n), {}};
-    for (const auto& w : *report::at_path(d, path)) {
+    for (const auto& w : *s.windows) {
       std::vector<double> row = {
           number_at(w, "start_s").value_or(kNaN) + number_at(w, "duration_s").value_or(0),
           number_at(w, "rate_per_s").value_or(kNaN)};
       for (const auto& k : extra) row.push_back(number_at(w, k).value_or(kNaN));
       b.rows.push_back(std::move(row));
     }
-    std::string label = path;
-    if (paths.size() > 1) {
-      const size_t dot = path.rfind(".windows");
-      const size_t prev = path.rfind('.', dot == std::string::npos ? 0 : dot - 1);
-      label =
-          "repeat " + (prev != std::string::npos
-                           ? std::to_string(std::stoul(path.substr(prev + 1, dot - prev - 1)) + 1)
-                           : path);
-    }
+    const std::string label =
+        series.size() > 1 && s.repeat ? "repeat " + std::to_string(*s.repeat + 1) : s.path;
     plot += std::string(n ? ", " : "") + "$" + b.name + " using 1:2 with linespoints title " +
             gp_quote(label + " rate");
     size_t col = 3;
     for (const auto& k : extra) {
-      if (paths.size() == 1 || n == 0)
+      if (series.size() == 1 || n == 0)
         plot += ", $" + b.name + " using 1:" + std::to_string(col) +
                 " axes x1y2 with lines dashtype 2 title " + gp_quote(k);
       ++col;
@@ -871,6 +850,11 @@ void result_section(Context& c, const ResultDoc& r, size_t index) {
   if (!known) generic_section(c, r);
 
   out += "<h3>Every figure</h3>\n";
+  // Top-level scalars (schema_version, tool, and any a later tool adds).
+  table_head(out, {"figure", "value", "unit"}, "figures");
+  for (const auto& f : report::flatten(r.doc))
+    if (f.section == "header") table_row(out, {f.name, report::display(*f.value), f.unit});
+  table_end(out);
   for (const auto& [k, v] : r.doc.items()) {
     if (k == "settings" || k == "environment" || !(v.is_object() || v.is_array())) continue;
     out += "<details class=\"figures\" open><summary>" + esc(k) + "</summary>\n";
