@@ -398,12 +398,13 @@ void summary_section(std::string& out, const std::vector<ResultDoc>& docs) {
     const auto flags = confounds(r);
     const std::string verdict = verdict_of(r);
     out += "<tr><td><a href=\"#result-" + std::to_string(i + 1) + "\">" + std::to_string(i + 1) +
-           "</a></td><td>" + esc(r.path) + "</td><td>" + esc(r.tool) + "</td><td>" +
-           esc(device_of(r)) + "</td><td>" + esc(model_of(r)) + "</td><td class=\"" +
+           "</a></td><td class=\"long\">" + esc(r.path) + "</td><td>" + esc(r.tool) +
+           "</td><td class=\"long\">" + esc(device_of(r)) + "</td><td>" + esc(model_of(r)) +
+           "</td><td class=\"" +
            (verdict == "VALID"     ? "valid"
             : verdict == "INVALID" ? "invalid"
                                    : "none") +
-           "\">" + esc(verdict) + "</td><td>";
+           "\">" + esc(verdict) + "</td><td class=\"flags\">";
     if (flags.empty()) {
       out += "none";
     } else {
@@ -880,6 +881,8 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.3em; border-bottom: 1px solid #ccc; p
 h3 { font-size: 1.05em; margin-top: 1.2em; }
 table { border-collapse: collapse; margin: .5em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: left; vertical-align: top; }
+td.long, table.figures td { overflow-wrap: anywhere; }
+td.flags { min-width: 24em; }
 thead th { background: #f0f0f0; }
 table.quantities thead th { word-break: break-all; min-width: 12em; }
 table.quantities tr.lead th, table.quantities tr.lead td { font-weight: bold; background: #f7f7ff; }
