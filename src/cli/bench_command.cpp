@@ -57,16 +57,17 @@ int run_bench_command(const BenchOptions& o) {
     std::fprintf(stderr, "rig: measuring %s on %s (about %s per repeat, %u repeats)...\n",
                  s.model.c_str(), s.device.c_str(), format_duration(s.point.duration).c_str(),
                  s.point.repeats);
-  auto observers = RunObservers::make(
-      o.observe, {"rig bench", s.point.repeats, s.point.duration}, o.quiet, o.json);
+  auto observers = RunObservers::make(o.observe, {"rig bench", s.point.repeats, s.point.duration},
+                                      o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
   auto result = run_bench(**device, *model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return (*observers)->finish(finish(format_bench_text(*result), bench_to_json(*result), o.json,
-                                     o.quiet, result->verdict, o.strict));
+  return (*observers)
+      ->finish(finish(format_bench_text(*result), bench_to_json(*result), o.json, o.quiet,
+                      result->verdict, o.strict));
 }
 
 }  // namespace

@@ -21,10 +21,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(rig::kVersionString));
   std::vector<Command> commands = {
-      add_bench_command(app), add_model_command(app),   add_serve_command(app),
-      add_loop_command(app),  add_ladder_command(app),  add_sweep_command(app),
-      add_ab_command(app),    add_predict_command(app),
-      add_report_command(app), add_export_command(app),
+      add_bench_command(app),  add_model_command(app),   add_serve_command(app),
+      add_loop_command(app),   add_ladder_command(app),  add_sweep_command(app),
+      add_ab_command(app),     add_predict_command(app), add_report_command(app),
+      add_export_command(app),
   };
   try {
     app.parse(argc, argv);
