@@ -57,15 +57,17 @@ int run_ab_command(const AbOptions& o) {
                  model_display_name(*model).c_str(), display_spec(o.device).c_str(), s.pairs,
                  format_duration(s.point.duration).c_str());
   auto open = [](const DeviceSpec& side) { return open_device(side); };
-  auto observers = RunObservers::make(o.observe, {"rig ab", 2 * s.pairs, s.point.duration}, o.quiet, o.json);
+  auto observers =
+      RunObservers::make(o.observe, {"rig ab", 2 * s.pairs, s.point.duration}, o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
   auto result = run_ab(open, *model, *a, *b, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return (*observers)->finish(finish(format_ab_text(*result), ab_to_json(*result), o.json,
-                                     o.quiet, result->judgement, o.point.strict));
+  return (*observers)
+      ->finish(finish(format_ab_text(*result), ab_to_json(*result), o.json, o.quiet,
+                      result->judgement, o.point.strict));
 }
 
 }  // namespace

@@ -49,15 +49,19 @@ int run_ladder_command(const LadderOptions& o) {
     std::fprintf(stderr, "rig: ladder on %s: %zu sizes, %u repeats of %s each...\n",
                  display_spec(o.device).c_str(), s.sizes.size(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
-  auto observers = RunObservers::make(o.observe, {"rig ladder", static_cast<uint32_t>(s.sizes.size()) * s.point.repeats, s.point.duration}, o.quiet, o.json);
+  auto observers = RunObservers::make(
+      o.observe,
+      {"rig ladder", static_cast<uint32_t>(s.sizes.size()) * s.point.repeats, s.point.duration},
+      o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
   auto result = run_ladder(**device, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return (*observers)->finish(finish(format_ladder_text(*result), ladder_to_json(*result),
-                                     o.json, o.quiet, result->verdict, o.point.strict));
+  return (*observers)
+      ->finish(finish(format_ladder_text(*result), ladder_to_json(*result), o.json, o.quiet,
+                      result->verdict, o.point.strict));
 }
 
 }  // namespace

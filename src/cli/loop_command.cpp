@@ -84,7 +84,8 @@ int run_loop_command(const LoopOptions& o) {
     std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it...\n",
                  model_display_name(*model).c_str(), display_spec(o.device).c_str(),
                  format_duration(*duration).c_str());
-  auto observers = RunObservers::make(o.observe, {"rig loop", 1, s.point.duration}, o.quiet, o.json_path);
+  auto observers =
+      RunObservers::make(o.observe, {"rig loop", 1, s.point.duration}, o.quiet, o.json_path);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
   auto result = run_loop(**device, *model, s);
@@ -92,9 +93,9 @@ int run_loop_command(const LoopOptions& o) {
   if (!result) return (*observers)->finish(report_error(result.error()));
   if (result->depth_note) std::fprintf(stderr, "rig: warning: %s\n", result->depth_note->c_str());
   add_library_versions(result->environment);
-  const int status = (*observers)->finish(finish(format_loop_text(*result),
-                                                 loop_to_json(*result), o.json_path, o.quiet,
-                                                 result->verdict, o.strict));
+  const int status = (*observers)
+                         ->finish(finish(format_loop_text(*result), loop_to_json(*result),
+                                         o.json_path, o.quiet, result->verdict, o.strict));
   // An aborted pipelined run is a device failure, whatever --strict says.
   if (result->steady.aborted)
     return result->steady.first_error ? exit_code_for(result->steady.first_error->code) : 3;

@@ -23,7 +23,7 @@
 namespace rig::cli {
 
 struct ObserveOptions {
-  std::string trace;           // --trace FILE
+  std::string trace;            // --trace FILE
   size_t trace_limit = 100000;  // --trace-limit N events
 };
 
@@ -73,7 +73,8 @@ class RunObservers {
       std::fprintf(stderr, "rig: wrote %s (%llu inferences", trace_path_.c_str(),
                    static_cast<unsigned long long>(trace_->recorded_inferences()));
       if (trace_->stopped())
-        std::fprintf(stderr, "; stopped recording at the cap of --trace-limit events, %llu left out",
+        std::fprintf(stderr,
+                     "; stopped recording at the cap of --trace-limit events, %llu left out",
                      static_cast<unsigned long long>(trace_->dropped_inferences()));
       std::fprintf(stderr, ")\n");
     }

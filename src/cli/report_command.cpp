@@ -40,8 +40,8 @@ int run_report_command(const ReportOptions& o) {
   if (!report) return report_error(report.error());
   if (auto ok = write_file_atomic(o.output, report->html); !ok) return report_error(ok.error());
   if (!o.quiet) {
-    std::fprintf(stderr, "rig: wrote %s (%zu results, %zu plots", o.output.c_str(),
-                 files->size(), report->plots);
+    std::fprintf(stderr, "rig: wrote %s (%zu results, %zu plots", o.output.c_str(), files->size(),
+                 report->plots);
     if (!report->skipped.empty())
       std::fprintf(stderr, ", %zu skipped: %s", report->skipped.size(),
                    report->skipped.front().c_str());

@@ -50,15 +50,17 @@ int run_sweep_command(const SweepOptions& o) {
                  s.min_depth, s.max_depth, model_display_name(*model).c_str(),
                  display_spec(o.device).c_str(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
-  auto observers = RunObservers::make(o.observe, {"rig sweep", 0, s.point.duration}, o.quiet, o.json);
+  auto observers =
+      RunObservers::make(o.observe, {"rig sweep", 0, s.point.duration}, o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
   auto result = run_sweep(**device, *model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return (*observers)->finish(finish(format_sweep_text(*result), sweep_to_json(*result), o.json,
-                                     o.quiet, result->verdict, o.point.strict));
+  return (*observers)
+      ->finish(finish(format_sweep_text(*result), sweep_to_json(*result), o.json, o.quiet,
+                      result->verdict, o.point.strict));
 }
 
 }  // namespace

@@ -131,7 +131,8 @@ Result<std::string> run_gnuplot(const std::string& program, const std::string& s
   if (WIFSIGNALED(status))
     return fail(ErrorCode::internal, "gnuplot died of signal " + std::to_string(WTERMSIG(status)));
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code == 127) return fail(ErrorCode::not_found, "gnuplot could not be started (" + program + ")");
+  if (code == 127)
+    return fail(ErrorCode::not_found, "gnuplot could not be started (" + program + ")");
   if (code != 0) {
     const std::string first = err.substr(0, err.find('\n', err.find_first_not_of(" \n")));
     return fail(ErrorCode::internal,

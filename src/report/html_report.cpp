@@ -398,12 +398,13 @@ void summary_section(std::string& out, const std::vector<ResultDoc>& docs) {
     const auto flags = confounds(r);
     const std::string verdict = verdict_of(r);
     out += "<tr><td><a href=\"#result-" + std::to_string(i + 1) + "\">" + std::to_string(i + 1) +
-           "</a></td><td>" + esc(r.path) + "</td><td>" + esc(r.tool) + "</td><td>" +
-           esc(device_of(r)) + "</td><td>" + esc(model_of(r)) + "</td><td class=\"" +
+           "</a></td><td class=\"long\">" + esc(r.path) + "</td><td>" + esc(r.tool) +
+           "</td><td class=\"long\">" + esc(device_of(r)) + "</td><td>" + esc(model_of(r)) +
+           "</td><td class=\"" +
            (verdict == "VALID"     ? "valid"
             : verdict == "INVALID" ? "invalid"
                                    : "none") +
-           "\">" + esc(verdict) + "</td><td>";
+           "\">" + esc(verdict) + "</td><td class=\"flags\">";
     if (flags.empty()) {
       out += "none";
     } else {
@@ -508,59 +509,38 @@ void latency_cdf(Context& c, const json& d,
 // Rate per window over time, one series per windows array; other numeric
 // window keys (a monitor's temperature or load) on the second axis.
 void window_plot(Context& c, const json& d, const std::string& title) {
-  std::vector<std::string> paths;
-  std::function<void(const json&, const std::string&)> find = [&](const json& n,
-                                                                  const std::string& at) {
-    if (n.is_object()) {
-      for (const auto& [k, v] : n.items()) {
-        const std::string p = at.empty() ? k : at + "." + k;
-        if (k == "windows" && v.is_array() && !v.empty() && v[0].is_object())
-          paths.push_back(p);
-        else
-          find(v, p);
-      }
-    } else if (n.is_array()) {
-      for (size_t i = 0; i < n.size(); ++i) find(n[i], at + "." + std::to_string(i));
-    }
-  };
-  find(d, "");
-  if (paths.empty()) return;
+  const auto series = report::window_series(d);
+  if (series.empty()) return;
   PlotSpec p;
   p.title = title;
   p.xlabel = "time since the start of the measured span (s)";
   p.ylabel = "rate (inferences/s)";
+  // Other numeric keys of the windows (a monitor's sensors), a few at most.
   std::set<std::string> extra;
   static const std::set<std::string> kFixed = {"start_s", "duration_s", "inferences", "rate_per_s"};
-  for (const auto& path : paths)
-    for (const auto& w : *report::at_path(d, path))
+  for (const auto& s : series)
+    for (const auto& w : *s.windows)
       if (w.is_object())
         for (const auto& [k, v] : w.items())
-          if (v.is_number() && !kFixed.count(k)) extra.insert(k);
+          if (v.is_number() && !kFixed.count(k) && extra.size() < 4) extra.insert(k);
   std::string plot;
   size_t n = 0;
-  for (const auto& path : paths) {
+  for (const auto& s : series) {
     DataBlock b{"w" + std::to_string(n), {}};
-    for (const auto& w : *report::at_path(d, path)) {
+    for (const auto& w : *s.windows) {
       std::vector<double> row = {
           number_at(w, "start_s").value_or(kNaN) + number_at(w, "duration_s").value_or(0),
           number_at(w, "rate_per_s").value_or(kNaN)};
       for (const auto& k : extra) row.push_back(number_at(w, k).value_or(kNaN));
       b.rows.push_back(std::move(row));
     }
-    std::string label = path;
-    if (paths.size() > 1) {
-      const size_t dot = path.rfind(".windows");
-      const size_t prev = path.rfind('.', dot == std::string::npos ? 0 : dot - 1);
-      label =
-          "repeat " + (prev != std::string::npos
-                           ? std::to_string(std::stoul(path.substr(prev + 1, dot - prev - 1)) + 1)
-                           : path);
-    }
+    const std::string label =
+        series.size() > 1 && s.repeat ? "repeat " + std::to_string(*s.repeat + 1) : s.path;
     plot += std::string(n ? ", " : "") + "$" + b.name + " using 1:2 with linespoints title " +
             gp_quote(label + " rate");
     size_t col = 3;
     for (const auto& k : extra) {
-      if (paths.size() == 1 || n == 0)
+      if (series.size() == 1 || n == 0)
         plot += ", $" + b.name + " using 1:" + std::to_string(col) +
                 " axes x1y2 with lines dashtype 2 title " + gp_quote(k);
       ++col;
@@ -871,6 +851,11 @@ void result_section(Context& c, const ResultDoc& r, size_t index) {
   if (!known) generic_section(c, r);
 
   out += "<h3>Every figure</h3>\n";
+  // Top-level scalars (schema_version, tool, and any a later tool adds).
+  table_head(out, {"figure", "value", "unit"}, "figures");
+  for (const auto& f : report::flatten(r.doc))
+    if (f.section == "header") table_row(out, {f.name, report::display(*f.value), f.unit});
+  table_end(out);
   for (const auto& [k, v] : r.doc.items()) {
     if (k == "settings" || k == "environment" || !(v.is_object() || v.is_array())) continue;
     out += "<details class=\"figures\" open><summary>" + esc(k) + "</summary>\n";
@@ -896,6 +881,8 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.3em; border-bottom: 1px solid #ccc; p
 h3 { font-size: 1.05em; margin-top: 1.2em; }
 table { border-collapse: collapse; margin: .5em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: left; vertical-align: top; }
+td.long, table.figures td { overflow-wrap: anywhere; }
+td.flags { min-width: 24em; }
 thead th { background: #f0f0f0; }
 table.quantities thead th { word-break: break-all; min-width: 12em; }
 table.quantities tr.lead th, table.quantities tr.lead td { font-weight: bold; background: #f7f7ff; }

@@ -34,7 +34,29 @@ void walk(const json& node, const std::string& section, const std::string& name,
   }
 }
 
+void find_windows(const json& node, const std::string& path, std::optional<size_t> repeat,
+                  std::vector<WindowSeries>& out) {
+  if (node.is_object()) {
+    for (const auto& [k, v] : node.items()) {
+      const std::string p = path.empty() ? k : path + "." + k;
+      if (k == "windows" && v.is_array() && !v.empty() && v[0].is_object())
+        out.push_back({p, repeat, &v});
+      else
+        find_windows(v, p, repeat, out);
+    }
+  } else if (node.is_array()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      find_windows(node[i], path + "[" + std::to_string(i) + "]", i, out);
+  }
+}
+
 }  // namespace
+
+std::vector<WindowSeries> window_series(const json& doc) {
+  std::vector<WindowSeries> out;
+  find_windows(doc, "", std::nullopt, out);
+  return out;
+}
 
 Result<ResultDoc> parse_result(const ResultFile& file) {
   auto bad = [&](const std::string& m) {
@@ -82,16 +104,26 @@ std::vector<Figure> flatten(const json& doc, const std::vector<std::string>& ski
 std::string unit_of(std::string_view key, std::string_view parent) {
   // Longest suffixes first: "_mb_per_s" before "_per_s" before "_s".
   static const std::pair<std::string_view, std::string_view> kSuffixes[] = {
-      {"_ns_per_inference", "ns"}, {"_mb_per_s", "MB/s"},    {"_bytes_per_s", "B/s"},
-      {"_per_inference", "B"},     {"frames_per_second", "/s"}, {"_per_s", "/s"},
-      {"_bytes", "B"},             {"_ms", "ms"},           {"_ns", "ns"},
-      {"_s", "s"},                 {"_tolerance", "fraction"}, {"_share", "fraction"},
-      {"_fraction", "fraction"},   {"_margin", "fraction"},    {"_residual", "fraction"},
-      {"_residuals", "fraction"},  {"_spread", "fraction"}};
+      {"_ns_per_inference", "ns"},
+      {"_mb_per_s", "MB/s"},
+      {"_bytes_per_s", "B/s"},
+      {"_per_inference", "B"},
+      {"frames_per_second", "/s"},
+      {"_per_s", "/s"},
+      {"_bytes", "B"},
+      {"_ms", "ms"},
+      {"_ns", "ns"},
+      {"_s", "s"},
+      {"_tolerance", "fraction"},
+      {"_share", "fraction"},
+      {"_fraction", "fraction"},
+      {"_margin", "fraction"},
+      {"_residual", "fraction"},
+      {"_residuals", "fraction"},
+      {"_spread", "fraction"}};
   static const std::set<std::string_view> kFractions = {
-      "spread",     "mdape",    "ratio",           "difference", "noise",
-      "bus_share",  "bus_idle", "bus_utilization", "tolerance",  "fraction_of_best",
-      "output_fraction"};
+      "spread",   "mdape",           "ratio",     "difference",       "noise",          "bus_share",
+      "bus_idle", "bus_utilization", "tolerance", "fraction_of_best", "output_fraction"};
   static const std::set<std::string_view> kBytes = {"model_in", "model_out", "bytes_in",
                                                     "bytes_out", "bytes"};
   if (key == "count") return "";
@@ -180,41 +212,6 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-void windows_in(const json& node, const std::string& path, std::vector<std::string>& paths) {
-  if (node.is_object()) {
-    for (const auto& [k, v] : node.items()) {
-      const std::string p = path.empty() ? k : path + "." + k;
-      if (k == "windows" && v.is_array() && !v.empty() && v[0].is_object())
-        paths.push_back(p);
-      else
-        windows_in(v, p, paths);
-    }
-  } else if (node.is_array()) {
-    for (size_t i = 0; i < node.size(); ++i)
-      windows_in(node[i], path + "." + std::to_string(i), paths);
-  }
-}
-
-// "steady.repeats.0.windows" -> "steady.repeats[0].windows", and the
-// innermost index (the repeat) when there is one.
-std::string bracketed(const std::string& dotted, std::optional<size_t>& repeat) {
-  std::string out, part;
-  size_t start = 0;
-  while (start <= dotted.size()) {
-    const size_t dot = std::min(dotted.find('.', start), dotted.size());
-    part = dotted.substr(start, dot - start);
-    const bool index = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
-    if (index) {
-      out += "[" + part + "]";
-      repeat = std::stoul(part);
-    } else {
-      out += (out.empty() ? "" : ".") + part;
-    }
-    start = dot + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<std::vector<ResultFile>> read_result_files(const std::vector<std::string>& paths) {
@@ -241,9 +238,8 @@ Result<std::string> figures_csv(const std::vector<ResultFile>& files) {
 
 Result<std::string> windows_csv(const std::vector<ResultFile>& files) {
   struct Series {
-    std::string result, path;
-    std::optional<size_t> repeat;
-    const json* windows;
+    std::string result;
+    report::WindowSeries s;
   };
   std::vector<report::ResultDoc> docs;
   for (const auto& f : files) {
@@ -256,17 +252,13 @@ Result<std::string> windows_csv(const std::vector<ResultFile>& files) {
   static const std::vector<std::string> kFixed = {"start_s", "duration_s", "inferences",
                                                   "rate_per_s"};
   for (const auto& d : docs) {
-    std::vector<std::string> paths;
-    windows_in(d.doc, "", paths);
-    for (const auto& p : paths) {
-      Series s{d.path, "", std::nullopt, report::at_path(d.doc, p)};
-      s.path = bracketed(p, s.repeat);
-      for (const auto& w : *s.windows)
+    for (auto& ws : report::window_series(d.doc)) {
+      for (const auto& w : *ws.windows)
         if (w.is_object())
           for (const auto& [k, v] : w.items())
             if (v.is_number() && std::find(kFixed.begin(), kFixed.end(), k) == kFixed.end())
               extra.insert(k);
-      series.push_back(std::move(s));
+      series.push_back({d.path, std::move(ws)});
     }
   }
   std::vector<std::string> columns = kFixed;
@@ -274,10 +266,10 @@ Result<std::string> windows_csv(const std::vector<ResultFile>& files) {
   std::string out = "result,series,repeat,window";
   for (const auto& c : columns) out += "," + csv_field(c);
   out += "\r\n";
-  for (const auto& s : series) {
+  for (const auto& [result, s] : series) {
     for (size_t i = 0; i < s.windows->size(); ++i) {
       const json& w = (*s.windows)[i];
-      out += csv_field(s.result) + "," + csv_field(s.path) + "," +
+      out += csv_field(result) + "," + csv_field(s.path) + "," +
              (s.repeat ? std::to_string(*s.repeat + 1) : "") + "," + std::to_string(i + 1);
       for (const auto& c : columns) {
         auto it = w.is_object() ? w.find(c) : w.end();

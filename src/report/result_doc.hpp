@@ -46,6 +46,16 @@ std::string display(const json& v);
 // A value for CSV: 17 significant digits, empty for null.
 std::string exact(const json& v);
 
+// Every array named "windows" whose first element is an object: a per-window
+// series. `path` is its place in the document (steady.repeats[0].windows);
+// `repeat` the index of the innermost array holding it, if any.
+struct WindowSeries {
+  std::string path;
+  std::optional<size_t> repeat;
+  const json* windows = nullptr;
+};
+std::vector<WindowSeries> window_series(const json& doc);
+
 // The node at a dotted path ("steady.rate_per_s.median"), or nullptr.
 const json* at_path(const json& doc, std::string_view path);
 // A number at a path, or nullopt (absent, null, or not a number).

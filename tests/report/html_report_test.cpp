@@ -145,7 +145,6 @@ TEST_F(Scratch, EveryKindAndVersionIsValidHtmlWithEverySectionAndFigure) {
     auto doc = report::parse_result(f);
     ASSERT_TRUE(doc.has_value());
     for (const auto& fig : report::flatten(doc->doc)) {
-      if (fig.section == "header") continue;  // schema_version and tool: in the heading
       EXPECT_NE(html.find("<td>" + esc(fig.name) + "</td><td>" + esc(report::display(*fig.value)) +
                           "</td><td>" + esc(fig.unit) + "</td>"),
                 std::string::npos)
@@ -250,6 +249,26 @@ TEST(HtmlReport, BadInputIsRefusedNamingTheFile) {
   EXPECT_EQ(r.error().message, "t.json: field 'tool' is missing or not a string");
   r = html_report({});
   ASSERT_FALSE(r.has_value());
+}
+
+TEST(HtmlReport, OddButValidDocumentsAreShownNotTrippedOver) {
+  // Keys with dots or digits, windows that are not all objects, nested arrays.
+  const std::string text = R"({"schema_version": 2, "tool": "rig odd",
+    "a.b": {"windows": [{"rate_per_s": 1}, 3, [1, 2], {"start_s": "x"}]},
+    "123456789012345678901234567890": {"windows": [{"rate_per_s": 2, "x": null}]},
+    "deep": [[{"windows": [{"rate_per_s": 1e308, "start_s": -1e308}]}]],
+    "text": "<script>alert(1)</script>\u0001"})";
+  HtmlReportSettings s;
+  s.gnuplot = "/nonexistent/gnuplot";
+  auto page = html_report({{"odd.json", text}}, s);
+  ASSERT_TRUE(page.has_value()) << page.error().to_string();
+  EXPECT_EQ(page->html.find("<script>"), std::string::npos);
+  EXPECT_NE(page->html.find("&lt;script&gt;"), std::string::npos);
+  auto csv = windows_csv({{"odd.json", text}});
+  ASSERT_TRUE(csv.has_value());
+  EXPECT_NE(csv->find("a.b.windows"), std::string::npos) << *csv;
+  EXPECT_NE(csv->find("deep[0][0].windows"), std::string::npos) << *csv;
+  EXPECT_TRUE(figures_csv({{"odd.json", text}}).has_value());
 }
 
 // ---------------------------------------------------------------------------

@@ -26,7 +26,7 @@
 namespace rig {
 
 struct HtmlReportSettings {
-  std::string gnuplot = "gnuplot";  // a name searched on PATH, or a path
+  std::string gnuplot = "gnuplot";                   // a name searched on PATH, or a path
   std::chrono::milliseconds gnuplot_timeout{20000};  // per plot
   size_t max_plot_points = 2000;                     // per series, in a plot
   std::string title = "rig report";

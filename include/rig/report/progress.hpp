@@ -25,8 +25,8 @@
 namespace rig {
 
 struct ProgressPlan {
-  std::string scenario;  // "rig bench"
-  uint32_t runs = 0;     // pipelined runs planned (0: unknown, shown as "run N")
+  std::string scenario;   // "rig bench"
+  uint32_t runs = 0;      // pipelined runs planned (0: unknown, shown as "run N")
   Nanos run_duration{0};  // measured time per run (0: unknown)
 };
 
