@@ -96,63 +96,11 @@ std::vector<std::byte> serialize(const onnx::ModelProto& model) {
   return bytes;
 }
 
-}  // namespace onnx_util
-
-namespace {
-
-bool fully_static(const onnx::TypeProto& type) {
-  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return false;
-  for (const auto& dim : type.tensor_type().shape().dim())
-    if (!dim.has_dim_value() || dim.dim_value() < 1) return false;
-  return true;
-}
-
-// Dynamic dimensions (symbolic, missing or non-positive) are fixed to 1.
-void fix_dynamic_dims(onnx::TypeProto* type) {
-  if (!type->has_tensor_type() || !type->tensor_type().has_shape()) return;
-  for (auto& dim : *type->mutable_tensor_type()->mutable_shape()->mutable_dim())
-    if (!dim.has_dim_value() || dim.dim_value() < 1) dim.set_dim_value(1);
-}
-
-Result<TensorInfo> tensor_info(const onnx::ValueInfoProto& value, std::string_view role) {
-  const std::string what = std::string(role) + " '" + value.name() + "'";
-  if (!value.type().has_tensor_type())
-    return fail(ErrorCode::unsupported,
-                what + " is not a tensor (sequences and maps are not supported)");
-  const auto& tensor = value.type().tensor_type();
-  auto type = onnx_util::from_onnx(tensor.elem_type());
-  if (!type)
-    return fail(ErrorCode::unsupported,
-                what + " has element type " +
-                    onnx::TensorProto::DataType_Name(
-                        static_cast<onnx::TensorProto::DataType>(tensor.elem_type())) +
-                    ", which rig cannot size");
-  if (!tensor.has_shape())
-    return fail(ErrorCode::unsupported, what + " has no shape, even after shape inference");
-  TensorInfo info;
-  info.name = value.name();
-  info.type = *type;
-  // Sizes are checked, not wrapped: a crafted model cannot claim a small size.
-  // OpenCV indexes dimensions with int, so larger dimensions are refused too.
-  constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
-  uint64_t bytes = element_size(*type);
-  for (const auto& dim : tensor.shape().dim()) {
-    int64_t d = dim.has_dim_value() && dim.dim_value() >= 1 ? dim.dim_value() : 1;
-    if (d > std::numeric_limits<int32_t>::max() ||
-        __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > kMaxTensorBytes)
-      return fail(ErrorCode::limit_exceeded, what + " is larger than rig handles (over " +
-                                                 std::to_string(kMaxTensorBytes) + " bytes)");
-    info.shape.push_back(d);
-  }
-  info.bytes = static_cast<size_t>(bytes);
-  return info;
-}
-
 // Attribute values that ONNX's own shape inference and OpenCV's importer
 // divide by or index with. A crafted model with a zero stride crashes libonnx
 // (SIGFPE in convPoolShapeInference, found by fuzz/model_inspect_fuzz.cpp), so
 // these are checked here, in every node of every (sub)graph, first.
-Result<void> check_attributes(const onnx::GraphProto& graph, int depth = 0) {
+Result<void> check_attributes(const onnx::GraphProto& graph, int depth) {
   if (depth > 16) return fail(ErrorCode::unsupported, "subgraphs nested deeper than 16");
   static const std::set<std::string> positive = {"strides", "dilations", "kernel_shape",
                                                  "group",   "blocksize", "block_size"};
@@ -179,7 +127,7 @@ Result<void> check_attributes(const onnx::GraphProto& graph, int depth = 0) {
   return {};
 }
 
-bool write_all(int fd, const std::string& data) {
+static bool write_all(int fd, const std::string& data) {
   size_t done = 0;
   while (done < data.size()) {
     const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
@@ -244,6 +192,58 @@ Result<void> infer_shapes_isolated(onnx::ModelProto& model) {
   return {};
 }
 
+}  // namespace onnx_util
+
+namespace {
+
+bool fully_static(const onnx::TypeProto& type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return false;
+  for (const auto& dim : type.tensor_type().shape().dim())
+    if (!dim.has_dim_value() || dim.dim_value() < 1) return false;
+  return true;
+}
+
+// Dynamic dimensions (symbolic, missing or non-positive) are fixed to 1.
+void fix_dynamic_dims(onnx::TypeProto* type) {
+  if (!type->has_tensor_type() || !type->tensor_type().has_shape()) return;
+  for (auto& dim : *type->mutable_tensor_type()->mutable_shape()->mutable_dim())
+    if (!dim.has_dim_value() || dim.dim_value() < 1) dim.set_dim_value(1);
+}
+
+Result<TensorInfo> tensor_info(const onnx::ValueInfoProto& value, std::string_view role) {
+  const std::string what = std::string(role) + " '" + value.name() + "'";
+  if (!value.type().has_tensor_type())
+    return fail(ErrorCode::unsupported,
+                what + " is not a tensor (sequences and maps are not supported)");
+  const auto& tensor = value.type().tensor_type();
+  auto type = onnx_util::from_onnx(tensor.elem_type());
+  if (!type)
+    return fail(ErrorCode::unsupported,
+                what + " has element type " +
+                    onnx::TensorProto::DataType_Name(
+                        static_cast<onnx::TensorProto::DataType>(tensor.elem_type())) +
+                    ", which rig cannot size");
+  if (!tensor.has_shape())
+    return fail(ErrorCode::unsupported, what + " has no shape, even after shape inference");
+  TensorInfo info;
+  info.name = value.name();
+  info.type = *type;
+  // Sizes are checked, not wrapped: a crafted model cannot claim a small size.
+  // OpenCV indexes dimensions with int, so larger dimensions are refused too.
+  constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+  uint64_t bytes = element_size(*type);
+  for (const auto& dim : tensor.shape().dim()) {
+    int64_t d = dim.has_dim_value() && dim.dim_value() >= 1 ? dim.dim_value() : 1;
+    if (d > std::numeric_limits<int32_t>::max() ||
+        __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > kMaxTensorBytes)
+      return fail(ErrorCode::limit_exceeded, what + " is larger than rig handles (over " +
+                                                 std::to_string(kMaxTensorBytes) + " bytes)");
+    info.shape.push_back(d);
+  }
+  info.bytes = static_cast<size_t>(bytes);
+  return info;
+}
+
 }  // namespace
 
 Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string name) {
@@ -251,7 +251,7 @@ Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string nam
   if (!parsed) return tl::unexpected(parsed.error());
   onnx::ModelProto& model = *parsed;
   auto* graph = model.mutable_graph();
-  if (auto ok = check_attributes(*graph); !ok) {
+  if (auto ok = onnx_util::check_attributes(*graph); !ok) {
     Error e = ok.error();
     e.message = "model '" + name + "': " + e.message;
     return tl::unexpected(e);
@@ -271,7 +271,7 @@ Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string nam
     for (auto& output : *graph->mutable_output())
       if (!fully_static(output.type()) && output.type().has_tensor_type())
         output.mutable_type()->mutable_tensor_type()->clear_shape();
-    if (auto ok = infer_shapes_isolated(model); !ok) {
+    if (auto ok = onnx_util::infer_shapes_isolated(model); !ok) {
       Error e = ok.error();
       e.message = "model '" + name + "': output shapes are not declared and " + e.message;
       return tl::unexpected(e);

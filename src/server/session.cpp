@@ -267,6 +267,8 @@ void Session::handle_load(wire::Frame& frame, Placed placed) {
     if (!path) return reply_error(h.message_id, h.action, path.error());
     entry->source.path = *path;
     entry->source.name = std::filesystem::path(*path).stem().string();
+    for (const auto& shape : r.shapes())
+      entry->source.shapes.push_back({shape.name(), {shape.dims().begin(), shape.dims().end()}});
   } else {
     entry->source.bytes = std::move(frame.owned.at(0));
     entry->source_hold = std::move(placed.upload);  // kept to reload the model
