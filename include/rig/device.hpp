@@ -59,7 +59,7 @@ struct ModelInfo {
   std::string name;  // file stem or the name given when loading from bytes
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
-  ModelRewrites normalization;
+  ModelRewrites normalization = {};  // what the load-time pass did (ONNX models)
 
   size_t input_bytes() const;
   size_t output_bytes() const;

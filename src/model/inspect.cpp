@@ -142,7 +142,7 @@ static bool write_all(int fd, const std::string& data) {
 // SIGSEGV in convPoolShapeInference) on some malformed graphs, and a model
 // file is untrusted input: a crash there must be an error, not rig's death.
 // The child sends back "1" + the inferred model, or "0" + the error text.
-Result<void> infer_shapes_isolated(onnx::ModelProto& model) {
+Result<void> infer_shapes_isolated(onnx::ModelProto& model, bool data_propagation) {
   int fds[2];
   if (::pipe(fds) != 0)
     return fail(ErrorCode::io, std::string("shape inference: pipe: ") + std::strerror(errno));
@@ -158,7 +158,8 @@ Result<void> infer_shapes_isolated(onnx::ModelProto& model) {
     if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, STDERR_FILENO);
     std::string out;
     try {
-      onnx::shape_inference::InferShapes(model);
+      onnx::ShapeInferenceOptions options(false, 0, data_propagation);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
       out = "1" + model.SerializeAsString();
     } catch (const std::exception& e) {
       out = std::string("0") + e.what();

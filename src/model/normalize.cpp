@@ -113,8 +113,8 @@ Result<void> fix_input_shapes(onnx::GraphProto& graph, const std::vector<InputSh
       found = found || (input.name() == s.name && !initializers.count(s.name));
     if (!found)
       return fail(ErrorCode::invalid_argument,
-                  "--shape names input '" + s.name + "', which the model does not have (inputs: " +
-                      names + ")");
+                  "--shape names input '" + s.name +
+                      "', which the model does not have (inputs: " + names + ")");
   }
   for (auto& input : *graph.mutable_input()) {
     if (initializers.count(input.name())) continue;
@@ -125,10 +125,10 @@ Result<void> fix_input_shapes(onnx::GraphProto& graph, const std::vector<InputSh
     if (it != given.end()) {
       const auto& dims = it->second->dims;
       if (tensor->has_shape() && tensor->shape().dim_size() != static_cast<int>(dims.size()))
-        return fail(ErrorCode::invalid_argument,
-                    "--shape " + input.name() + "=" + dims_text(dims) + ": " + what + " has rank " +
-                        std::to_string(tensor->shape().dim_size()) + ", not " +
-                        std::to_string(dims.size()));
+        return fail(ErrorCode::invalid_argument, "--shape " + input.name() + "=" + dims_text(dims) +
+                                                     ": " + what + " has rank " +
+                                                     std::to_string(tensor->shape().dim_size()) +
+                                                     ", not " + std::to_string(dims.size()));
       if (!tensor->has_shape())
         for (size_t i = 0; i < dims.size(); ++i) tensor->mutable_shape()->add_dim();
       for (int i = 0; i < tensor->shape().dim_size(); ++i) {
@@ -160,9 +160,9 @@ Result<void> fix_input_shapes(onnx::GraphProto& graph, const std::vector<InputSh
         changed = true;
         continue;
       }
-      return fail(ErrorCode::invalid_argument,
-                  what + " dimension " + std::to_string(i) + label +
-                      " is dynamic: give its size with --shape " + input.name() + "=DIMS");
+      return fail(ErrorCode::invalid_argument, what + " dimension " + std::to_string(i) + label +
+                                                   " is dynamic: give its size with --shape " +
+                                                   input.name() + "=DIMS");
     }
   }
   return {};
@@ -376,14 +376,13 @@ class Pass {
       if (graph_outputs_.count(o)) return false;  // a graph output stays computed
     const_eval::Context context;
     context.opset = opset_;
-    context.max_elements = std::min<uint64_t>(uint64_t{1} << 20,
-                                              options_.max_folded_elements - folded_elements_);
+    context.max_elements =
+        std::min<uint64_t>(uint64_t{1} << 20, options_.max_folded_elements - folded_elements_);
     std::vector<const Value*> inputs;
     for (const auto& in : node.input()) {
       inputs.push_back(constant(in));
       auto s = shapes_.find(in);
-      context.input_shapes.push_back(s == shapes_.end() ? std::nullopt
-                                                        : std::optional(s->second));
+      context.input_shapes.push_back(s == shapes_.end() ? std::nullopt : std::optional(s->second));
     }
     auto outputs = const_eval::evaluate(node, inputs, context);
     if (!outputs || outputs->size() != static_cast<size_t>(node.output_size())) return false;
@@ -534,12 +533,12 @@ Result<InputShape> parse_input_shape(std::string_view text) {
   const std::string quoted = "--shape '" + std::string(text) + "'";
   const size_t eq = text.rfind('=');
   if (eq == std::string_view::npos || eq == 0)
-    return fail(ErrorCode::invalid_argument, quoted + ": expected NAME=DIMS, e.g. input=1x3x224x224");
+    return fail(ErrorCode::invalid_argument,
+                quoted + ": expected NAME=DIMS, e.g. input=1x3x224x224");
   InputShape shape;
   shape.name = std::string(text.substr(0, eq));
   std::string_view dims = text.substr(eq + 1);
-  if (dims.empty())
-    return fail(ErrorCode::invalid_argument, quoted + ": no dimensions after '='");
+  if (dims.empty()) return fail(ErrorCode::invalid_argument, quoted + ": no dimensions after '='");
   size_t start = 0;
   for (;;) {
     const size_t x = dims.find('x', start);
@@ -554,8 +553,8 @@ Result<InputShape> parse_input_shape(std::string_view text) {
                   quoted + ": dimension " + std::to_string(shape.dims.size()) + " is " +
                       std::to_string(d) + "; every dimension must be at least 1");
     if (d > std::numeric_limits<int32_t>::max())
-      return fail(ErrorCode::invalid_argument, quoted + ": dimension " + std::string(part) +
-                                                   " is larger than rig handles");
+      return fail(ErrorCode::invalid_argument,
+                  quoted + ": dimension " + std::string(part) + " is larger than rig handles");
     shape.dims.push_back(d);
     if (x == std::string_view::npos) break;
     start = x + 1;
@@ -585,28 +584,42 @@ Result<NormalizedModel> normalize_onnx(std::span<const std::byte> bytes,
   bool outputs_static = true;
   for (const auto& output : model.graph().output())
     outputs_static = outputs_static && static_dims(output.type()).has_value();
-  if (needs_shape_facts(model.graph()) || (inputs_changed && !outputs_static)) {
-    onnx::ModelProto inferred = model;
-    auto* graph = inferred.mutable_graph();
-    graph->clear_value_info();
-    for (auto& output : *graph->mutable_output())
-      if (!static_dims(output.type()) && output.type().has_tensor_type())
-        output.mutable_type()->mutable_tensor_type()->clear_shape();
-    // Without shape facts the pass still applies every rewrite that needs none.
-    if (auto ok = onnx_util::infer_shapes_isolated(inferred); ok) {
-      model = std::move(inferred);
-    } else {
-      report.notes.push_back("shape facts unavailable (" + ok.error().message +
-                             "): shape arithmetic was not folded");
+  // Shape facts come from ONNX shape inference; a round of folding can make
+  // more of them known (a Reshape's target shape, once folded), so inference
+  // runs again after a round that folded something, a few times at most.
+  bool facts_failed = false;
+  for (int attempt = 0;; ++attempt) {
+    bool inferred = false;
+    if (!facts_failed &&
+        (needs_shape_facts(model.graph()) || (attempt == 0 && inputs_changed && !outputs_static))) {
+      onnx::ModelProto inferring = model;
+      auto* graph = inferring.mutable_graph();
+      graph->clear_value_info();
+      for (auto& output : *graph->mutable_output())
+        if (!static_dims(output.type()) && output.type().has_tensor_type())
+          output.mutable_type()->mutable_tensor_type()->clear_shape();
+      // Without shape facts the pass still applies every rewrite that needs none.
+      if (auto ok = onnx_util::infer_shapes_isolated(inferring, true); ok) {
+        model = std::move(inferring);
+        inferred = true;
+      } else {
+        facts_failed = true;
+        report.notes.push_back("shape facts unavailable (" + ok.error().message +
+                               "): shape arithmetic was not folded");
+      }
+    }
+    Pass pass(model, options, report);
+    pass.load_facts();
+    const uint64_t before_round = report.total();
+    pass.run();
+    if (report.total() == before_round || !inferred || attempt >= 3 ||
+        !needs_shape_facts(model.graph())) {
+      pass.tidy_value_info();
+      break;
     }
   }
-
-  Pass pass(model, options, report);
-  pass.load_facts();
-  pass.run();
   report.nodes_after = static_cast<uint64_t>(model.graph().node_size());
   if (report.total() == 0 && !inputs_changed) return out;  // the model as it was
-  pass.tidy_value_info();
   out.bytes = onnx_util::serialize(model);
   return out;
 }

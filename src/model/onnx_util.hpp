@@ -32,6 +32,8 @@ Result<void> check_attributes(const onnx::GraphProto& graph, int depth = 0);
 
 // ONNX shape inference in a child process: libonnx crashes on some malformed
 // graphs, and a crash there must be an error, not rig's death.
-Result<void> infer_shapes_isolated(onnx::ModelProto& model);
+// With data propagation, shapes computed in the graph (Shape -> Gather ->
+// Concat -> Reshape) are followed too.
+Result<void> infer_shapes_isolated(onnx::ModelProto& model, bool data_propagation = false);
 
 }  // namespace rig::onnx_util
