@@ -127,7 +127,11 @@ int run_normalize(const ModelOptions& o) {
   NormalizeOptions options;
   options.shapes = *shapes;
   auto normalized = normalize_onnx(*bytes, options, o.normalize_input);
-  if (!normalized) return report_error(normalized.error());
+  if (!normalized) {
+    Error e = normalized.error();
+    e.message = "model '" + o.normalize_input + "': " + e.message;
+    return report_error(e);
+  }
   const std::span<const std::byte> out =
       normalized->changed() ? std::span<const std::byte>(normalized->bytes) : *bytes;
   auto info = inspect_onnx(out, o.output);

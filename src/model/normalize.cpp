@@ -35,8 +35,9 @@ constexpr const char* kNoopExpand = "noop_expand_removed";
 constexpr const char* kDeadNode = "dead_node_removed";
 constexpr const char* kDeadInitializer = "unused_initializer_removed";
 
-Error named(const std::string& model, Error e) {
-  e.message = "model '" + model + "': " + e.message;
+// Errors do not repeat the model's name: the caller that loads a model names
+// it (cold_start: "model 'PATH': ..."), as `rig model normalize` does.
+Error named(const std::string& /*model*/, Error e) {
   return e;
 }
 
