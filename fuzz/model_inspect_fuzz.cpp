@@ -1,5 +1,7 @@
-// libFuzzer target: model files are untrusted bytes. inspect_onnx must return
-// a value or an Error for any input, never crash or hang.
+// libFuzzer target: model files are untrusted bytes. inspect_onnx and the
+// load-time normalisation pass (normalize_onnx, with and without --shape)
+// must return a value or an Error for any input, never crash or hang,
+// on the fuzzed bytes and on the pass's own output.
 // RIG_FUZZ_SEEDS=DIR writes a seed corpus (the rig's own models) to DIR.
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +35,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t total = 0;
     for (const auto& t : info->inputs) total += t.bytes;
     if (total != info->input_bytes()) __builtin_trap();
+  }
+  rig::NormalizeOptions options;
+  options.max_rounds = 8;
+  options.max_folded_elements = uint64_t{1} << 16;
+  for (int with_shape = 0; with_shape < 2; ++with_shape) {
+    if (with_shape) options.shapes = {{"input", {1, 3, 8, 8}}};
+    auto normalized = rig::normalize_onnx(bytes, options, "fuzz");
+    if (!normalized || !normalized->changed()) continue;
+    // The pass's own output is input too (what a server receives from a client).
+    (void)rig::normalize_onnx(normalized->bytes, options, "fuzz");
+    (void)rig::inspect_onnx(normalized->bytes, "fuzz");
   }
   return 0;
 }

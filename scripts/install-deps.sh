@@ -32,6 +32,8 @@ test_packages=(
   chromium python3-pil  # the report's headless browser test and its screenshot check
 )
 if [[ $profile == test ]]; then packages+=("${test_packages[@]}"); fi
+# Not installed by either profile: tools/check-torchvision.py (a manual check,
+# not CI) needs `apt-get install -y python3-torchvision python3-onnx python3-opencv`.
 
 missing=()
 for p in "${packages[@]}"; do

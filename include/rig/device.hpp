@@ -43,10 +43,23 @@ struct TensorInfo {
   size_t bytes = 0;            // exact frame size in bytes: product(shape) * element_size
 };
 
+// What the load-time normalisation pass (normalize_onnx, rig/model.hpp) did
+// to an ONNX model before the device saw it.
+struct ModelRewrites {
+  bool ran = false;  // false: the model was not normalised (not ONNX, or an older peer)
+  uint64_t nodes_before = 0;
+  uint64_t nodes_after = 0;
+  std::map<std::string, uint64_t> rewrites;  // kind -> count; kinds with a count only
+  std::vector<std::string> notes;            // e.g. a free batch dimension fixed to 1
+
+  uint64_t total() const;  // rewrites of every kind
+};
+
 struct ModelInfo {
   std::string name;  // file stem or the name given when loading from bytes
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  ModelRewrites normalization = {};  // what the load-time pass did (ONNX models)
 
   size_t input_bytes() const;
   size_t output_bytes() const;
@@ -57,11 +70,20 @@ struct ModelInfo {
 // one of the three is used, in that order of precedence. Devices read it
 // through read_model_source() and name it with model_display_name()
 // (rig/model.hpp): one rule for every device.
+// An input's shape fixed by the user (--shape NAME=1x3x224x224).
+struct InputShape {
+  std::string name;
+  std::vector<int64_t> dims;
+};
+
 struct ModelSource {
   std::vector<std::byte> bytes;  // the serialized model (ONNX, or a device's own format)
   std::string path;              // a file on this host; used when bytes is empty
   std::string server_name;       // a path under the server's --model-dir (remote devices only)
   std::string name;              // display name; empty: the stem of path or server_name
+  // Shapes of dynamic inputs, applied by the normalisation pass where the
+  // model is loaded (sent in the load request for a server_name).
+  std::vector<InputShape> shapes;
 };
 
 // Breakdown of load(). Phases a device cannot separate are reported as 0 with

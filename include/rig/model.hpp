@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,6 +67,49 @@ Result<std::vector<std::byte>> build_cnn_model(const CnnSpec& spec);
 // invalid_argument.
 Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string name);
 
+// --shape NAME=1x3x224x224: NAME is everything before the last '=', the
+// dimensions are positive integers joined by 'x'. Errors name the text.
+Result<InputShape> parse_input_shape(std::string_view text);
+
+// The load-time normalisation pass over an ONNX graph, run before any device
+// sees the model. With the inputs' shapes fixed (`shapes`, else a free leading
+// batch dimension set to 1 and noted; any other free dimension is an error
+// naming the input, the dimension's name and index) it drops Identity nodes,
+// moves constant Clip bounds into attributes, folds constant subgraphs (shape
+// arithmetic included, from ONNX shape inference run in a child process) into
+// initializers, sets defaulted attributes (Conv kernel_shape, Resize modes),
+// removes Expand nodes that change nothing, and removes what became dead. It
+// is a fixed-point pass with a cap on work; it never changes what the graph
+// computes, and a second run rewrites nothing. Refuses, naming the problem:
+// external data, an opset newer than the installed ONNX library knows, an
+// unknown input in `shapes`, a wrong rank or a zero dimension.
+struct NormalizeOptions {
+  std::vector<InputShape> shapes;
+  uint64_t max_rounds = 64;                          // fixed-point rounds over the graph
+  uint64_t max_folded_elements = uint64_t{1} << 26;  // all folded tensors together
+};
+
+struct NormalizedModel {
+  std::vector<std::byte> bytes;  // the rewritten model; empty: the input as it was
+  ModelRewrites report;
+  bool changed() const { return !bytes.empty(); }
+};
+
+Result<NormalizedModel> normalize_onnx(std::span<const std::byte> bytes,
+                                       const NormalizeOptions& options, const std::string& name);
+
+// Facts about an ONNX model for `rig model inspect`: what it holds, before
+// any rewriting.
+struct OnnxFacts {
+  uint64_t nodes = 0;
+  uint64_t parameters = 0;                       // elements of every initializer
+  std::map<std::string, uint64_t> weight_bytes;  // by element type name ("FLOAT", ...)
+  std::map<std::string, uint64_t> op_histogram;  // "domain::Op" or "Op" -> count
+  std::map<std::string, int64_t> opsets;         // domain ("" = ai.onnx) -> version
+  std::vector<std::string> dynamic_dimensions;   // "input 'x' dimension 0 ('batch')"
+};
+Result<OnnxFacts> onnx_facts(std::span<const std::byte> bytes);
+
 // A model's bytes as read from a ModelSource: its own bytes (not copied) or
 // the file's (owned here). `bytes` views one of them; moving a ModelBytes
 // keeps the view valid.
@@ -86,6 +130,21 @@ struct ModelBytes {
 // device can load one; it sends the name) or a source with nothing in it, and
 // with not_found / io naming the path.
 Result<ModelBytes> read_model_source(const ModelSource& source);
+
+// What every device that runs ONNX loads: the source read, normalised with
+// source.shapes (normalize_onnx), then inspected; info.normalization says
+// what the pass did. `model.bytes` views the normalised bytes.
+struct PreparedModel {
+  ModelBytes model;
+  ModelInfo info;
+};
+Result<PreparedModel> prepare_onnx_model(const ModelSource& source);
+// The same for bytes already read (`read` is kept when nothing changes).
+Result<PreparedModel> prepare_onnx_model(ModelBytes read, const std::string& name,
+                                         const std::vector<InputShape>& shapes);
+
+// Whether bytes parse as an ONNX model (a device's own format does not).
+bool parses_as_onnx(std::span<const std::byte> bytes);
 
 // The one display-name rule: `name` when set, else the stem of the path (or
 // of server_name), else "model".

@@ -50,7 +50,7 @@ int run_ab_command(const AbOptions& o) {
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
 
-  auto model = resolve_model(o.model);
+  auto model = resolve_model(o.model, o.point.shapes);
   if (!model) return report_error(model.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: A/B of %s on %s: %u pairs of %s runs...\n",
@@ -77,6 +77,7 @@ Command add_ab_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "ab", "Compare two configurations in interleaved pairs, with a noise verdict");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  add_shape_option(sub, o->point.shapes);
   sub->add_option("-d,--device", o->device, "base device spec: cpu, sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--a", o->a,

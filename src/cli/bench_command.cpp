@@ -52,7 +52,7 @@ int run_bench_command(const BenchOptions& o) {
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
 
-  auto model = resolve_model(o.model);
+  auto model = resolve_model(o.model, o.point.shapes);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
   auto device = open_spec(o.device);
@@ -81,6 +81,7 @@ Command add_bench_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "bench", "Measure time to first output, steady-state rate and bytes per inference");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  add_shape_option(sub, o->point.shapes);
   sub->add_option("-d,--device", o->device,
                   "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
       ->capture_default_str();

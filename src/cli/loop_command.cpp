@@ -22,6 +22,7 @@ namespace {
 
 struct LoopOptions {
   std::string model;
+  std::vector<std::string> shapes;
   std::string device = "cpu";
   std::string duration = "3s";
   std::string sleep = "0";
@@ -75,7 +76,7 @@ int run_loop_command(const LoopOptions& o) {
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json_path.empty())
     if (auto ok = check_writable("--json", o.json_path); !ok) return report_error(ok.error());
-  auto model = resolve_model(o.model);
+  auto model = resolve_model(o.model, o.shapes);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
   auto device = open_spec(o.device);
@@ -110,6 +111,7 @@ Command add_loop_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "loop", "The device's own rate (on-device loop) beside the host-observed pipelined rate");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  add_shape_option(sub, o->shapes);
   sub->add_option("-d,--device", o->device, "device spec: cpu[:...], sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--duration", o->duration, "length of the loop and of the pipelined run")

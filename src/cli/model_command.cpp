@@ -1,5 +1,6 @@
-// rig model transport|cnn|inspect: build the rig's own ONNX models, or show a
-// model's inputs and outputs.
+// rig model transport|cnn|inspect|normalize: build the rig's own ONNX models,
+// show what a model holds and whether the cpu device runs it, or write it as
+// the load-time normalisation pass rewrites it.
 #include <cstdio>
 #include <memory>
 
@@ -24,7 +25,20 @@ struct ModelOptions {
   int64_t layers = 4, width = 16, classes = 10;
   uint64_t seed = 1;
   std::string inspect_path;
+  std::vector<std::string> shapes;  // --shape (inspect, normalize)
+  bool json = false;                // inspect --json
+  std::string normalize_input;
 };
+
+Result<std::vector<InputShape>> parse_shapes(const std::vector<std::string>& texts) {
+  std::vector<InputShape> shapes;
+  for (const auto& text : texts) {
+    auto shape = parse_input_shape(text);
+    if (!shape) return tl::unexpected(shape.error());
+    shapes.push_back(std::move(*shape));
+  }
+  return shapes;
+}
 
 int write_model(const std::string& path, const Result<std::vector<std::byte>>& bytes) {
   if (!bytes) return report_error(bytes.error());
@@ -69,11 +83,70 @@ int run_cnn(const ModelOptions& o) {
 }
 
 int run_inspect(const ModelOptions& o) {
+  auto shapes = parse_shapes(o.shapes);
+  if (!shapes) return report_error(shapes.error());
   auto bytes = read_file(o.inspect_path);
   if (!bytes) return report_error(bytes.error());
-  auto info = inspect_onnx(*bytes, o.inspect_path);
+  auto facts = onnx_facts(*bytes);
+  if (!facts) return report_error(facts.error());
+  ModelInspection m;
+  m.path = o.inspect_path;
+  m.facts = std::move(*facts);
+  ModelSource source;
+  source.path = o.inspect_path;
+  source.shapes = *shapes;
+  auto prepared = prepare_onnx_model(source);
+  if (prepared) {
+    m.info = std::move(prepared->info);
+  } else {
+    m.pass_error = prepared.error();
+    m.cpu_reasons.push_back(prepared.error().message);
+  }
+  if (m.info) {
+    // The cpu device's own answer: it loads the model, as bench would.
+    auto device = open_spec("cpu:workers=1");
+    if (!device) return report_error(device.error());
+    auto loaded = (*device)->load(source);
+    m.runs_on_cpu = loaded.has_value();
+    if (!loaded) m.cpu_reasons.push_back(loaded.error().message);
+  }
+  if (o.json)
+    std::fputs((model_inspection_to_json(m) + "\n").c_str(), stdout);
+  else
+    std::fputs(format_model_inspection_text(m).c_str(), stdout);
+  // A wrong --shape is bad input; a model that cannot run is what inspect reports.
+  if (m.pass_error && m.pass_error->message.find("--shape") != std::string::npos &&
+      !o.shapes.empty())
+    return exit_code_for(m.pass_error->code);
+  return 0;
+}
+
+int run_normalize(const ModelOptions& o) {
+  if (auto ok = check_writable("-o", o.output); !ok) return report_error(ok.error());
+  auto shapes = parse_shapes(o.shapes);
+  if (!shapes) return report_error(shapes.error());
+  auto bytes = read_file(o.normalize_input);
+  if (!bytes) return report_error(bytes.error());
+  NormalizeOptions options;
+  options.shapes = *shapes;
+  auto normalized = normalize_onnx(*bytes, options, o.normalize_input);
+  if (!normalized) {
+    Error e = normalized.error();
+    e.message = "model '" + o.normalize_input + "': " + e.message;
+    return report_error(e);
+  }
+  const std::span<const std::byte> out =
+      normalized->changed() ? std::span<const std::byte>(normalized->bytes) : *bytes;
+  auto info = inspect_onnx(out, o.output);
   if (!info) return report_error(info.error());
-  std::fputs(format_model_text(o.inspect_path, *info).c_str(), stdout);
+  if (auto ok = write_file_atomic(o.output, out); !ok) return report_error(ok.error());
+  const ModelRewrites& n = normalized->report;
+  const std::string rewrites = format_rewrites(n);
+  std::printf("wrote %s: nodes %llu -> %llu, %s\n", o.output.c_str(),
+              static_cast<unsigned long long>(n.nodes_before),
+              static_cast<unsigned long long>(n.nodes_after),
+              rewrites.empty() ? "no rewrites" : ("rewrites: " + rewrites).c_str());
+  for (const auto& note : n.notes) std::printf("  note: %s\n", note.c_str());
   return 0;
 }
 
@@ -108,12 +181,22 @@ Command add_model_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000000));
   cnn->add_option("--seed", o->seed, "seed of the random weights")->capture_default_str();
   CLI::App* inspect =
-      sub->add_subcommand("inspect", "Show a model's inputs and outputs with byte sizes");
+      sub->add_subcommand("inspect",
+                          "Show a model's inputs, outputs, ops, weights, the rewrites the "
+                          "normalisation pass applies, and whether the cpu device runs it");
   inspect->add_option("model", o->inspect_path, "ONNX file")->required();
-  return {sub, [o, transport, cnn, inspect] {
+  add_shape_option(inspect, o->shapes);
+  inspect->add_flag("--json", o->json, "print the inspection as JSON");
+  CLI::App* normalize = sub->add_subcommand(
+      "normalize", "Write the model as the load-time normalisation pass rewrites it");
+  normalize->add_option("model", o->normalize_input, "ONNX file")->required();
+  normalize->add_option("-o,--output", o->output, "output .onnx file")->required();
+  add_shape_option(normalize, o->shapes);
+  return {sub, [o, transport, cnn, inspect, normalize] {
             if (transport->parsed()) return run_transport(*o);
             if (cnn->parsed()) return run_cnn(*o);
             if (inspect->parsed()) return run_inspect(*o);
+            if (normalize->parsed()) return run_normalize(*o);
             return 2;
           }};
 }

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+
 #include "cli/command.hpp"
 #include "rig/device_spec.hpp"
 #include "rig/output_file.hpp"
@@ -55,6 +57,26 @@ Result<ModelSource> resolve_model(const std::string& path) {
 std::string display_spec(const std::string& spec) {
   auto parsed = parse_device_spec(spec);
   return parsed ? parsed->given_text() : redact_secrets(spec);
+}
+
+Result<ModelSource> resolve_model(const std::string& path, const std::vector<std::string>& shapes) {
+  std::vector<InputShape> parsed;
+  for (const auto& text : shapes) {
+    auto shape = parse_input_shape(text);
+    if (!shape) return tl::unexpected(shape.error());
+    parsed.push_back(std::move(*shape));
+  }
+  auto source = resolve_model(path);
+  if (!source) return source;
+  source->shapes = std::move(parsed);
+  return source;
+}
+
+void add_shape_option(CLI::App* sub, std::vector<std::string>& shapes) {
+  sub->add_option("--shape", shapes,
+                  "fix a dynamic input's shape, NAME=1x3x224x224 (repeatable, one per input)")
+      ->take_all()
+      ->allow_extra_args(false);
 }
 
 Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {

@@ -5,6 +5,11 @@
 #include <string>
 
 #include <memory>
+#include <vector>
+
+namespace CLI {
+class App;
+}
 
 #include "rig/clock.hpp"
 #include "rig/device.hpp"
@@ -29,6 +34,12 @@ Result<void> check_writable(const std::string& option, const std::string& path);
 // The model to use: `path` if given (must exist), "server:NAME" for a model
 // under the remote server's --model-dir, else the built-in demo.
 Result<ModelSource> resolve_model(const std::string& path);
+// The same with --shape NAME=DIMS texts (parse_input_shape), applied where
+// the model is loaded.
+Result<ModelSource> resolve_model(const std::string& path, const std::vector<std::string>& shapes);
+
+// --shape NAME=DIMS, repeatable: on every command that loads a model.
+void add_shape_option(CLI::App* sub, std::vector<std::string>& shapes);
 
 // A -d spec as every output and result shows it: the parsed spec's display
 // form (DeviceSpec::given_text), secrets redacted.

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -24,7 +25,8 @@ struct PointOptions {
   std::string warmup_max = "5s";
   std::string timeout = "30s";
   uint64_t seed = 1;
-  bool strict = false;  // --strict: exit 1 when the verdict is INVALID
+  bool strict = false;                   // --strict: exit 1 when the verdict is INVALID
+  std::vector<std::string> shapes = {};  // --shape NAME=DIMS (add_shape_option; not ladder)
 };
 
 inline void add_point_options(CLI::App* sub, PointOptions& o, bool with_repeats) {

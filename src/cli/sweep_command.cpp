@@ -41,7 +41,7 @@ int run_sweep_command(const SweepOptions& o) {
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
 
-  auto model = resolve_model(o.model);
+  auto model = resolve_model(o.model, o.point.shapes);
   if (!model) return report_error(model.error());
   auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
@@ -70,6 +70,7 @@ Command add_sweep_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "sweep", "Pipelined rate against queue depth: the knee, and the round trip pipelining hides");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  add_shape_option(sub, o->point.shapes);
   sub->add_option("-d,--device", o->device,
                   "device spec: cpu, sim:... (sim:link=usb3-gen2,...), tcp://HOST:PORT")
       ->capture_default_str();

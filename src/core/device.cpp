@@ -104,6 +104,12 @@ Result<void> check_bindings(const ModelInfo& model, const Bindings& buffers) {
   return {};
 }
 
+uint64_t ModelRewrites::total() const {
+  uint64_t n = 0;
+  for (const auto& [kind, count] : rewrites) n += count;
+  return n;
+}
+
 size_t ModelInfo::input_bytes() const {
   size_t n = 0;
   for (const auto& t : inputs) n += t.bytes;

@@ -96,6 +96,103 @@ std::vector<std::byte> serialize(const onnx::ModelProto& model) {
   return bytes;
 }
 
+// Attribute values that ONNX's own shape inference and OpenCV's importer
+// divide by or index with. A crafted model with a zero stride crashes libonnx
+// (SIGFPE in convPoolShapeInference, found by fuzz/model_inspect_fuzz.cpp), so
+// these are checked here, in every node of every (sub)graph, first.
+Result<void> check_attributes(const onnx::GraphProto& graph, int depth) {
+  if (depth > 16) return fail(ErrorCode::unsupported, "subgraphs nested deeper than 16");
+  static const std::set<std::string> positive = {"strides", "dilations", "kernel_shape",
+                                                 "group",   "blocksize", "block_size"};
+  static const std::set<std::string> non_negative = {"pads", "output_padding"};
+  constexpr int64_t kMaxValue = int64_t{1} << 31;
+  for (const auto& node : graph.node()) {
+    for (const auto& attr : node.attribute()) {
+      const bool must_be_positive = positive.count(attr.name()) > 0;
+      if (must_be_positive || non_negative.count(attr.name())) {
+        std::vector<int64_t> values(attr.ints().begin(), attr.ints().end());
+        if (attr.has_i()) values.push_back(attr.i());
+        for (int64_t v : values)
+          if (v < (must_be_positive ? 1 : 0) || v > kMaxValue)
+            return fail(ErrorCode::invalid_argument,
+                        "node '" + node.name() + "' (" + node.op_type() + "): attribute " +
+                            attr.name() + " = " + std::to_string(v) + " is out of range");
+      }
+      if (attr.has_g())
+        if (auto ok = check_attributes(attr.g(), depth + 1); !ok) return ok;
+      for (const auto& g : attr.graphs())
+        if (auto ok = check_attributes(g, depth + 1); !ok) return ok;
+    }
+  }
+  return {};
+}
+
+static bool write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Runs ONNX shape inference in a child process. libonnx 1.12 crashes (SIGFPE,
+// SIGSEGV in convPoolShapeInference) on some malformed graphs, and a model
+// file is untrusted input: a crash there must be an error, not rig's death.
+// The child sends back "1" + the inferred model, or "0" + the error text.
+Result<void> infer_shapes_isolated(onnx::ModelProto& model, bool data_propagation) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    return fail(ErrorCode::io, std::string("shape inference: pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return fail(ErrorCode::io, std::string("shape inference: fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    // The crash is reported as an error by the parent; keep the child quiet.
+    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, STDERR_FILENO);
+    std::string out;
+    try {
+      onnx::ShapeInferenceOptions options(false, 0, data_propagation);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+      out = "1" + model.SerializeAsString();
+    } catch (const std::exception& e) {
+      out = std::string("0") + e.what();
+    }
+    ::_exit(write_all(fds[1], out) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string in;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    in.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    return fail(ErrorCode::unsupported, "ONNX shape inference crashed on this model (signal " +
+                                            std::to_string(WTERMSIG(status)) +
+                                            "): declare the graph's output shapes");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
+    return fail(ErrorCode::unsupported, "ONNX shape inference did not complete");
+  if (in[0] == '0') return fail(ErrorCode::unsupported, "shape inference failed: " + in.substr(1));
+  onnx::ModelProto inferred;
+  if (!inferred.ParseFromArray(in.data() + 1, static_cast<int>(in.size() - 1)))
+    return fail(ErrorCode::internal, "shape inference returned an unreadable model");
+  model = std::move(inferred);
+  return {};
+}
+
 }  // namespace onnx_util
 
 namespace {
@@ -148,102 +245,6 @@ Result<TensorInfo> tensor_info(const onnx::ValueInfoProto& value, std::string_vi
   return info;
 }
 
-// Attribute values that ONNX's own shape inference and OpenCV's importer
-// divide by or index with. A crafted model with a zero stride crashes libonnx
-// (SIGFPE in convPoolShapeInference, found by fuzz/model_inspect_fuzz.cpp), so
-// these are checked here, in every node of every (sub)graph, first.
-Result<void> check_attributes(const onnx::GraphProto& graph, int depth = 0) {
-  if (depth > 16) return fail(ErrorCode::unsupported, "subgraphs nested deeper than 16");
-  static const std::set<std::string> positive = {"strides", "dilations", "kernel_shape",
-                                                 "group",   "blocksize", "block_size"};
-  static const std::set<std::string> non_negative = {"pads", "output_padding"};
-  constexpr int64_t kMaxValue = int64_t{1} << 31;
-  for (const auto& node : graph.node()) {
-    for (const auto& attr : node.attribute()) {
-      const bool must_be_positive = positive.count(attr.name()) > 0;
-      if (must_be_positive || non_negative.count(attr.name())) {
-        std::vector<int64_t> values(attr.ints().begin(), attr.ints().end());
-        if (attr.has_i()) values.push_back(attr.i());
-        for (int64_t v : values)
-          if (v < (must_be_positive ? 1 : 0) || v > kMaxValue)
-            return fail(ErrorCode::invalid_argument,
-                        "node '" + node.name() + "' (" + node.op_type() + "): attribute " +
-                            attr.name() + " = " + std::to_string(v) + " is out of range");
-      }
-      if (attr.has_g())
-        if (auto ok = check_attributes(attr.g(), depth + 1); !ok) return ok;
-      for (const auto& g : attr.graphs())
-        if (auto ok = check_attributes(g, depth + 1); !ok) return ok;
-    }
-  }
-  return {};
-}
-
-bool write_all(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Runs ONNX shape inference in a child process. libonnx 1.12 crashes (SIGFPE,
-// SIGSEGV in convPoolShapeInference) on some malformed graphs, and a model
-// file is untrusted input: a crash there must be an error, not rig's death.
-// The child sends back "1" + the inferred model, or "0" + the error text.
-Result<void> infer_shapes_isolated(onnx::ModelProto& model) {
-  int fds[2];
-  if (::pipe(fds) != 0)
-    return fail(ErrorCode::io, std::string("shape inference: pipe: ") + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return fail(ErrorCode::io, std::string("shape inference: fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    // The crash is reported as an error by the parent; keep the child quiet.
-    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, STDERR_FILENO);
-    std::string out;
-    try {
-      onnx::shape_inference::InferShapes(model);
-      out = "1" + model.SerializeAsString();
-    } catch (const std::exception& e) {
-      out = std::string("0") + e.what();
-    }
-    ::_exit(write_all(fds[1], out) ? 0 : 1);
-  }
-  ::close(fds[1]);
-  std::string in;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    in.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status))
-    return fail(ErrorCode::unsupported, "ONNX shape inference crashed on this model (signal " +
-                                            std::to_string(WTERMSIG(status)) +
-                                            "): declare the graph's output shapes");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
-    return fail(ErrorCode::unsupported, "ONNX shape inference did not complete");
-  if (in[0] == '0') return fail(ErrorCode::unsupported, "shape inference failed: " + in.substr(1));
-  onnx::ModelProto inferred;
-  if (!inferred.ParseFromArray(in.data() + 1, static_cast<int>(in.size() - 1)))
-    return fail(ErrorCode::internal, "shape inference returned an unreadable model");
-  model = std::move(inferred);
-  return {};
-}
-
 }  // namespace
 
 Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string name) {
@@ -251,7 +252,7 @@ Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string nam
   if (!parsed) return tl::unexpected(parsed.error());
   onnx::ModelProto& model = *parsed;
   auto* graph = model.mutable_graph();
-  if (auto ok = check_attributes(*graph); !ok) {
+  if (auto ok = onnx_util::check_attributes(*graph); !ok) {
     Error e = ok.error();
     e.message = "model '" + name + "': " + e.message;
     return tl::unexpected(e);
@@ -271,7 +272,7 @@ Result<ModelInfo> inspect_onnx(std::span<const std::byte> bytes, std::string nam
     for (auto& output : *graph->mutable_output())
       if (!fully_static(output.type()) && output.type().has_tensor_type())
         output.mutable_type()->mutable_tensor_type()->clear_shape();
-    if (auto ok = infer_shapes_isolated(model); !ok) {
+    if (auto ok = onnx_util::infer_shapes_isolated(model); !ok) {
       Error e = ok.error();
       e.message = "model '" + name + "': output shapes are not declared and " + e.message;
       return tl::unexpected(e);

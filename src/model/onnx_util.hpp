@@ -26,4 +26,14 @@ Result<onnx::ModelProto> parse_model(std::span<const std::byte> bytes);
 
 std::vector<std::byte> serialize(const onnx::ModelProto& model);
 
+// Attribute values that shape inference and OpenCV divide by or index with,
+// checked in every node of every (sub)graph (crafted values crash libonnx).
+Result<void> check_attributes(const onnx::GraphProto& graph, int depth = 0);
+
+// ONNX shape inference in a child process: libonnx crashes on some malformed
+// graphs, and a crash there must be an error, not rig's death.
+// With data propagation, shapes computed in the graph (Shape -> Gather ->
+// Concat -> Reshape) are followed too.
+Result<void> infer_shapes_isolated(onnx::ModelProto& model, bool data_propagation = false);
+
 }  // namespace rig::onnx_util

@@ -26,6 +26,33 @@ Result<ModelBytes> read_model_source(const ModelSource& source) {
   return fail(ErrorCode::invalid_argument, "model source has neither a path nor bytes");
 }
 
+Result<PreparedModel> prepare_onnx_model(const ModelSource& source) {
+  auto read = read_model_source(source);
+  if (!read) return tl::unexpected(read.error());
+  return prepare_onnx_model(std::move(*read), model_display_name(source), source.shapes);
+}
+
+Result<PreparedModel> prepare_onnx_model(ModelBytes read_bytes, const std::string& name,
+                                         const std::vector<InputShape>& shapes) {
+  ModelBytes* read = &read_bytes;
+  PreparedModel prepared;
+  NormalizeOptions options;
+  options.shapes = shapes;
+  auto normalized = normalize_onnx(read->bytes, options, name);
+  if (!normalized) return tl::unexpected(normalized.error());
+  if (normalized->changed()) {
+    prepared.model.owned = std::move(normalized->bytes);
+    prepared.model.bytes = prepared.model.owned;
+  } else {
+    prepared.model = std::move(*read);
+  }
+  auto info = inspect_onnx(prepared.model.bytes, name);
+  if (!info) return tl::unexpected(info.error());
+  prepared.info = std::move(*info);
+  prepared.info.normalization = std::move(normalized->report);
+  return prepared;
+}
+
 std::string model_display_name(const ModelSource& source) {
   if (!source.name.empty()) return source.name;
   for (const std::string* where : {&source.path, &source.server_name}) {

@@ -97,6 +97,19 @@ void to_pb(const ModelInfo& info, pb::ModelInfo& out) {
   out.set_name(info.name);
   for (const auto& t : info.inputs) tensor_to_pb(t, *out.add_inputs());
   for (const auto& t : info.outputs) tensor_to_pb(t, *out.add_outputs());
+  const ModelRewrites& n = info.normalization;
+  if (n.ran) {
+    auto* r = out.mutable_normalization();
+    r->set_ran(true);
+    r->set_nodes_before(n.nodes_before);
+    r->set_nodes_after(n.nodes_after);
+    for (const auto& [kind, count] : n.rewrites) {
+      auto* c = r->add_rewrites();
+      c->set_kind(kind);
+      c->set_count(count);
+    }
+    for (const auto& note : n.notes) r->add_notes(note);
+  }
 }
 
 Result<ModelInfo> from_pb(const pb::ModelInfo& info) {
@@ -111,6 +124,14 @@ Result<ModelInfo> from_pb(const pb::ModelInfo& info) {
     auto tensor = tensor_from_pb(t);
     if (!tensor) return tl::unexpected(tensor.error());
     out.outputs.push_back(std::move(*tensor));
+  }
+  if (info.has_normalization()) {
+    const auto& r = info.normalization();
+    out.normalization.ran = r.ran();
+    out.normalization.nodes_before = r.nodes_before();
+    out.normalization.nodes_after = r.nodes_after();
+    for (const auto& c : r.rewrites()) out.normalization.rewrites[c.kind()] += c.count();
+    out.normalization.notes.assign(r.notes().begin(), r.notes().end());
   }
   return out;
 }

@@ -215,6 +215,17 @@ void bench_fields(Io& io, BenchResult& r) {
     m.value("name", r.model.name);
     m.array("inputs", r.model.inputs, tensor_fields<Io>);
     m.array("outputs", r.model.outputs, tensor_fields<Io>);
+    m.object(
+        "normalization",
+        [&](Io& n) {
+          ModelRewrites& w = r.model.normalization;
+          n.value("ran", w.ran);
+          n.value("nodes_before", w.nodes_before);
+          n.value("nodes_after", w.nodes_after);
+          n.value("rewrites", w.rewrites);
+          n.value("notes", w.notes);
+        },
+        3);
   });
   io.object("ttfo", [&](Io& t) { ttfo_fields(t, r.ttfo); });
   io.object("steady", [&](Io& s) {
@@ -326,7 +337,16 @@ std::string format_bench_text(const BenchResult& r) {
   for (const auto& t : r.model.outputs)
     out << ", out " << t.name << " " << to_string(t.type) << " "
         << format_bytes(static_cast<double>(t.bytes));
-  out << "\n\n";
+  out << "\n";
+  if (const ModelRewrites& n = r.model.normalization; n.ran) {
+    std::string kinds;
+    for (const auto& [kind, count] : n.rewrites)
+      kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(count);
+    out << "  normalised at load: nodes " << n.nodes_before << " -> " << n.nodes_after << ", "
+        << (kinds.empty() ? std::string("no rewrites") : "rewrites: " + kinds) << "\n";
+    for (const auto& note : n.notes) out << "  note: " << note << "\n";
+  }
+  out << "\n";
   out << confounds_text(r.verdict);
 
   out << "time to first output (cold)\n";

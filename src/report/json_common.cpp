@@ -45,7 +45,18 @@ json model_json(const ModelInfo& m) {
   json inputs = json::array(), outputs = json::array();
   for (const auto& t : m.inputs) inputs.push_back(tensor_json(t));
   for (const auto& t : m.outputs) outputs.push_back(tensor_json(t));
-  return {{"name", m.name}, {"inputs", inputs}, {"outputs", outputs}};
+  return {{"name", m.name},
+          {"inputs", inputs},
+          {"outputs", outputs},
+          {"normalization", normalization_json(m.normalization)}};
+}
+
+json normalization_json(const ModelRewrites& n) {
+  return {{"ran", n.ran},
+          {"nodes_before", n.nodes_before},
+          {"nodes_after", n.nodes_after},
+          {"rewrites", json(n.rewrites)},
+          {"notes", n.notes}};
 }
 
 json timings_json(const InferenceTimings& t) {

@@ -31,7 +31,8 @@ json json_number(std::optional<double> value);
 json json_summary(const Summary& s);
 json error_json(const std::optional<Error>& e);
 json tensor_json(const TensorInfo& t);
-json model_json(const ModelInfo& m);  // name, inputs, outputs (every tensor)
+json model_json(const ModelInfo& m);  // name, inputs, outputs (every tensor), normalization
+json normalization_json(const ModelRewrites& n);  // ran, nodes_before/after, rewrites, notes
 json timings_json(const InferenceTimings& t);
 json ttfo_json(const TtfoResult& t);
 json point_settings_json(const PointSettings& s);

@@ -313,6 +313,8 @@ void Session::handle_load(wire::Frame& frame, Placed placed) {
     entry->source.bytes = std::move(*bytes);
     entry->source_hold = std::move(*hold);
     entry->source.name = std::filesystem::path(r.name()).stem().string();
+    for (const auto& shape : r.shapes())
+      entry->source.shapes.push_back({shape.name(), {shape.dims().begin(), shape.dims().end()}});
   } else {
     entry->source.bytes = std::move(frame.owned.at(0));
     entry->source_hold = std::move(placed.upload);  // kept to reload the model

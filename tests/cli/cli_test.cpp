@@ -14,6 +14,7 @@
 #include "cli_support.hpp"
 #include "rig/device.hpp"
 #include "rig/model.hpp"
+#include "rig/report/document.hpp"
 #include "server/server.hpp"
 
 namespace rig {
@@ -107,7 +108,7 @@ TEST_F(Cli, SimBenchWritesCompleteJsonAtomically) {
   EXPECT_NE(r.output.find("verdict: VALID"), std::string::npos) << r.output;
   std::ifstream in(out);
   const auto doc = nlohmann::json::parse(in);
-  EXPECT_EQ(doc["schema_version"], 3);
+  EXPECT_EQ(doc["schema_version"], kJsonSchemaVersion);
   EXPECT_EQ(doc["verdict"]["status"], "VALID");
   EXPECT_EQ(doc["bytes"]["model_in"], 64 * 64 * 4);
   EXPECT_EQ(doc["settings"]["effective"]["depth"], 4);
@@ -191,8 +192,8 @@ TEST_F(Cli, TheTokenIsNeverEchoed) {
       {"check", "check " + model_ + " -d " + spec + " --json " + path("check.json")},
       {"compare",
        "compare " + model_ + " " + model_ + " -d " + spec + " --json " + path("compare.json")},
-      {"report", "report " + path("bench.json") + " " + path("soak.json") + " -o " +
-                     path("report.html")},
+      {"report",
+       "report " + path("bench.json") + " " + path("soak.json") + " -o " + path("report.html")},
       {"export", "export " + path("bench.json") + " --csv -o " + path("bench.csv")},
   };
   for (const auto& [name, args] : commands) {

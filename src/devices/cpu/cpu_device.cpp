@@ -266,15 +266,18 @@ Result<LoadTimings> CpuDevice::load(const ModelSource& source) {
   Clock& clk = clock();
   LoadTimings timings;
   const Nanos t0 = clk.now();
+  // The normalisation pass (with its inspection) counts as parsing.
   auto model = read_model_source(source);
   if (!model) return tl::unexpected(model.error());
   const Nanos t1 = clk.now();
   timings.read = t1 - t0;
-
-  auto info = inspect_onnx(model->bytes, model_display_name(source));
-  if (!info) return tl::unexpected(info.error());
-  const cpu::OpenCvModel prepared = cpu::prepare_for_opencv(model->bytes, *info);
-  auto nets = cpu::import_nets(model->bytes, prepared, config_.workers);
+  auto normalized =
+      prepare_onnx_model(std::move(*model), model_display_name(source), source.shapes);
+  if (!normalized) return tl::unexpected(normalized.error());
+  std::optional<ModelInfo> info = std::move(normalized->info);
+  const std::span<const std::byte> bytes = normalized->model.bytes;
+  const cpu::OpenCvModel prepared = cpu::prepare_for_opencv(bytes, *info);
+  auto nets = cpu::import_nets(bytes, prepared, config_.workers);
   if (!nets) return tl::unexpected(nets.error());
   const Nanos t2 = clk.now();
   timings.parse = t2 - t1;

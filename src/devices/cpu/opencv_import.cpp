@@ -1,5 +1,7 @@
 #include "devices/cpu/opencv_import.hpp"
 
+#include <map>
+
 #include <onnx/onnx_pb.h>
 #include <opencv2/core.hpp>
 #include <opencv2/core/utils/logger.hpp>
@@ -10,7 +12,23 @@ namespace {
 // Maps an OpenCV import failure to an Error. OpenCV names the failing node as
 // "Node [TopK@ai.onnx]:(onnx_node!topk0) parse error: ..."; without that, the
 // model's op types are listed so the user can see what OpenCV was given.
-Error import_error(const std::string& what, const std::set<std::string>& op_types) {
+Error import_error_alone(const std::string& what, const std::set<std::string>& op_types);
+
+// The listed nodes OpenCV has no parser for, then the importer's own (first)
+// refusal: it stops at the first problem, the list names every one.
+Error import_error(const std::string& what, const OpenCvModel& model) {
+  Error first = import_error_alone(what, model.op_types);
+  if (model.unparsed.empty()) return first;
+  std::string list;
+  for (const auto& node : model.unparsed) list += (list.empty() ? "" : "; ") + node;
+  return Error{ErrorCode::unsupported,
+               std::string("the cpu device (OpenCV ") + CV_VERSION + ") has no importer for " +
+                   std::to_string(model.unparsed.size()) +
+                   (model.unparsed.size() == 1 ? " node: " : " nodes: ") + list +
+                   ". The importer's first refusal: " + first.message};
+}
+
+Error import_error_alone(const std::string& what, const std::set<std::string>& op_types) {
   const std::string prefix = std::string("the cpu device (OpenCV ") + CV_VERSION + ") ";
   size_t node = what.find("Node [");
   if (node != std::string::npos) {
@@ -71,6 +89,48 @@ OpenCvModel prepare_for_opencv(std::span<const std::byte> bytes, const ModelInfo
   onnx::ModelProto proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return model;
   for (const auto& node : proto.graph().node()) model.op_types.insert(node.op_type());
+  {
+    std::map<std::string, std::string> shapes;  // tensor -> "1x3x8x8"
+    auto text = [](const auto& dims) {
+      std::string s;
+      for (const auto& d : dims) s += (s.empty() ? "" : "x") + d;
+      return s.empty() ? std::string("scalar") : s;
+    };
+    auto from_type = [&](const onnx::ValueInfoProto& v) {
+      if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+      std::vector<std::string> dims;
+      for (const auto& d : v.type().tensor_type().shape().dim())
+        dims.push_back(d.has_dim_value() ? std::to_string(d.dim_value())
+                                         : (d.dim_param().empty() ? "?" : d.dim_param()));
+      shapes[v.name()] = text(dims);
+    };
+    for (const auto& v : proto.graph().input()) from_type(v);
+    for (const auto& v : proto.graph().value_info()) from_type(v);
+    for (const auto& v : proto.graph().output()) from_type(v);
+    for (const auto& t : proto.graph().initializer()) {
+      std::vector<std::string> dims;
+      for (int64_t d : t.dims()) dims.push_back(std::to_string(d));
+      shapes[t.name()] = text(dims);
+    }
+    std::map<std::string, int64_t> opsets;
+    for (const auto& o : proto.opset_import())
+      opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+    for (const auto& node : proto.graph().node()) {
+      const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+      if (opencv_has_parser(domain, node.op_type())) continue;
+      std::string inputs;
+      for (const auto& in : node.input()) {
+        if (in.empty()) continue;
+        auto it = shapes.find(in);
+        inputs += (inputs.empty() ? "" : ", ") + (it == shapes.end() ? "?" : it->second);
+      }
+      auto opset = opsets.find(domain);
+      model.unparsed.push_back((domain.empty() ? "" : domain + "::") + node.op_type() + " '" +
+                               node.name() + "' (opset " +
+                               (opset == opsets.end() ? "?" : std::to_string(opset->second)) +
+                               ", inputs " + (inputs.empty() ? "none" : inputs) + ")");
+    }
+  }
   bool changed = false;
   for (int i = 0; i < proto.graph().output_size(); ++i) {
     auto* type = proto.mutable_graph()->mutable_output(i)->mutable_type();
@@ -93,9 +153,9 @@ Result<std::vector<cv::dnn::Net>> import_nets(std::span<const std::byte> bytes,
     QuietOpenCvLog quiet;
     for (uint32_t i = 0; i < count; ++i) nets.push_back(cv::dnn::readNetFromONNX(data, size));
   } catch (const std::exception& e) {
-    return tl::unexpected(import_error(e.what(), model.op_types));
+    return tl::unexpected(import_error(e.what(), model));
   } catch (...) {
-    return tl::unexpected(import_error("unknown exception", model.op_types));
+    return tl::unexpected(import_error("unknown exception", model));
   }
   return nets;
 }
@@ -125,7 +185,7 @@ Result<std::vector<std::string>> configure_nets(std::vector<cv::dnn::Net>& nets,
       n.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
     }
   } catch (const std::exception& e) {
-    return tl::unexpected(import_error(e.what(), op_types));
+    return tl::unexpected(import_error_alone(e.what(), op_types));
   }
   return names;
 }

@@ -26,8 +26,15 @@ std::string short_reason(const std::string& what);
 // when the import fails.
 struct OpenCvModel {
   std::set<std::string> op_types;
+  // Every node whose op OpenCV 4.6's importer has no parser for (see
+  // opencv_has_parser): "Op 'node' (opset N, inputs 1x3x8x8, 64)".
+  std::vector<std::string> unparsed;
   std::string patched;  // the model re-serialized; empty: the bytes as given
 };
+
+// Whether OpenCV 4.6.0's ONNX importer has a parser for the op; `domain`
+// "" is ai.onnx. The table is in opencv_ops.cpp.
+bool opencv_has_parser(const std::string& domain, const std::string& op);
 
 OpenCvModel prepare_for_opencv(std::span<const std::byte> bytes, const ModelInfo& info);
 

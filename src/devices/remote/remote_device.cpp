@@ -231,15 +231,34 @@ class RemoteDevice final : public Device {
     pb::Body body;
     auto* r = body.mutable_load_model_request();
     ModelBytes model;  // what is uploaded; it must outlive call()
+    std::optional<ModelRewrites> uploaded_normalization;
     std::vector<std::span<const std::byte>> buffers;
     if (source.bytes.empty() && source.path.empty() && !source.server_name.empty()) {
       // The server reads it under its --model-dir and names it.
       r->set_by_name(true);
       r->set_name(source.server_name);
+      for (const auto& shape : source.shapes) {
+        auto* s = r->add_shapes();
+        s->set_name(shape.name);
+        for (int64_t d : shape.dims) s->add_dims(d);
+      }
     } else {
       auto read = read_model_source(source);
       if (!read) return tl::unexpected(read.error());
       model = std::move(*read);
+      // The client normalises an ONNX model before uploading it (with the
+      // shapes); the server's own pass then finds nothing left to do.
+      if (parses_as_onnx(model.bytes)) {
+        NormalizeOptions options;
+        options.shapes = source.shapes;
+        auto normalized = normalize_onnx(model.bytes, options, model_display_name(source));
+        if (!normalized) return tl::unexpected(normalized.error());
+        uploaded_normalization = std::move(normalized->report);
+        if (normalized->changed()) {
+          model.owned = std::move(normalized->bytes);
+          model.bytes = model.owned;
+        }
+      }
       r->set_name(model_display_name(source));
       buffers.push_back(model.bytes);
     }
@@ -252,6 +271,7 @@ class RemoteDevice final : public Device {
     if (!info) return tl::unexpected(info.error());
     handle_ = m.handle();
     model_ = std::move(*info);
+    if (uploaded_normalization) model_.normalization = std::move(*uploaded_normalization);
     LoadTimings t;
     t.parse = Nanos(m.parse_ns());
     t.compile = Nanos(m.compile_ns());

@@ -240,11 +240,9 @@ class SimDevice final : public Device {
 
   Result<LoadTimings> load(const ModelSource& source) override {
     reset_model();
-    auto model = read_model_source(source);
-    if (!model) return tl::unexpected(model.error());
-    auto info = inspect_onnx(model->bytes, model_display_name(source));
-    if (!info) return tl::unexpected(info.error());
-    model_ = std::move(*info);
+    auto prepared = prepare_onnx_model(source);  // the same normalisation as the cpu device's
+    if (!prepared) return tl::unexpected(prepared.error());
+    model_ = std::move(prepared->info);
     loaded_ = true;
     first_pending_ = true;
     if (!p_.warn.empty()) warnings_.push_back(p_.warn);
