@@ -57,16 +57,49 @@ class Reservoir {
 // closest ranks (the "type 7" definition used by numpy and R).
 std::optional<double> percentile_sorted(std::span<const double> sorted, double p);
 
+// A percentile's distribution-free two-sided confidence interval from order
+// statistics: the number of samples below the true p-quantile is
+// Binomial(n, p/100), so [x_(l), x_(u)] (1-based ranks) covers it with at
+// least `confidence`, each tail holding at most (1 - confidence) / 2. When no
+// such rank exists inside the sample the interval is absent and the
+// percentile is "not enough samples": `needs` is the fewest samples for which
+// both ranks exist (the same rule solved for n).
+struct PercentileInterval {
+  double p = 0;                                  // in (0, 100)
+  double confidence = 0.95;                      // two-sided
+  size_t count = 0;                              // samples
+  size_t needs = 0;                              // samples the rule needs for this p and confidence
+  std::optional<size_t> lower_rank, upper_rank;  // 1-based order statistics
+  std::optional<double> lower, upper;            // their values
+  bool enough() const { return lower.has_value() && upper.has_value(); }
+  // needs - count, or 0.
+  size_t more_needed() const { return count >= needs ? 0 : needs - count; }
+};
+
+inline constexpr double kDefaultConfidence = 0.95;
+
+// The fewest samples for which a two-sided interval of the p-th percentile
+// exists at `confidence`: both (p/100)^n and (1 - p/100)^n at most
+// (1 - confidence) / 2. p = 99 at 95%: 368; p = 90: 36; the median: 6.
+size_t samples_needed(double p, double confidence = kDefaultConfidence);
+
+// The interval of percentile p of sorted values (see PercentileInterval).
+PercentileInterval percentile_interval(std::span<const double> sorted, double p,
+                                       double confidence = kDefaultConfidence);
+
 struct Summary {
   size_t count = 0;
   std::optional<double> min, max, mean, median, p90, p99, stddev;
+  // The confidence intervals of the median, p90 and p99 (order statistics).
+  // (summarize fills them; p is 50, 90, 99)
+  PercentileInterval median_ci, p90_ci, p99_ci;
   // (max - min) / median; nullopt when empty or the median is 0.
   std::optional<double> spread;
   // Median absolute percentage error from the median (robust noise figure).
   std::optional<double> mdape;
 };
 
-Summary summarize(std::span<const double> values);
+Summary summarize(std::span<const double> values, double confidence = kDefaultConfidence);
 
 // (max - min) / median of a small set; nullopt when empty or the median is 0.
 std::optional<double> relative_spread(std::span<const double> values);
