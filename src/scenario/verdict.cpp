@@ -170,6 +170,80 @@ RuleOutcome enough_lone_frames(uint64_t samples) {
   return o;
 }
 
+// Percentiles whose interval needs more samples than were taken: reported as
+// "not enough samples", with how many more the rule needs.
+RuleOutcome percentiles_resolved(const Summary& s, const std::string& what,
+                                 const std::string& raise) {
+  const PercentileInterval* cis[] = {&s.p90_ci, &s.p99_ci};
+  std::string evidence = what + ": " + std::to_string(s.count) + " samples";
+  for (const auto* ci : cis)
+    evidence += ", p" + format_fixed(ci->p, 0) + " needs " + std::to_string(ci->needs);
+  RuleOutcome o = outcome("percentiles_resolved", Severity::warns, evidence);
+  for (const auto* ci : cis)
+    if (s.count > 0 && !ci->enough())
+      finding(o, what + " p" + format_fixed(ci->p, 0) +
+                     ": not enough samples (n = " + std::to_string(ci->count) + ", p" +
+                     format_fixed(ci->p, 0) + " needs >= " + std::to_string(ci->needs) + " for a " +
+                     format_fixed(ci->confidence * 100, 0) + "% interval); " +
+                     std::to_string(ci->more_needed()) + " more samples needed (" + raise + ")");
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// rig bench --rate: offered load
+
+RuleOutcome offered_run_completed(const OfferedRun& o) {
+  RuleOutcome out = outcome("offered_run_completed", Severity::invalidates,
+                            std::to_string(o.completed) + " of " + std::to_string(o.arrivals) +
+                                " measured frames completed");
+  if (o.device_stuck)
+    finding(out,
+            "the device did not return every request (its buffers are kept alive); "
+            "restart the device");
+  else if (o.aborted)
+    finding(out, "the offered-load run aborted: " +
+                     (o.first_error ? o.first_error->to_string() : std::string("aborted")));
+  if (o.arrivals == 0) finding(out, "no frame arrived in the measured time; raise --duration");
+  return out;
+}
+
+RuleOutcome frames_on_time(const OfferedRun& o, Nanos threshold) {
+  RuleOutcome out =
+      outcome("frames_on_time", Severity::warns,
+              std::to_string(o.late) + " of " + std::to_string(o.submitted) + " frames (" +
+                  format_fixed(o.late_share * 100, 2) + "%) submitted more than " +
+                  format_duration(threshold) + " after their arrival, at most " +
+                  format_fixed(kLateShareLimit * 100, 0) + "% wanted");
+  if (o.late_share > kLateShareLimit)
+    finding(out, format_fixed(o.late_share * 100, 1) + "% of frames were submitted late (median " +
+                     (o.lateness_ms.median ? format_ms(*o.lateness_ms.median) : "n/a") + ", max " +
+                     (o.lateness_ms.max ? format_ms(*o.lateness_ms.max) : "n/a") +
+                     " behind schedule): every request slot was busy, or the host could not "
+                     "keep the schedule; the latency from arrival includes the wait");
+  return out;
+}
+
+RuleOutcome no_dropped_frames(const OfferedRun& o) {
+  RuleOutcome out =
+      outcome("no_dropped_frames", Severity::warns, std::to_string(o.dropped) + " frames dropped");
+  if (o.dropped > 0)
+    finding(out, std::to_string(o.dropped) + " of " + std::to_string(o.arrivals) +
+                     " frames were dropped with every request slot in flight (--on-full drop)");
+  return out;
+}
+
+RuleOutcome keeps_up(const OfferedRun& o) {
+  RuleOutcome out = outcome("keeps_up", Severity::warns,
+                            "achieved " + format_fixed(o.achieved_rate, 2) + " frames/s of " +
+                                format_fixed(o.scheduled_rate, 2) + " arrived (" +
+                                format_fixed(o.offered_rate, 2) + " offered)");
+  if (!o.keeps_up && !o.aborted)
+    finding(out, "the device does not keep up with " + format_fixed(o.offered_rate, 2) +
+                     " frames/s: it completed " + format_fixed(o.achieved_rate, 2) +
+                     " frames/s; lower --rate or find the highest rate with rig sweep --rate");
+  return out;
+}
+
 RuleOutcome rig_not_limiting(const OverheadResult& overhead) {
   RuleOutcome o = outcome("rig_not_limiting", Severity::warns,
                           overhead.measured ? overhead.note : "not measured");
@@ -288,6 +362,24 @@ void Verdict::add(RuleOutcome o) {
 
 Verdict judge(const BenchResult& r) {
   Verdict v;
+  const std::string lone_raise = "raise --latency-samples or --latency-duration";
+  if (r.offered) {
+    const OfferedRun& o = *r.offered;
+    v.add(depth_within_queue(r.depth_note));
+    v.add(no_errors(r.latency.errors + o.errors,
+                    r.latency.first_error ? r.latency.first_error : o.first_error,
+                    "in lone frames and the offered-load run"));
+    v.add(offered_run_completed(o));
+    v.add(frames_on_time(o, r.effective.offered.late_threshold));
+    v.add(no_dropped_frames(o));
+    v.add(keeps_up(o));
+    v.add(percentiles_resolved(o.latency_ms, "latency at the offered rate", "raise --duration"));
+    v.add(enough_lone_frames(r.latency.samples));
+    v.add(percentiles_resolved(r.latency.overall_ms, "lone-frame latency", lone_raise));
+    v.rules.back().rule = "lone_percentiles_resolved";
+    add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock);
+    return v;
+  }
   const auto& repeats = r.steady.repeats;
   uint64_t errors = r.latency.errors;
   std::optional<Error> first = r.latency.first_error;
@@ -307,6 +399,8 @@ Verdict judge(const BenchResult& r) {
   }
   v.add(repeats_agree(r.steady.rate, r.effective.repeat_tolerance));
   v.add(enough_lone_frames(r.latency.samples));
+  v.add(percentiles_resolved(r.latency.overall_ms, "lone-frame latency", lone_raise));
+  v.rules.back().rule = "lone_percentiles_resolved";
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock);
   return v;
 }

@@ -63,7 +63,7 @@ TEST(OfferedLoad, KeepsUpAt400PerSecondNotAt600) {
 
   const OfferedRun slow = measure_offered(*rig.device, rig.workspace, at(600, 8));
   EXPECT_FALSE(slow.keeps_up);
-  EXPECT_GT(slow.late_share, 0.5);  // the queue fills, then every frame waits
+  EXPECT_GT(slow.late_share, 0.5);     // the queue fills, then every frame waits
   EXPECT_LT(slow.achieved_rate, 510);  // the device's 500/s
   EXPECT_GT(slow.achieved_rate, 480);
   // Latency from the scheduled arrival grows with the backlog; from the
@@ -104,7 +104,7 @@ TEST(OfferedLoad, PoissonArrivalsAreSeededAndNearTheRate) {
   s.seed = 7;
   const OfferedRun a = measure_offered(*rig.device, rig.workspace, s);
   const OfferedRun b = measure_offered(*rig.device, rig.workspace, s);
-  EXPECT_EQ(a.arrivals, b.arrivals);  // the same schedule from the same seed
+  EXPECT_EQ(a.arrivals, b.arrivals);       // the same schedule from the same seed
   EXPECT_NEAR(a.scheduled_rate, 100, 10);  // 2000 +/- 45 (1 sd) arrivals
   EXPECT_EQ(a.completed, a.arrivals);
   EXPECT_NEAR(a.achieved_rate, a.scheduled_rate, 0.01 * a.scheduled_rate);
@@ -115,8 +115,12 @@ TEST(OfferedLoad, PoissonArrivalsAreSeededAndNearTheRate) {
 struct Seen final : EngineObserver {
   uint64_t submits = 0, completions = 0, windows = 0;
   std::vector<std::string> phases;
-  void phase_begin(EnginePhase p, Nanos) override { phases.push_back("+" + std::string(to_string(p))); }
-  void phase_end(EnginePhase p, Nanos) override { phases.push_back("-" + std::string(to_string(p))); }
+  void phase_begin(EnginePhase p, Nanos) override {
+    phases.push_back("+" + std::string(to_string(p)));
+  }
+  void phase_end(EnginePhase p, Nanos) override {
+    phases.push_back("-" + std::string(to_string(p)));
+  }
   void window_closed(const WindowFigure&, Nanos) override { ++windows; }
   void submitted(uint32_t, Nanos) override { ++submits; }
   void completed(uint32_t, const Completion&, Nanos) override { ++completions; }

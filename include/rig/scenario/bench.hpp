@@ -16,6 +16,17 @@
 
 namespace rig {
 
+// An offered-load run (rig bench --rate): frames arrive on a schedule and
+// are submitted at their arrival instead of keeping a depth full; it replaces
+// the steady-state repeats and runs for the point's duration.
+struct OfferedLoad {
+  double rate = 0;  // frames/s; 0: closed loop (the steady-state repeats)
+  Arrival arrival = Arrival::constant;
+  QueueFull on_full = QueueFull::wait;
+  Nanos late_threshold{std::chrono::milliseconds(1)};
+  bool enabled() const { return rate > 0; }
+};
+
 // What the user asked for. Defaults keep the demo near a minute on 2 cores.
 struct BenchSettings {
   std::string model;           // where the model came from, for the record (model_origin)
@@ -24,8 +35,11 @@ struct BenchSettings {
   // The steady-state repeats: 10 s and 100 inferences each, at least.
   PointSettings point = {.duration = std::chrono::seconds(10), .min_inferences = 100};
   double repeat_tolerance = 0.10;  // repeats must agree within this (spread)
-  uint64_t latency_samples = 200;
+  // 400 lone frames: enough for p90 and p99 intervals at 95% (p99 needs 368).
+  uint64_t latency_samples = 400;
   Nanos latency_max{std::chrono::seconds(5)};
+  double confidence = kDefaultConfidence;  // of every percentile's interval
+  OfferedLoad offered;
   size_t reservoir_capacity = 10000;
   double overhead_limit = 0.05;  // flag the rig when its bookkeeping exceeds this share
 };
@@ -67,7 +81,8 @@ struct BenchResult {
   ModelInfo model;
   TtfoResult ttfo;
   LatencyResult latency;
-  SteadyResult steady;
+  SteadyResult steady;                // empty when offered load ran instead
+  std::optional<OfferedRun> offered;  // rig bench --rate
   BytesResult bytes;
   OverheadResult overhead;
   Verdict verdict;  // judge(BenchResult)
