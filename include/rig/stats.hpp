@@ -101,6 +101,35 @@ struct Summary {
 
 Summary summarize(std::span<const double> values, double confidence = kDefaultConfidence);
 
+// The Mann-Whitney U test (Wilcoxon rank-sum) of two independent samples:
+// u counts the pairs (x_i, y_j) with y_j > x_i (ties count one half). The
+// two-sided p-value is exact (the permutation distribution of the rank sum,
+// conditional on ties) up to 100 values in all, else the normal
+// approximation with the tie correction.
+struct UTest {
+  size_t n_x = 0, n_y = 0;
+  double u = 0;        // pairs with y > x, ties one half
+  double p_value = 1;  // two-sided
+  bool exact = false;
+};
+UTest mann_whitney_u(std::span<const double> x, std::span<const double> y);
+
+// The smallest equal sample size whose most extreme outcome reaches a
+// two-sided p-value <= alpha (2 / C(2n, n)): 4 at alpha 0.05.
+size_t mann_whitney_min_n(double alpha);
+
+// The Hodges-Lehmann estimate of the shift y - x (the median of all
+// differences y_j - x_i) with its distribution-free interval: the order
+// statistics of the differences that the U distribution (no ties) puts at
+// (1 - confidence) / 2 in each tail. The interval is absent when the samples
+// are too small for the confidence.
+struct ShiftEstimate {
+  std::optional<double> estimate, lower, upper;
+  double confidence = 0.95;
+};
+ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y,
+                             double confidence = kDefaultConfidence);
+
 // (max - min) / median of a small set; nullopt when empty or the median is 0.
 std::optional<double> relative_spread(std::span<const double> values);
 

@@ -137,6 +137,147 @@ Summary summarize(std::span<const double> values, double confidence) {
   return s;
 }
 
+namespace {
+
+// The number of ways (as a double) to pick k of the items with doubled-rank
+// sum s, for every s: dp[k][s]. Doubled midranks are integers.
+std::vector<double> rank_sum_counts(const std::vector<int>& doubled_ranks, size_t k) {
+  int total = 0;
+  for (int r : doubled_ranks) total += r;
+  std::vector<std::vector<double>> dp(k + 1, std::vector<double>(static_cast<size_t>(total) + 1));
+  dp[0][0] = 1;
+  for (int r : doubled_ranks)
+    for (size_t j = k; j >= 1; --j)
+      for (int sum = total; sum >= r; --sum)
+        dp[j][static_cast<size_t>(sum)] += dp[j - 1][static_cast<size_t>(sum - r)];
+  return dp[k];
+}
+
+// Midranks of the pooled sample, doubled (1-based ranks x 2).
+std::vector<int> doubled_midranks(std::span<const double> pooled, std::vector<int>& out_index) {
+  const size_t n = pooled.size();
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pooled[a] < pooled[b]; });
+  std::vector<int> ranks(n);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n && pooled[order[j + 1]] == pooled[order[i]]) ++j;
+    const int doubled = static_cast<int>(i + 1 + j + 1);  // (first + last) ranks
+    for (size_t t = i; t <= j; ++t) ranks[order[t]] = doubled;
+    i = j + 1;
+  }
+  out_index.assign(order.begin(), order.end());
+  return ranks;
+}
+
+double normal_sf(double z) {
+  return 0.5 * std::erfc(z / std::sqrt(2.0));
+}
+
+}  // namespace
+
+UTest mann_whitney_u(std::span<const double> x, std::span<const double> y) {
+  UTest t;
+  t.n_x = x.size();
+  t.n_y = y.size();
+  if (x.empty() || y.empty()) return t;
+  for (double a : x)
+    for (double b : y) t.u += b > a ? 1.0 : (b == a ? 0.5 : 0.0);
+  std::vector<double> pooled(x.begin(), x.end());
+  pooled.insert(pooled.end(), y.begin(), y.end());
+  std::vector<int> order;
+  const std::vector<int> ranks = doubled_midranks(pooled, order);
+  const size_t n = pooled.size(), ny = y.size();
+  // U_y = R_y - ny (ny + 1) / 2; in doubled ranks: 2 R_y = 2 U_y + ny (ny + 1).
+  const double mean_u = static_cast<double>(x.size() * ny) / 2;
+  if (n <= 100) {
+    const std::vector<double> counts = rank_sum_counts(ranks, ny);
+    double all = 0, low = 0, high = 0;
+    const double observed = 2 * t.u + static_cast<double>(ny * (ny + 1));
+    for (size_t s2 = 0; s2 < counts.size(); ++s2) {
+      if (counts[s2] == 0) continue;
+      all += counts[s2];
+      const auto sd = static_cast<double>(s2);
+      if (sd <= observed + 1e-9) low += counts[s2];
+      if (sd >= observed - 1e-9) high += counts[s2];
+    }
+    t.exact = true;
+    t.p_value = std::min(1.0, 2 * std::min(low, high) / all);
+    return t;
+  }
+  // Normal approximation with the tie correction and a continuity correction.
+  double ties = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n &&
+           ranks[static_cast<size_t>(order[j + 1])] == ranks[static_cast<size_t>(order[i])])
+      ++j;
+    const auto tk = static_cast<double>(j - i + 1);
+    ties += tk * tk * tk - tk;
+    i = j + 1;
+  }
+  const auto nd = static_cast<double>(n), nx = static_cast<double>(x.size()),
+             nyd = static_cast<double>(ny);
+  const double var = nx * nyd / 12 * ((nd + 1) - ties / (nd * (nd - 1)));
+  if (!(var > 0)) return t;  // every value tied: no evidence either way
+  const double z = std::max(0.0, std::fabs(t.u - mean_u) - 0.5) / std::sqrt(var);
+  t.p_value = std::min(1.0, 2 * normal_sf(z));
+  return t;
+}
+
+size_t mann_whitney_min_n(double alpha) {
+  for (size_t n = 1; n < 64; ++n) {
+    double c = 1;  // C(2n, n)
+    for (size_t i = 1; i <= n; ++i) c = c * static_cast<double>(n + i) / static_cast<double>(i);
+    if (2 / c <= alpha) return n;
+  }
+  return 64;
+}
+
+ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y,
+                             double confidence) {
+  ShiftEstimate e;
+  e.confidence = confidence;
+  if (x.empty() || y.empty()) return e;
+  std::vector<double> d;
+  d.reserve(x.size() * y.size());
+  for (double a : x)
+    for (double b : y) d.push_back(b - a);
+  std::sort(d.begin(), d.end());
+  e.estimate = percentile_sorted(d, 50);
+  // C: the largest c with P(U <= c) <= tail under no ties; the interval is
+  // [d_(C+1), d_(N-C)] (1-based).
+  const size_t nx = x.size(), ny = y.size(), n_all = nx * ny;
+  const double tail = (1 - confidence) / 2;
+  std::vector<double> cdf;  // P(U <= c), c = 0..n_all
+  if (nx + ny <= 100) {
+    std::vector<int> ranks(nx + ny);
+    for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(2 * (i + 1));
+    const std::vector<double> counts = rank_sum_counts(ranks, ny);
+    double all = 0;
+    for (double c : counts) all += c;
+    // doubled rank sum 2R = 2U + ny (ny + 1): U = (s2 - ny (ny + 1)) / 2.
+    cdf.assign(n_all + 1, 0);
+    const size_t base = ny * (ny + 1);
+    for (size_t s2 = base; s2 < counts.size(); s2 += 2) cdf[(s2 - base) / 2] += counts[s2] / all;
+    for (size_t c = 1; c < cdf.size(); ++c) cdf[c] += cdf[c - 1];
+  } else {
+    const double mean = static_cast<double>(n_all) / 2;
+    const double sd =
+        std::sqrt(static_cast<double>(nx * ny) * static_cast<double>(nx + ny + 1) / 12);
+    cdf.resize(n_all + 1);
+    for (size_t c = 0; c <= n_all; ++c)
+      cdf[c] = 1 - normal_sf((static_cast<double>(c) + 0.5 - mean) / sd);
+  }
+  std::optional<size_t> big_c;
+  for (size_t c = 0; c < cdf.size() && cdf[c] <= tail; ++c) big_c = c;
+  if (!big_c || *big_c + 1 > n_all - *big_c) return e;
+  e.lower = d[*big_c];              // d_(C+1)
+  e.upper = d[n_all - *big_c - 1];  // d_(N-C)
+  return e;
+}
+
 std::optional<double> relative_spread(std::span<const double> values) {
   return summarize(values).spread;
 }

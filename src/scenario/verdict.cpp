@@ -337,12 +337,28 @@ RuleOutcome points_without_errors(
 // ---------------------------------------------------------------------------
 // rig ab
 
-RuleOutcome enough_pairs(size_t pairs) {
-  RuleOutcome o = outcome("enough_pairs", Severity::invalidates, std::to_string(pairs) + " pairs");
-  if (pairs < kAbMinPairsForVerdict)
+RuleOutcome enough_pairs(size_t pairs, double alpha) {
+  const uint32_t least = ab_min_pairs(alpha);
+  RuleOutcome o = outcome("enough_pairs", Severity::invalidates,
+                          std::to_string(pairs) + " pairs; the U test reaches alpha " +
+                              format_fixed(alpha, 2) + " from " + std::to_string(least));
+  if (pairs < least)
     finding(o, "insufficient data: " + std::to_string(pairs) +
-                   " pair(s); a verdict needs at least " + std::to_string(kAbMinPairsForVerdict) +
-                   ", because the runs' own spread is the noise estimate; raise --pairs");
+                   " pair(s); the Mann-Whitney U test cannot reach alpha " +
+                   format_fixed(alpha, 2) + " with fewer than " + std::to_string(least) +
+                   " (google/benchmark recommends at least " + std::to_string(kAbRecommendedPairs) +
+                   "); raise --pairs");
+  return o;
+}
+
+RuleOutcome ab_resolved(const AbResult& r) {
+  RuleOutcome o =
+      outcome("ab_resolved", Severity::warns, "verdict " + std::string(to_string(r.verdict)));
+  if (r.verdict == AbVerdict::ambiguous)
+    finding(o, "the A/B result is ambiguous" +
+                   (r.pairs_recommended ? ": about " + std::to_string(*r.pairs_recommended) +
+                                              " pairs would likely resolve it (raise --pairs)"
+                                        : std::string()));
   return o;
 }
 
@@ -453,7 +469,8 @@ Verdict judge(const SweepResult& r) {
 Verdict judge(const AbResult& r) {
   Verdict v;
   v.add(depth_within_queue(r.depth_notes));
-  v.add(enough_pairs(r.ratios.size()));
+  v.add(enough_pairs(r.ratios.size(), r.settings.alpha));
+  v.add(ab_resolved(r));
   v.add(quiet_host(r.environment));
   if (r.shared_device) {
     v.add(device_without_warnings(r.device_a));

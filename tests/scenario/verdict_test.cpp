@@ -118,9 +118,20 @@ TEST(Verdict, AbNeedsEnoughPairs) {
   Verdict v = judge(r);
   EXPECT_FALSE(v.valid);
   EXPECT_FALSE(find_rule(v, "enough_pairs")->met);
+  // The U test reaches alpha 0.05 from 4 pairs.
   r.ratios = {1.0, 1.1, 1.0};
   v = judge(r);
+  EXPECT_FALSE(v.valid);
+  r.ratios = {1.0, 1.1, 1.0, 1.0};
+  v = judge(r);
   EXPECT_TRUE(v.valid);
+  EXPECT_TRUE(find_rule(v, "ab_resolved")->met);
+  r.verdict = AbVerdict::ambiguous;
+  r.pairs_recommended = 20;
+  v = judge(r);
+  EXPECT_TRUE(v.valid);  // ambiguous is an answer, not an invalid run
+  EXPECT_FALSE(find_rule(v, "ab_resolved")->met);
+  EXPECT_NE(v.warnings.back().find("about 20 pairs"), std::string::npos);
 }
 
 }  // namespace
