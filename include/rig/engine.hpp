@@ -115,13 +115,19 @@ struct LatencyResult {
 LatencyResult measure_latency(Device& device, const Workspace& workspace,
                               const LatencySettings& settings);
 
+// The stop rule of a repeat (adaptive): it stops at the first window close
+// where (a) min_duration and min_inferences are met, (b) the last 3 windows
+// agree within stability_tolerance and (c) the rate's 95% interval (Student t
+// over the window rates) has a half-width within rate_tolerance of the rate;
+// while any fails it goes on, up to min_duration x max_duration_factor.
 struct SteadySettings {
   uint32_t depth = 1;                            // requests kept in flight
   Nanos min_duration{std::chrono::seconds(10)};  // measured time per repeat, at least
   uint64_t min_inferences = 100;                 // completions per repeat, at least
   uint32_t windows = 10;                         // window length = min_duration / windows
   double stability_tolerance = 0.05;             // last 3 windows: (max-min)/median
-  double max_duration_factor = 2.0;              // keep going while unstable, up to this x
+  double rate_tolerance = 0.02;                  // the rate's interval half-width / rate
+  double max_duration_factor = 2.0;              // keep going while unmet, up to this x
   Nanos warmup_window{std::chrono::milliseconds(500)};
   Nanos warmup_max{std::chrono::seconds(5)};
   Nanos request_timeout{std::chrono::seconds(30)};
@@ -145,6 +151,11 @@ struct SteadyRepeat {
   std::vector<WindowFigure> windows;
   bool stable = false;
   std::optional<double> last_windows_spread;  // of the last 3 windows
+  // The rate's 95% interval from its windows (Student t over the window
+  // rates), as a share of the rate; nullopt below 2 windows.
+  std::optional<double> rate_half_width;
+  bool precise = false;  // rate_half_width <= rate_tolerance when it stopped
+  bool capped = false;   // stopped by the cap, with a condition unmet
   Nanos warmup{0};
   uint64_t warmup_inferences = 0;
   bool warmup_settled = false;

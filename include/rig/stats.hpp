@@ -130,6 +130,10 @@ struct ShiftEstimate {
 ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y,
                              double confidence = kDefaultConfidence);
 
+// The half-width of the 95% Student-t interval of the mean of `values`;
+// nullopt below two values.
+std::optional<double> mean_half_width_95(std::span<const double> values);
+
 // (max - min) / median of a small set; nullopt when empty or the median is 0.
 std::optional<double> relative_spread(std::span<const double> values);
 

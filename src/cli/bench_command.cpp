@@ -18,11 +18,11 @@ struct BenchOptions {
   std::string model;
   std::string device = "cpu";
   std::optional<uint32_t> depth;
-  // bench's defaults: 10 s and 100 inferences per repeat.
-  PointOptions point = {.duration = "10s", .min_inferences = 100};
+  // bench's defaults: at least 2 s and 100 inferences per repeat, up to 20 s.
+  PointOptions point = {.duration = "2s", .min_inferences = 100, .max_factor = 10};
   double repeat_tolerance = 0.10;
   uint64_t latency_samples = 400;
-  std::string latency_max = "5s";
+  std::string latency_max = "15s";
   double confidence = 0.95;
   std::string rate;  // empty: closed loop
   std::string arrival = "constant";
@@ -98,7 +98,8 @@ Command add_bench_command(CLI::App& app) {
                   "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
-  sub->add_option("--duration", o->point.duration, "measured time per repeat, e.g. 10s")
+  sub->add_option("--duration", o->point.duration,
+                  "measured time per repeat, at least (then the adaptive stop), e.g. 10s")
       ->capture_default_str();
   sub->add_option("--repeats", o->point.repeats, "repeats of the steady-state measurement")
       ->capture_default_str()
@@ -117,6 +118,7 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1e-6, 10.0));
   sub->add_option("--warmup-max", o->point.warmup_max, "cap on the warm-up")->capture_default_str();
+  add_stop_options(sub, o->point);
   sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{10000000}));

@@ -329,6 +329,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   uint64_t window_count = 0;
   Nanos waited{0}, bookkeeping{0};
 
+  std::vector<double> window_rates;
   auto last3_spread = [&]() -> std::optional<double> {
     if (r.windows.size() < 3) return std::nullopt;
     double rates[3];
@@ -402,11 +403,21 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
         r.last_windows_spread = last3_spread();
         const bool stable =
             r.last_windows_spread && *r.last_windows_spread <= s.stability_tolerance;
-        // Done when long enough, with enough samples, and stable; or at the
-        // hard cap, whatever was reached (the verdict names what is missing).
-        if ((elapsed >= s.min_duration && r.inferences >= s.min_inferences && stable) ||
-            elapsed >= max_duration) {
+        window_rates.push_back(w.rate);
+        const auto half = mean_half_width_95(window_rates);
+        r.rate_half_width.reset();
+        if (half && r.inferences > 0)
+          r.rate_half_width = *half / (static_cast<double>(r.inferences) / to_seconds(elapsed));
+        const bool precise = r.rate_half_width && *r.rate_half_width <= s.rate_tolerance;
+        // Done when long enough, with enough samples, stable and precise; or
+        // at the hard cap, whatever was reached (the verdict names what is
+        // missing).
+        const bool met =
+            elapsed >= s.min_duration && r.inferences >= s.min_inferences && stable && precise;
+        if (met || elapsed >= max_duration) {
           r.stable = stable;
+          r.precise = precise;
+          r.capped = !met;
           phase = Phase::drain;
           if (observer) {
             observer->phase_end(EnginePhase::measure, t_done);

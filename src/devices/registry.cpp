@@ -3,6 +3,7 @@
 #include <string>
 
 #include "devices/cpu/cpu_device.hpp"
+#include "devices/null/null_device.hpp"
 #include "devices/remote/remote_device.hpp"
 #include "devices/sim/sim_device.hpp"
 #include "rig/device.hpp"
@@ -13,8 +14,9 @@ namespace rig {
 namespace {
 
 tl::unexpected<Error> unknown_kind(const std::string& kind) {
-  return fail(ErrorCode::invalid_argument,
-              "unknown device '" + kind + "' (known: cpu, sim:..., tcp://HOST:PORT, unix:PATH)");
+  return fail(
+      ErrorCode::invalid_argument,
+      "unknown device '" + kind + "' (known: cpu, sim:..., null, tcp://HOST:PORT, unix:PATH)");
 }
 
 }  // namespace
@@ -28,7 +30,8 @@ Result<DeviceSpec> parse_device_spec(std::string_view text) {
   }
   auto parsed = parse_spec(text);
   if (!parsed) return tl::unexpected(parsed.error());
-  if (parsed->kind != "cpu" && parsed->kind != "sim") return unknown_kind(parsed->kind);
+  if (parsed->kind != "cpu" && parsed->kind != "sim" && parsed->kind != "null")
+    return unknown_kind(parsed->kind);
   // sim:link=usb3-gen2,... -> the profile's bw_in, bw_out, lat, depth, duplex
   return DeviceSpec::from_params(parsed->kind, std::move(parsed->params));
 }
@@ -37,6 +40,7 @@ Result<std::unique_ptr<Device>> open_device(const DeviceSpec& spec) {
   if (spec.remote()) return open_remote_device(spec.endpoint);
   if (spec.kind == "cpu") return open_cpu_device(spec.params);
   if (spec.kind == "sim") return open_sim_device(spec.params);
+  if (spec.kind == "null") return open_null_device(spec.params);
   return unknown_kind(spec.kind);
 }
 

@@ -43,6 +43,8 @@ void bench_settings_fields(Io& io, BenchSettings& s) {
   io.value("seed", s.point.seed);
   io.number("overhead_limit", s.overhead_limit);
   io.number("confidence", s.confidence, 3);
+  io.number("rate_tolerance", s.point.rate_tolerance, 3);
+  io.number("max_duration_factor", s.point.max_duration_factor, 3);
   io.object(
       "offered",
       [&](Io& o) {
@@ -146,6 +148,9 @@ void repeat_fields(Io& io, SteadyRepeat& rep) {
   io.number("rate_per_s", rep.rate);
   io.value("stable", rep.stable);
   io.number("last_windows_spread", rep.last_windows_spread);
+  io.number("rate_half_width", rep.rate_half_width, 3);
+  io.value("precise", rep.precise, 3);
+  io.value("capped", rep.capped, 3);
   io.seconds("warmup_s", rep.warmup);
   io.value("warmup_inferences", rep.warmup_inferences);
   io.value("warmup_settled", rep.warmup_settled);

@@ -106,6 +106,8 @@ json point_settings_json(const PointSettings& s) {
           {"min_inferences", s.min_inferences},
           {"windows", s.windows},
           {"stability_tolerance", s.stability_tolerance},
+          {"rate_tolerance", s.rate_tolerance},
+          {"max_duration_factor", s.max_duration_factor},
           {"warmup_max_s", to_seconds(s.warmup_max)},
           {"request_timeout_s", to_seconds(s.request_timeout)},
           {"repeats", s.repeats},

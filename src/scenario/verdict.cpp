@@ -139,6 +139,20 @@ RuleOutcome repeat_stable(const SteadyRepeat& rep, size_t i, double tolerance) {
   return o;
 }
 
+RuleOutcome rate_precise(const SteadyRepeat& rep, size_t i, double tolerance) {
+  const std::string half = rep.rate_half_width
+                               ? "+/-" + format_fixed(*rep.rate_half_width * 100, 2) + "%"
+                               : std::string("n/a: fewer than 2 windows");
+  RuleOutcome o = outcome("rate_precise", Severity::warns,
+                          repeat_name(i) + ": rate 95% interval " + half + ", at most +/-" +
+                              format_fixed(tolerance * 100, 1) + "% wanted");
+  if (rep.capped && !rep.precise && !rep.aborted)
+    finding(o, repeat_name(i) + ": the rate's interval (" + half + ") stayed wider than +/-" +
+                   format_fixed(tolerance * 100, 1) +
+                   "% up to the cap; raise --max-duration-factor or --rate-tolerance");
+  return o;
+}
+
 RuleOutcome warmup_settled(const SteadyRepeat& rep, size_t i, Nanos cap) {
   RuleOutcome o = outcome("warmup_settled", Severity::warns,
                           repeat_name(i) + ": warm-up " + format_duration(rep.warmup) +
@@ -411,6 +425,7 @@ Verdict judge(const BenchResult& r) {
     v.add(enough_samples(repeats[i], i, r.effective.point.min_inferences));
     v.add(device_returned_requests(repeats[i], i));
     v.add(repeat_stable(repeats[i], i, r.effective.point.stability_tolerance));
+    v.add(rate_precise(repeats[i], i, r.effective.point.rate_tolerance));
     v.add(warmup_settled(repeats[i], i, r.effective.point.warmup_max));
   }
   v.add(repeats_agree(r.steady.rate, r.effective.repeat_tolerance));

@@ -142,5 +142,62 @@ TEST(OfferedLoad, TheObserverSeesPhasesWindowsAndEveryFrame) {
   EXPECT_EQ(seen.phases, want);
 }
 
+// ---------------------------------------------------------------------------
+// The adaptive stop of measure_steady: never before its minimums, always by
+// its cap.
+
+SteadySettings stop_settings(Nanos min, uint64_t min_inferences, double rate_tolerance) {
+  SteadySettings s;
+  s.depth = 4;
+  s.min_duration = min;
+  s.min_inferences = min_inferences;
+  s.windows = 10;
+  s.rate_tolerance = rate_tolerance;
+  s.max_duration_factor = 4;
+  s.warmup_window = 20ms;
+  return s;
+}
+
+TEST(AdaptiveStop, ADeterministicDeviceStopsAtItsMinimums) {
+  auto rig = open("compute=1ms,bw=10GB/s,depth=4,load=1ms", 4);
+  const SteadyRepeat r =
+      measure_steady(*rig.device, rig.workspace, stop_settings(500ms, 100, 0.02));
+  EXPECT_TRUE(r.stable);
+  EXPECT_TRUE(r.precise);
+  EXPECT_FALSE(r.capped);
+  EXPECT_GE(r.elapsed, 500ms);
+  EXPECT_LT(r.elapsed, 560ms);  // the first window close after 500 ms
+  ASSERT_TRUE(r.rate_half_width.has_value());
+  EXPECT_NEAR(*r.rate_half_width, 0, 1e-9);
+}
+
+TEST(AdaptiveStop, NeverBeforeItsMinimumsAlwaysByItsCap) {
+  // Jitter (+/-60% per frame) and tolerances from loose to unreachable.
+  int capped = 0, precise = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed)
+    for (double tolerance : {0.05, 0.01, 0.002, 1e-6}) {
+      auto rig =
+          open("compute=1ms,bw=10GB/s,depth=4,load=1ms,jitter=0.6,seed=" + std::to_string(seed), 4);
+      const SteadySettings s = stop_settings(200ms, 150, tolerance);
+      const SteadyRepeat r = measure_steady(*rig.device, rig.workspace, s);
+      ASSERT_FALSE(r.aborted);
+      EXPECT_GE(r.elapsed, s.min_duration);  // (a) the minimum time ...
+      if (!r.capped) {
+        EXPECT_GE(r.inferences, s.min_inferences);  // ... and count
+        EXPECT_TRUE(r.stable);                      // (b)
+        ASSERT_TRUE(r.rate_half_width.has_value());
+        EXPECT_LE(*r.rate_half_width, tolerance);  // (c)
+        ++precise;
+      } else {
+        // The cap: min x factor, closed on the next completion of the start slot.
+        EXPECT_GE(r.elapsed, 800ms);
+        ++capped;
+      }
+      EXPECT_LT(r.elapsed, 800ms + 20ms);
+    }
+  EXPECT_GT(precise, 0);  // both ways of stopping happened
+  EXPECT_GT(capped, 0);
+}
+
 }  // namespace
 }  // namespace rig
