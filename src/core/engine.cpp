@@ -321,8 +321,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   std::optional<double> last_warm_rate;
   const uint64_t warm_min = depth;  // at least one full pipeline turnover
 
-  const Nanos window_len =
-      std::max<Nanos>(Nanos(1), s.min_duration / std::max<uint32_t>(1, s.windows));
+  Nanos window_len = std::max<Nanos>(Nanos(1), s.min_duration / std::max<uint32_t>(1, s.windows));
   const Nanos max_duration = Nanos(static_cast<int64_t>(
       static_cast<double>(s.min_duration.count()) * std::max(1.0, s.max_duration_factor)));
   Nanos t_start{0}, window_start{0}, t_last{0};
@@ -380,6 +379,16 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
           }
           phase = Phase::measure;
           t_start = window_start = t_last = t_done;
+          // A window holds at least ~2 / tolerance completions (at the
+          // warm-up's rate) so that counting whole frames cannot fake
+          // instability, as long as `windows` of them fit under the cap.
+          if (last_warm_rate && *last_warm_rate > 0) {
+            const double want_s = 2.0 / s.stability_tolerance / *last_warm_rate;
+            const Nanos fit = max_duration / std::max<uint32_t>(1, s.windows);
+            window_len =
+                std::max(window_len,
+                         std::min(fit, Nanos(static_cast<int64_t>(std::min(want_s, 1e6) * 1e9))));
+          }
           start_slot = slot;
         }
       }

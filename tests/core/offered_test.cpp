@@ -6,6 +6,7 @@
 
 #include "rig/engine.hpp"
 #include "rig/model.hpp"
+#include "rig/scenario/rate_search.hpp"
 
 namespace rig {
 namespace {
@@ -193,10 +194,40 @@ TEST(AdaptiveStop, NeverBeforeItsMinimumsAlwaysByItsCap) {
         EXPECT_GE(r.elapsed, 800ms);
         ++capped;
       }
-      EXPECT_LT(r.elapsed, 800ms + 20ms);
+      // By the cap: the last window began before it (it stops at the first close past it).
+      ASSERT_FALSE(r.windows.empty());
+      EXPECT_LT(r.windows.back().start_s, 0.8);
     }
   EXPECT_GT(precise, 0);  // both ways of stopping happened
   EXPECT_GT(capped, 0);
+}
+
+// ---------------------------------------------------------------------------
+// The rate search: 2 ms compute serves at most 500 frames/s; with a 5 ms p99
+// bound from arrival, the highest rate found lies just below 500/s.
+
+TEST(RateSearch, FindsTheHighestRateThatMeetsTheBound) {
+  auto rig = open(kDevice, 8);
+  RateSearchSettings s;
+  s.min_rate = 10;
+  s.max_rate = 1000;
+  s.latency_bound = 5ms;
+  s.max_probes = 16;
+  s.offered = at(0, 8);
+  s.offered.duration = 2s;
+  const RateSearch r = find_max_rate(*rig.device, rig.workspace, s);
+  ASSERT_TRUE(r.best_rate.has_value());
+  EXPECT_LE(*r.best_rate, 500.0);
+  EXPECT_GE(*r.best_rate, 480.0);
+  ASSERT_TRUE(r.first_failing_rate.has_value());
+  EXPECT_LE(*r.first_failing_rate / *r.best_rate - 1, s.resolution + 1e-9);
+  EXPECT_LE(r.probes.size(), 16u);
+  EXPECT_FALSE(r.probes.front().meets);  // 1000/s does not keep up
+  // A bound below the lone-frame latency is met by no rate.
+  s.latency_bound = 1ms;
+  const RateSearch none = find_max_rate(*rig.device, rig.workspace, s);
+  EXPECT_FALSE(none.best_rate.has_value());
+  EXPECT_EQ(none.probes.size(), 2u);
 }
 
 }  // namespace
