@@ -7,6 +7,8 @@
 //   measure_latency lone frames at depth 1 (overall and device-side latency)
 //   measure_steady  pipelined at depth N: warm-up until the rate settles, then
 //                   windows until duration, count and stability are met
+//   measure_offered open loop: frames arrive on a schedule (constant or
+//                   Poisson) and are submitted at their arrival
 //
 // Time: only through Device::clock(), so the sim device's virtual clock makes
 // every phase deterministic. The timed region of each inference holds the
@@ -94,7 +96,8 @@ struct LatencySettings {
   uint64_t samples = 200;                       // lone frames to time
   Nanos max_duration{std::chrono::seconds(5)};  // stop earlier when this passes
   Nanos request_timeout{std::chrono::seconds(30)};
-  EngineObserver* observer = nullptr;  // not owned
+  double confidence = kDefaultConfidence;  // of the percentiles' intervals
+  EngineObserver* observer = nullptr;      // not owned
 };
 
 struct LatencyResult {
@@ -118,13 +121,19 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
 // DeviceInfo::link_floor's median in milliseconds; nullopt without one.
 std::optional<double> link_floor_ms(const DeviceInfo& info);
 
+// The stop rule of a repeat (adaptive): it stops at the first window close
+// where (a) min_duration and min_inferences are met, (b) the last 3 windows
+// agree within stability_tolerance and (c) the rate's 95% interval (Student t
+// over the window rates) has a half-width within rate_tolerance of the rate;
+// while any fails it goes on, up to min_duration x max_duration_factor.
 struct SteadySettings {
   uint32_t depth = 1;                            // requests kept in flight
   Nanos min_duration{std::chrono::seconds(10)};  // measured time per repeat, at least
   uint64_t min_inferences = 100;                 // completions per repeat, at least
   uint32_t windows = 10;                         // window length = min_duration / windows
   double stability_tolerance = 0.05;             // last 3 windows: (max-min)/median
-  double max_duration_factor = 2.0;              // keep going while unstable, up to this x
+  double rate_tolerance = 0.02;                  // the rate's interval half-width / rate
+  double max_duration_factor = 2.0;              // keep going while unmet, up to this x
   Nanos warmup_window{std::chrono::milliseconds(500)};
   Nanos warmup_max{std::chrono::seconds(5)};
   Nanos request_timeout{std::chrono::seconds(30)};
@@ -148,6 +157,11 @@ struct SteadyRepeat {
   std::vector<WindowFigure> windows;
   bool stable = false;
   std::optional<double> last_windows_spread;  // of the last 3 windows
+  // The rate's 95% interval from its windows (Student t over the window
+  // rates), as a share of the rate; nullopt below 2 windows.
+  std::optional<double> rate_half_width;
+  bool precise = false;  // rate_half_width <= rate_tolerance when it stopped
+  bool capped = false;   // stopped by the cap, with a condition unmet
   Nanos warmup{0};
   uint64_t warmup_inferences = 0;
   bool warmup_settled = false;
@@ -175,5 +189,72 @@ Nanos default_warmup_window(Nanos duration, uint32_t windows);
 // the clock reads of the timed region.
 SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
                             const SteadySettings& settings);
+
+// ---------------------------------------------------------------------------
+// Offered load (open loop): frames arrive on a schedule whatever the device
+// does, as a camera delivers them. Latency is measured from each frame's
+// scheduled arrival (so time a frame waited because earlier frames were late
+// counts: no coordinated omission) and from its actual submission.
+
+enum class Arrival { constant, poisson };
+std::string_view to_string(Arrival arrival);
+// What happens to an arriving frame when every request slot is in flight:
+// wait for one (the frame is submitted late) or drop it (counted).
+enum class QueueFull { wait, drop };
+std::string_view to_string(QueueFull policy);
+
+struct OfferedSettings {
+  double rate = 30;  // frames offered per second (> 0)
+  Arrival arrival = Arrival::constant;
+  Nanos duration{std::chrono::seconds(10)};  // arrivals measured over this long
+  // Arrivals before the measured part (submitted, not counted); 0: none.
+  Nanos warmup{std::chrono::milliseconds(500)};
+  uint32_t depth = 1;  // request slots: most frames in flight at once
+  QueueFull on_full = QueueFull::wait;
+  // A frame submitted more than this after its scheduled arrival is late.
+  Nanos late_threshold{std::chrono::milliseconds(1)};
+  uint32_t windows = 10;  // the measured part in windows (window_closed)
+  Nanos request_timeout{std::chrono::seconds(30)};
+  size_t reservoir_capacity = 10000;
+  double confidence = kDefaultConfidence;
+  uint64_t seed = 1;                   // the Poisson schedule's generator
+  EngineObserver* observer = nullptr;  // not owned
+};
+
+struct OfferedRun {
+  double offered_rate = 0;    // the setting, frames/s
+  double scheduled_rate = 0;  // measured arrivals / duration (Poisson: the draw)
+  double achieved_rate = 0;   // completions / span (first measured arrival .. last completion)
+  uint64_t arrivals = 0;      // measured arrivals scheduled
+  uint64_t submitted = 0;     // of them, submitted
+  uint64_t completed = 0;     // of them, completed without error
+  uint64_t dropped = 0;       // of them, dropped with every slot in flight (QueueFull::drop)
+  uint64_t late = 0;          // of them, submitted more than late_threshold after arrival
+  double late_share = 0;      // late / submitted
+  Summary lateness_ms;        // how late the late ones were
+  Summary latency_ms;         // completion - scheduled arrival
+  Summary service_ms;         // completion - actual submission
+  Nanos span{0};  // first measured arrival to the later of its end and the last completion
+  std::vector<WindowFigure> windows;
+  uint32_t depth = 0;
+  uint64_t errors = 0;
+  std::optional<Error> first_error;
+  bool aborted = false;
+  bool device_stuck = false;
+  // Dropped nothing, late_share <= 1%, and completed at the scheduled rate
+  // (achieved >= 99% of scheduled_rate, no errors).
+  bool keeps_up = false;
+};
+
+// The share of late frames above which a run does not keep up (perf_analyzer
+// flags more than 1% of delayed requests).
+inline constexpr double kLateShareLimit = 0.01;
+
+// Runs one offered-load measurement. The workspace needs settings.depth slots.
+// Waits go through the device clock (Clock::sleep_until when nothing is in
+// flight, wait_next with a timeout up to the next arrival otherwise), so the
+// sim runs it instantly. Calls the observer like measure_steady.
+OfferedRun measure_offered(Device& device, const Workspace& workspace,
+                           const OfferedSettings& settings);
 
 }  // namespace rig

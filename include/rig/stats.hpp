@@ -57,16 +57,82 @@ class Reservoir {
 // closest ranks (the "type 7" definition used by numpy and R).
 std::optional<double> percentile_sorted(std::span<const double> sorted, double p);
 
+// A percentile's distribution-free two-sided confidence interval from order
+// statistics: the number of samples below the true p-quantile is
+// Binomial(n, p/100), so [x_(l), x_(u)] (1-based ranks) covers it with at
+// least `confidence`, each tail holding at most (1 - confidence) / 2. When no
+// such rank exists inside the sample the interval is absent and the
+// percentile is "not enough samples": `needs` is the fewest samples for which
+// both ranks exist (the same rule solved for n).
+struct PercentileInterval {
+  double p = 0;                                  // in (0, 100)
+  double confidence = 0.95;                      // two-sided
+  size_t count = 0;                              // samples
+  size_t needs = 0;                              // samples the rule needs for this p and confidence
+  std::optional<size_t> lower_rank, upper_rank;  // 1-based order statistics
+  std::optional<double> lower, upper;            // their values
+  bool enough() const { return lower.has_value() && upper.has_value(); }
+  // needs - count, or 0.
+  size_t more_needed() const { return count >= needs ? 0 : needs - count; }
+};
+
+inline constexpr double kDefaultConfidence = 0.95;
+
+// The fewest samples for which a two-sided interval of the p-th percentile
+// exists at `confidence`: both (p/100)^n and (1 - p/100)^n at most
+// (1 - confidence) / 2. p = 99 at 95%: 368; p = 90: 36; the median: 6.
+size_t samples_needed(double p, double confidence = kDefaultConfidence);
+
+// The interval of percentile p of sorted values (see PercentileInterval).
+PercentileInterval percentile_interval(std::span<const double> sorted, double p,
+                                       double confidence = kDefaultConfidence);
+
 struct Summary {
   size_t count = 0;
   std::optional<double> min, max, mean, median, p90, p99, stddev;
+  // The confidence intervals of the median, p90 and p99 (order statistics).
+  // (summarize fills them; p is 50, 90, 99)
+  PercentileInterval median_ci, p90_ci, p99_ci;
   // (max - min) / median; nullopt when empty or the median is 0.
   std::optional<double> spread;
   // Median absolute percentage error from the median (robust noise figure).
   std::optional<double> mdape;
 };
 
-Summary summarize(std::span<const double> values);
+Summary summarize(std::span<const double> values, double confidence = kDefaultConfidence);
+
+// The Mann-Whitney U test (Wilcoxon rank-sum) of two independent samples:
+// u counts the pairs (x_i, y_j) with y_j > x_i (ties count one half). The
+// two-sided p-value is exact (the permutation distribution of the rank sum,
+// conditional on ties) up to 100 values in all, else the normal
+// approximation with the tie correction.
+struct UTest {
+  size_t n_x = 0, n_y = 0;
+  double u = 0;        // pairs with y > x, ties one half
+  double p_value = 1;  // two-sided
+  bool exact = false;
+};
+UTest mann_whitney_u(std::span<const double> x, std::span<const double> y);
+
+// The smallest equal sample size whose most extreme outcome reaches a
+// two-sided p-value <= alpha (2 / C(2n, n)): 4 at alpha 0.05.
+size_t mann_whitney_min_n(double alpha);
+
+// The Hodges-Lehmann estimate of the shift y - x (the median of all
+// differences y_j - x_i) with its distribution-free interval: the order
+// statistics of the differences that the U distribution (no ties) puts at
+// (1 - confidence) / 2 in each tail. The interval is absent when the samples
+// are too small for the confidence.
+struct ShiftEstimate {
+  std::optional<double> estimate, lower, upper;
+  double confidence = 0.95;
+};
+ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y,
+                             double confidence = kDefaultConfidence);
+
+// The half-width of the 95% Student-t interval of the mean of `values`;
+// nullopt below two values.
+std::optional<double> mean_half_width_95(std::span<const double> values);
 
 // (max - min) / median of a small set; nullopt when empty or the median is 0.
 std::optional<double> relative_spread(std::span<const double> values);

@@ -19,6 +19,8 @@ Result<double> parse_bytes(std::string_view text);      // returns bytes
 Result<double> parse_bandwidth(std::string_view text);  // returns bytes per second
 Result<double> parse_number(std::string_view text);     // plain finite number
 Result<uint64_t> parse_count(std::string_view text);    // non-negative integer
+// A frame rate: "30/s", "30fps", "30Hz" or a bare number, per second; > 0.
+Result<double> parse_frame_rate(std::string_view text);
 
 // A device spec "kind:key=value,key=value" split into kind and parameters.
 // Keys are unique; an empty value or a duplicate key is an error.

@@ -17,7 +17,10 @@ struct AbOptions {
   std::string device = "cpu";
   std::vector<std::string> a, b;
   std::optional<uint32_t> depth;
-  uint32_t pairs = 5;
+  uint32_t pairs = kAbRecommendedPairs;
+  double alpha = 0.05;
+  double same_within = 0.03;
+  uint64_t order_seed = 1;
   PointOptions point;
   std::string json;
   bool quiet = false;
@@ -25,13 +28,17 @@ struct AbOptions {
 };
 
 int run_ab_command(const AbOptions& o) {
-  if (o.pairs < kAbMinPairsForVerdict)
+  if (o.pairs < ab_min_pairs(o.alpha))
     return report_error({ErrorCode::invalid_argument,
-                         "--pairs must be >= " + std::to_string(kAbMinPairsForVerdict) +
-                             " for a verdict (the runs' own spread is the noise estimate), got " +
+                         "--pairs must be >= " + std::to_string(ab_min_pairs(o.alpha)) +
+                             " for a verdict (the U test cannot reach alpha " +
+                             format_fixed(o.alpha, 2) + " with fewer; 9 are recommended), got " +
                              std::to_string(o.pairs)});
   AbSettings s;
   s.pairs = o.pairs;
+  s.alpha = o.alpha;
+  s.same_within = o.same_within;
+  s.order_seed = o.order_seed;
   auto point = to_point_settings(o.point);
   if (!point) return report_error(point.error());
   s.point = *point;
@@ -75,7 +82,8 @@ int run_ab_command(const AbOptions& o) {
 Command add_ab_command(CLI::App& app) {
   auto o = std::make_shared<AbOptions>();
   CLI::App* sub = app.add_subcommand(
-      "ab", "Compare two configurations in interleaved pairs, with a noise verdict");
+      "ab",
+      "Compare two configurations in interleaved pairs: same, A faster, B faster or ambiguous");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->point.shapes);
   sub->add_option("-d,--device", o->device, "base device spec: cpu, sim:..., tcp://HOST:PORT")
@@ -90,9 +98,19 @@ Command add_ab_command(CLI::App& app) {
       ->allow_extra_args(false);
   sub->add_option("--depth", o->depth, "base depth of both sides (default: the queue depth)");
   // The lower bound is checked in run_ab_command, which says why.
-  sub->add_option("--pairs", o->pairs, "A B pairs to run (at least 3)")
+  sub->add_option("--pairs", o->pairs, "A B pairs to run (at least 4; 9 recommended)")
       ->capture_default_str()
       ->check(CLI::Range(0u, 10000u));
+  sub->add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 0.25));
+  sub->add_option("--same-within", o->same_within,
+                  "'same' when the B/A interval lies within this of 1 (0.03 = +/-3%)")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-4, 0.5));
+  sub->add_option("--order-seed", o->order_seed,
+                  "seed of the order within each pair (A B or B A), recorded in the result")
+      ->capture_default_str();
   add_point_options(sub, o->point, false);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");

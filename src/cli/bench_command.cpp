@@ -1,4 +1,5 @@
 // rig bench [MODEL] [-d DEVICE] [--depth N] [--duration T] [--repeats R] [--json FILE]
+//           [--rate R/s [--arrival constant|poisson] [--on-full wait|drop]]
 #include <cstdio>
 #include <memory>
 
@@ -19,11 +20,16 @@ struct BenchOptions {
   std::string model;
   std::string device = "cpu";
   std::optional<uint32_t> depth;
-  // bench's defaults: 10 s and 100 inferences per repeat.
-  PointOptions point = {.duration = "10s", .min_inferences = 100};
+  // bench's defaults: at least 2 s and 100 inferences per repeat, up to 20 s.
+  PointOptions point = {.duration = "2s", .min_inferences = 100, .max_factor = 10};
   double repeat_tolerance = 0.10;
-  uint64_t latency_samples = 200;
-  std::string latency_max = "5s";
+  uint64_t latency_samples = 400;
+  std::string latency_max = "15s";
+  double confidence = 0.95;
+  std::string rate;  // empty: closed loop
+  std::string arrival = "constant";
+  std::string on_full = "wait";
+  std::string late_threshold = "1ms";
   std::string json;
   bool strict = false;
   bool quiet = false;
@@ -48,6 +54,20 @@ int run_bench_command(const BenchOptions& o) {
   s.latency_samples = o.latency_samples;
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
+  s.confidence = o.confidence;
+  if (!o.rate.empty()) {
+    auto rate = parse_frame_rate(o.rate);
+    if (!rate) return report_error(Error{rate.error().code, "--rate: " + rate.error().message});
+    s.offered.rate = *rate;
+    s.offered.arrival = o.arrival == "poisson" ? Arrival::poisson : Arrival::constant;
+    s.offered.on_full = o.on_full == "drop" ? QueueFull::drop : QueueFull::wait;
+    auto late = parse_duration(o.late_threshold);
+    if (!late || *late < Nanos(0))
+      return report_error(
+          Error{ErrorCode::invalid_argument, "--late-threshold: '" + o.late_threshold +
+                                                 "' is not a non-negative duration (e.g. 1ms)"});
+    s.offered.late_threshold = *late;
+  }
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
@@ -57,7 +77,12 @@ int run_bench_command(const BenchOptions& o) {
   s.model = model_origin(*model);
   auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
-  if (!o.quiet)
+  if (!o.quiet && s.offered.enabled())
+    std::fprintf(stderr, "rig: offering %s frames/s (%s) of %s to %s for %s...\n",
+                 format_fixed(s.offered.rate, 2).c_str(),
+                 std::string(to_string(s.offered.arrival)).c_str(), s.model.c_str(),
+                 s.device.c_str(), format_duration(s.point.duration).c_str());
+  else if (!o.quiet)
     std::fprintf(stderr, "rig: measuring %s on %s (about %s per repeat, %u repeats)...\n",
                  s.model.c_str(), s.device.c_str(), format_duration(s.point.duration).c_str(),
                  s.point.repeats);
@@ -86,7 +111,8 @@ Command add_bench_command(CLI::App& app) {
                   "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
-  sub->add_option("--duration", o->point.duration, "measured time per repeat, e.g. 10s")
+  sub->add_option("--duration", o->point.duration,
+                  "measured time per repeat, at least (then the adaptive stop), e.g. 10s")
       ->capture_default_str();
   sub->add_option("--repeats", o->point.repeats, "repeats of the steady-state measurement")
       ->capture_default_str()
@@ -105,10 +131,28 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1e-6, 10.0));
   sub->add_option("--warmup-max", o->point.warmup_max, "cap on the warm-up")->capture_default_str();
+  add_stop_options(sub, o->point);
   sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{10000000}));
   sub->add_option("--latency-duration", o->latency_max, "cap on the lone-frame phase")
+      ->capture_default_str();
+  sub->add_option("--confidence", o->confidence,
+                  "confidence of every percentile's interval (order statistics)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 0.9999));
+  sub->add_option("--rate", o->rate,
+                  "offered load: frames arrive at this rate (e.g. 30/s) and are submitted on "
+                  "arrival, instead of keeping --depth full; runs for --duration");
+  sub->add_option("--arrival", o->arrival, "offered load: arrivals constant or poisson")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"constant", "poisson"}));
+  sub->add_option("--on-full", o->on_full,
+                  "offered load: a frame arriving with every slot busy waits or is dropped")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wait", "drop"}));
+  sub->add_option("--late-threshold", o->late_threshold,
+                  "offered load: a frame submitted later than this after its arrival is late")
       ->capture_default_str();
   sub->add_option("--timeout", o->point.timeout, "per-request timeout")->capture_default_str();
   sub->add_option("--seed", o->point.seed, "seed of the input data")->capture_default_str();

@@ -22,12 +22,26 @@ struct PointOptions {
   uint32_t windows = 10;
   uint64_t min_inferences = 20;
   double tolerance = 0.05;
+  double rate_tolerance = 0.02;
+  double max_factor = 2.0;
   std::string warmup_max = "5s";
   std::string timeout = "30s";
   uint64_t seed = 1;
   bool strict = false;                   // --strict: exit 1 when the verdict is INVALID
   std::vector<std::string> shapes = {};  // --shape NAME=DIMS (add_shape_option; not ladder)
 };
+
+// The adaptive stop's options (rig bench adds them too).
+inline void add_stop_options(CLI::App* sub, PointOptions& o) {
+  sub->add_option("--rate-tolerance", o.rate_tolerance,
+                  "a run goes on until its rate's 95% interval is within this share of the rate")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 10.0));
+  sub->add_option("--max-duration-factor", o.max_factor,
+                  "a run stops at --duration x this even when its stop rule is unmet")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1000.0));
+}
 
 inline void add_point_options(CLI::App* sub, PointOptions& o, bool with_repeats) {
   sub->add_option("--duration", o.duration, "measured time per run, e.g. 2s")
@@ -46,6 +60,7 @@ inline void add_point_options(CLI::App* sub, PointOptions& o, bool with_repeats)
       ->capture_default_str()
       ->check(CLI::Range(1e-6, 10.0));
   sub->add_option("--warmup-max", o.warmup_max, "cap on the warm-up")->capture_default_str();
+  add_stop_options(sub, o);
   sub->add_option("--timeout", o.timeout, "per-request timeout")->capture_default_str();
   sub->add_option("--seed", o.seed, "seed of the input data")->capture_default_str();
   sub->add_flag("--strict", o.strict, "exit 1 when the verdict is INVALID");
@@ -68,6 +83,8 @@ inline Result<PointSettings> to_point_settings(const PointOptions& o) {
   s.windows = o.windows;
   s.min_inferences = o.min_inferences;
   s.stability_tolerance = o.tolerance;
+  s.rate_tolerance = o.rate_tolerance;
+  s.max_duration_factor = o.max_factor;
   s.seed = o.seed;
   if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
   return s;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 
@@ -260,7 +261,7 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   }
   if (observer) observer->phase_end(EnginePhase::latency, clock.now());
   r.samples = overall.size();
-  r.overall_ms = summarize_ms(overall);
+  r.overall_ms = summarize(overall, settings.confidence);
   r.hardware_ms = summarize_ms(hw);
   r.transfer_in_ms = summarize_ms(tin);
   r.transfer_out_ms = summarize_ms(tout);
@@ -326,14 +327,14 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   std::optional<double> last_warm_rate;
   const uint64_t warm_min = depth;  // at least one full pipeline turnover
 
-  const Nanos window_len =
-      std::max<Nanos>(Nanos(1), s.min_duration / std::max<uint32_t>(1, s.windows));
+  Nanos window_len = std::max<Nanos>(Nanos(1), s.min_duration / std::max<uint32_t>(1, s.windows));
   const Nanos max_duration = Nanos(static_cast<int64_t>(
       static_cast<double>(s.min_duration.count()) * std::max(1.0, s.max_duration_factor)));
   Nanos t_start{0}, window_start{0}, t_last{0};
   uint64_t window_count = 0;
   Nanos waited{0}, bookkeeping{0};
 
+  std::vector<double> window_rates;
   auto last3_spread = [&]() -> std::optional<double> {
     if (r.windows.size() < 3) return std::nullopt;
     double rates[3];
@@ -384,6 +385,16 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
           }
           phase = Phase::measure;
           t_start = window_start = t_last = t_done;
+          // A window holds at least ~2 / tolerance completions (at the
+          // warm-up's rate) so that counting whole frames cannot fake
+          // instability, as long as `windows` of them fit under the cap.
+          if (last_warm_rate && *last_warm_rate > 0) {
+            const double want_s = 2.0 / s.stability_tolerance / *last_warm_rate;
+            const Nanos fit = max_duration / std::max<uint32_t>(1, s.windows);
+            window_len =
+                std::max(window_len,
+                         std::min(fit, Nanos(static_cast<int64_t>(std::min(want_s, 1e6) * 1e9))));
+          }
           start_slot = slot;
         }
       }
@@ -407,11 +418,21 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
         r.last_windows_spread = last3_spread();
         const bool stable =
             r.last_windows_spread && *r.last_windows_spread <= s.stability_tolerance;
-        // Done when long enough, with enough samples, and stable; or at the
-        // hard cap, whatever was reached (the verdict names what is missing).
-        if ((elapsed >= s.min_duration && r.inferences >= s.min_inferences && stable) ||
-            elapsed >= max_duration) {
+        window_rates.push_back(w.rate);
+        const auto half = mean_half_width_95(window_rates);
+        r.rate_half_width.reset();
+        if (half && r.inferences > 0)
+          r.rate_half_width = *half / (static_cast<double>(r.inferences) / to_seconds(elapsed));
+        const bool precise = r.rate_half_width && *r.rate_half_width <= s.rate_tolerance;
+        // Done when long enough, with enough samples, stable and precise; or
+        // at the hard cap, whatever was reached (the verdict names what is
+        // missing).
+        const bool met =
+            elapsed >= s.min_duration && r.inferences >= s.min_inferences && stable && precise;
+        if (met || elapsed >= max_duration) {
           r.stable = stable;
+          r.precise = precise;
+          r.capped = !met;
           phase = Phase::drain;
           if (observer) {
             observer->phase_end(EnginePhase::measure, t_done);
@@ -479,6 +500,222 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     if (r.elapsed > Nanos(0))
       r.wait_fraction = std::min(1.0, to_seconds(waited) / to_seconds(r.elapsed));
   }
+  return r;
+}
+
+std::string_view to_string(Arrival arrival) {
+  return arrival == Arrival::poisson ? "poisson" : "constant";
+}
+
+std::string_view to_string(QueueFull policy) {
+  return policy == QueueFull::drop ? "drop" : "wait";
+}
+
+OfferedRun measure_offered(Device& device, const Workspace& workspace, const OfferedSettings& s) {
+  Clock& clock = device.clock();
+  OfferedRun r;
+  r.offered_rate = s.rate;
+  const uint32_t depth = std::max<uint32_t>(
+      1, std::min<uint32_t>(s.depth, static_cast<uint32_t>(workspace.bindings.size())));
+  r.depth = depth;
+  if (!(s.rate > 0) || s.duration <= Nanos(0)) {
+    r.aborted = true;
+    r.first_error = Error{ErrorCode::invalid_argument, "offered rate and duration must be > 0"};
+    r.errors = 1;
+    return r;
+  }
+  Reservoir latency(s.reservoir_capacity, s.seed), service(s.reservoir_capacity, s.seed + 1),
+      lateness(s.reservoir_capacity, s.seed + 2);
+  struct Slot {
+    Nanos scheduled{0}, submitted{0};
+    bool measured = false;
+  };
+  std::vector<Slot> slots(depth);
+  std::vector<uint32_t> free_slots;
+  for (uint32_t i = depth; i > 0; --i) free_slots.push_back(i - 1);
+  uint32_t in_flight = 0;
+  EngineObserver* observer = s.observer;
+
+  auto record_error = [&](const Error& e) {
+    ++r.errors;
+    if (!r.first_error) r.first_error = e;
+  };
+
+  // The schedule: arrival k at t0 + offset_k (ns). Constant arrivals are
+  // k * period (no drift from rounding); Poisson gaps are exponential.
+  const double period_ns = 1e9 / s.rate;
+  uint64_t rng = s.seed * 0x9E3779B97F4A7C15ull + 1;
+  uint64_t k = 0;
+  double offset = 0;
+  auto advance_schedule = [&] {
+    ++k;
+    if (s.arrival == Arrival::constant) {
+      offset = static_cast<double>(k) * period_ns;
+    } else {
+      const double u =
+          (static_cast<double>(splitmix(rng) >> 11) + 1) / 9007199254740993.0;  // (0, 1]
+      offset += -std::log(u) * period_ns;
+    }
+  };
+  if (s.arrival == Arrival::poisson) {
+    k = static_cast<uint64_t>(-1);  // the first arrival is a draw too
+    advance_schedule();
+  }
+
+  const Nanos t0 = clock.now();
+  const Nanos warmup = std::max<Nanos>(Nanos(0), s.warmup);
+  const Nanos t_measure = t0 + warmup, t_end = t_measure + s.duration;
+  const Nanos window_len = std::max<Nanos>(Nanos(1), s.duration / std::max<uint32_t>(1, s.windows));
+  Nanos window_start = t_measure, last_completion{0};
+  uint64_t window_count = 0;
+  bool measuring = false;
+  EnginePhase phase = warmup > Nanos(0) ? EnginePhase::warmup : EnginePhase::measure;
+  if (observer) observer->phase_begin(phase, t0);
+
+  auto close_windows = [&](Nanos now, Nanos limit) {
+    while (measuring && now >= window_start + window_len && window_start + window_len <= limit) {
+      WindowFigure w;
+      w.start_s = to_seconds(window_start - t_measure);
+      w.duration_s = to_seconds(window_len);
+      w.inferences = window_count;
+      w.rate = static_cast<double>(window_count) / w.duration_s;
+      r.windows.push_back(w);
+      window_start += window_len;
+      window_count = 0;
+      if (observer) observer->window_closed(w, window_start);
+    }
+  };
+  auto complete = [&](const Completion& c, Nanos t_done) {
+    --in_flight;
+    const auto slot = static_cast<uint32_t>(c.tag);
+    if (observer) observer->completed(slot, c, t_done);
+    if (slot >= depth) {
+      record_error(Error{ErrorCode::internal, "completion with an unknown tag"});
+      r.aborted = true;
+      return;
+    }
+    free_slots.push_back(slot);
+    if (c.error) {
+      record_error(*c.error);
+      if (r.errors >= 3) r.aborted = true;
+      return;
+    }
+    if (!slots[slot].measured) return;
+    ++r.completed;
+    latency.add(to_ms(t_done - slots[slot].scheduled));
+    service.add(to_ms(t_done - slots[slot].submitted));
+    last_completion = std::max(last_completion, t_done);
+    close_windows(t_done, t_end);
+    if (t_done < t_end) ++window_count;
+  };
+  // Waits for one completion within `timeout`; false on a timeout, which
+  // leaves the clock at the deadline.
+  auto wait_one = [&](Nanos timeout) -> bool {
+    auto c = device.wait_next(timeout);
+    if (!c) {
+      if (c.error().code != ErrorCode::timeout) {
+        record_error(c.error());
+        r.aborted = true;
+      }
+      return false;
+    }
+    complete(*c, clock.now());
+    return true;
+  };
+
+  while (!r.aborted) {
+    const Nanos t_arr = t0 + Nanos(static_cast<int64_t>(std::llround(offset)));
+    if (t_arr >= t_end) break;
+    // Until the arrival: collect completions, else let the clock pass.
+    for (Nanos now = clock.now(); now < t_arr && !r.aborted; now = clock.now()) {
+      if (in_flight == 0)
+        clock.sleep_until(t_arr);
+      else
+        wait_one(t_arr - now);
+    }
+    if (r.aborted) break;
+    const bool measured = t_arr >= t_measure;
+    if (measured && !measuring) {
+      measuring = true;
+      if (phase == EnginePhase::warmup && observer) {
+        observer->phase_end(EnginePhase::warmup, t_measure);
+        observer->phase_begin(EnginePhase::measure, t_measure);
+      }
+      phase = EnginePhase::measure;
+    }
+    close_windows(clock.now(), t_end);
+    if (measured) ++r.arrivals;
+    if (free_slots.empty()) {
+      if (s.on_full == QueueFull::drop) {
+        if (measured) ++r.dropped;
+        advance_schedule();
+        continue;
+      }
+      while (free_slots.empty() && !r.aborted)
+        if (!wait_one(s.request_timeout) && !r.aborted) {
+          record_error(Error{ErrorCode::timeout, "no completion within the request timeout"});
+          r.aborted = true;
+        }
+      if (r.aborted) break;
+    }
+    const uint32_t slot = free_slots.back();
+    free_slots.pop_back();
+    const Nanos t_sub = clock.now();
+    slots[slot] = Slot{t_arr, t_sub, measured};
+    if (observer) observer->submitted(slot, t_sub);
+    if (auto ok = device.submit(workspace.bindings[slot], slot); !ok) {
+      free_slots.push_back(slot);
+      record_error(ok.error());
+      r.aborted = true;
+      break;
+    }
+    ++in_flight;
+    if (measured) {
+      ++r.submitted;
+      if (t_sub - t_arr > s.late_threshold) {
+        ++r.late;
+        lateness.add(to_ms(t_sub - t_arr));
+      }
+    }
+    advance_schedule();
+  }
+  // Drain: the frames still in flight are measured frames too.
+  const Nanos t_drain = clock.now();
+  if (observer) {
+    observer->phase_end(phase, t_drain);
+    observer->phase_begin(EnginePhase::drain, t_drain);
+  }
+  for (int timeouts = 0; device.in_flight() > 0 && in_flight > 0 && timeouts < 3;) {
+    auto c = device.wait_next(s.request_timeout);
+    if (c) {
+      complete(*c, clock.now());
+      timeouts = 0;
+    } else if (c.error().code == ErrorCode::timeout) {
+      ++timeouts;
+    } else {
+      record_error(c.error());
+      break;
+    }
+  }
+  close_windows(t_end, t_end);
+  if (device.in_flight() > 0) {
+    r.device_stuck = true;
+    r.aborted = true;
+    quarantine(workspace);
+  }
+  if (observer) observer->phase_end(EnginePhase::drain, clock.now());
+
+  const Nanos span_end = std::max(t_end, last_completion);
+  r.span = span_end - t_measure;
+  r.scheduled_rate = static_cast<double>(r.arrivals) / to_seconds(s.duration);
+  if (r.span > Nanos(0)) r.achieved_rate = static_cast<double>(r.completed) / to_seconds(r.span);
+  if (r.submitted > 0)
+    r.late_share = static_cast<double>(r.late) / static_cast<double>(r.submitted);
+  r.latency_ms = summarize(latency.samples(), s.confidence);
+  r.service_ms = summarize(service.samples(), s.confidence);
+  r.lateness_ms = summarize(lateness.samples(), s.confidence);
+  r.keeps_up = !r.aborted && r.errors == 0 && r.dropped == 0 && r.arrivals > 0 &&
+               r.late_share <= kLateShareLimit && r.achieved_rate >= 0.99 * r.scheduled_rate;
   return r;
 }
 

@@ -43,12 +43,80 @@ std::optional<double> percentile_sorted(std::span<const double> sorted, double p
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
-Summary summarize(std::span<const double> values) {
+namespace {
+
+// log P(K <= k) terms: the binomial pmf in log space, stable for large n.
+double log_pmf(size_t n, size_t k, double q) {
+  const auto nd = static_cast<double>(n), kd = static_cast<double>(k);
+  double lp = std::lgamma(nd + 1) - std::lgamma(kd + 1) - std::lgamma(nd - kd + 1);
+  lp += kd > 0 ? kd * std::log(q) : 0.0;
+  lp += nd - kd > 0 ? (nd - kd) * std::log1p(-q) : 0.0;
+  return lp;
+}
+
+}  // namespace
+
+size_t samples_needed(double p, double confidence) {
+  const double q = std::clamp(p / 100.0, 1e-12, 1 - 1e-12);
+  const double tail = std::log((1 - std::clamp(confidence, 1e-9, 1 - 1e-12)) / 2);
+  // Smallest n with q^n <= tail and (1-q)^n <= tail.
+  const double n_upper = tail / std::log(q), n_lower = tail / std::log1p(-q);
+  auto n = static_cast<size_t>(std::ceil(std::max(n_upper, n_lower) - 1e-9));
+  // Guard the rounding: step to the exact boundary.
+  auto ok = [&](size_t m) {
+    const auto md = static_cast<double>(m);
+    return md * std::log(q) <= tail + 1e-12 && md * std::log1p(-q) <= tail + 1e-12;
+  };
+  while (n > 1 && ok(n - 1)) --n;
+  while (!ok(n)) ++n;
+  return std::max<size_t>(n, 1);
+}
+
+PercentileInterval percentile_interval(std::span<const double> sorted, double p,
+                                       double confidence) {
+  PercentileInterval ci;
+  ci.p = p;
+  ci.confidence = confidence;
+  ci.count = sorted.size();
+  ci.needs = samples_needed(p, confidence);
+  const size_t n = sorted.size();
+  if (n == 0) return ci;
+  const double q = std::clamp(p / 100.0, 1e-12, 1 - 1e-12);
+  const double tail = (1 - confidence) / 2;
+  // K = samples below the quantile ~ Binomial(n, q). P(x_(l) > xi) = P(K < l)
+  // and P(x_(u) < xi) = P(K >= u): the largest l with P(K <= l-1) <= tail and
+  // the smallest u with P(K <= u-1) >= 1 - tail.
+  double cdf = 0;
+  std::optional<size_t> lower, upper;
+  for (size_t k = 0; k < n; ++k) {
+    cdf += std::exp(log_pmf(n, k, q));
+    if (cdf <= tail) lower = k + 1;  // P(K <= k) <= tail: x_(k+1) is low enough
+    if (cdf >= 1 - tail) {
+      upper = k + 1;  // P(K <= k) >= 1 - tail: x_(k+1) is high enough
+      break;
+    }
+  }
+  if (lower && upper) {
+    ci.lower_rank = lower;
+    ci.upper_rank = upper;
+    ci.lower = sorted[*lower - 1];
+    ci.upper = sorted[*upper - 1];
+  }
+  return ci;
+}
+
+Summary summarize(std::span<const double> values, double confidence) {
   Summary s;
   s.count = values.size();
+  s.median_ci = percentile_interval({}, 50, confidence);
+  s.p90_ci = percentile_interval({}, 90, confidence);
+  s.p99_ci = percentile_interval({}, 99, confidence);
   if (values.empty()) return s;
   std::vector<double> sorted(values.begin(), values.end());
   std::sort(sorted.begin(), sorted.end());
+  s.median_ci = percentile_interval(sorted, 50, confidence);
+  s.p90_ci = percentile_interval(sorted, 90, confidence);
+  s.p99_ci = percentile_interval(sorted, 99, confidence);
   RunningStats rs;
   for (double v : sorted) rs.add(v);
   s.min = sorted.front();
@@ -67,6 +135,161 @@ Summary summarize(std::span<const double> values) {
     s.mdape = percentile_sorted(ape, 50);
   }
   return s;
+}
+
+namespace {
+
+// The number of ways (as a double) to pick k of the items with doubled-rank
+// sum s, for every s: dp[k][s]. Doubled midranks are integers.
+std::vector<double> rank_sum_counts(const std::vector<int>& doubled_ranks, size_t k) {
+  int total = 0;
+  for (int r : doubled_ranks) total += r;
+  std::vector<std::vector<double>> dp(k + 1, std::vector<double>(static_cast<size_t>(total) + 1));
+  dp[0][0] = 1;
+  for (int r : doubled_ranks)
+    for (size_t j = k; j >= 1; --j)
+      for (int sum = total; sum >= r; --sum)
+        dp[j][static_cast<size_t>(sum)] += dp[j - 1][static_cast<size_t>(sum - r)];
+  return dp[k];
+}
+
+// Midranks of the pooled sample, doubled (1-based ranks x 2).
+std::vector<int> doubled_midranks(std::span<const double> pooled, std::vector<int>& out_index) {
+  const size_t n = pooled.size();
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pooled[a] < pooled[b]; });
+  std::vector<int> ranks(n);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n && pooled[order[j + 1]] == pooled[order[i]]) ++j;
+    const int doubled = static_cast<int>(i + 1 + j + 1);  // (first + last) ranks
+    for (size_t t = i; t <= j; ++t) ranks[order[t]] = doubled;
+    i = j + 1;
+  }
+  out_index.assign(order.begin(), order.end());
+  return ranks;
+}
+
+double normal_sf(double z) {
+  return 0.5 * std::erfc(z / std::sqrt(2.0));
+}
+
+}  // namespace
+
+UTest mann_whitney_u(std::span<const double> x, std::span<const double> y) {
+  UTest t;
+  t.n_x = x.size();
+  t.n_y = y.size();
+  if (x.empty() || y.empty()) return t;
+  for (double a : x)
+    for (double b : y) t.u += b > a ? 1.0 : (b == a ? 0.5 : 0.0);
+  std::vector<double> pooled(x.begin(), x.end());
+  pooled.insert(pooled.end(), y.begin(), y.end());
+  std::vector<int> order;
+  const std::vector<int> ranks = doubled_midranks(pooled, order);
+  const size_t n = pooled.size(), ny = y.size();
+  // U_y = R_y - ny (ny + 1) / 2; in doubled ranks: 2 R_y = 2 U_y + ny (ny + 1).
+  const double mean_u = static_cast<double>(x.size() * ny) / 2;
+  if (n <= 100) {
+    const std::vector<double> counts = rank_sum_counts(ranks, ny);
+    double all = 0, low = 0, high = 0;
+    const double observed = 2 * t.u + static_cast<double>(ny * (ny + 1));
+    for (size_t s2 = 0; s2 < counts.size(); ++s2) {
+      if (counts[s2] == 0) continue;
+      all += counts[s2];
+      const auto sd = static_cast<double>(s2);
+      if (sd <= observed + 1e-9) low += counts[s2];
+      if (sd >= observed - 1e-9) high += counts[s2];
+    }
+    t.exact = true;
+    t.p_value = std::min(1.0, 2 * std::min(low, high) / all);
+    return t;
+  }
+  // Normal approximation with the tie correction and a continuity correction.
+  double ties = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n &&
+           ranks[static_cast<size_t>(order[j + 1])] == ranks[static_cast<size_t>(order[i])])
+      ++j;
+    const auto tk = static_cast<double>(j - i + 1);
+    ties += tk * tk * tk - tk;
+    i = j + 1;
+  }
+  const auto nd = static_cast<double>(n), nx = static_cast<double>(x.size()),
+             nyd = static_cast<double>(ny);
+  const double var = nx * nyd / 12 * ((nd + 1) - ties / (nd * (nd - 1)));
+  if (!(var > 0)) return t;  // every value tied: no evidence either way
+  const double z = std::max(0.0, std::fabs(t.u - mean_u) - 0.5) / std::sqrt(var);
+  t.p_value = std::min(1.0, 2 * normal_sf(z));
+  return t;
+}
+
+size_t mann_whitney_min_n(double alpha) {
+  for (size_t n = 1; n < 64; ++n) {
+    double c = 1;  // C(2n, n)
+    for (size_t i = 1; i <= n; ++i) c = c * static_cast<double>(n + i) / static_cast<double>(i);
+    if (2 / c <= alpha) return n;
+  }
+  return 64;
+}
+
+ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y,
+                             double confidence) {
+  ShiftEstimate e;
+  e.confidence = confidence;
+  if (x.empty() || y.empty()) return e;
+  std::vector<double> d;
+  d.reserve(x.size() * y.size());
+  for (double a : x)
+    for (double b : y) d.push_back(b - a);
+  std::sort(d.begin(), d.end());
+  e.estimate = percentile_sorted(d, 50);
+  // C: the largest c with P(U <= c) <= tail under no ties; the interval is
+  // [d_(C+1), d_(N-C)] (1-based).
+  const size_t nx = x.size(), ny = y.size(), n_all = nx * ny;
+  const double tail = (1 - confidence) / 2;
+  std::vector<double> cdf;  // P(U <= c), c = 0..n_all
+  if (nx + ny <= 100) {
+    std::vector<int> ranks(nx + ny);
+    for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(2 * (i + 1));
+    const std::vector<double> counts = rank_sum_counts(ranks, ny);
+    double all = 0;
+    for (double c : counts) all += c;
+    // doubled rank sum 2R = 2U + ny (ny + 1): U = (s2 - ny (ny + 1)) / 2.
+    cdf.assign(n_all + 1, 0);
+    const size_t base = ny * (ny + 1);
+    for (size_t s2 = base; s2 < counts.size(); s2 += 2) cdf[(s2 - base) / 2] += counts[s2] / all;
+    for (size_t c = 1; c < cdf.size(); ++c) cdf[c] += cdf[c - 1];
+  } else {
+    const double mean = static_cast<double>(n_all) / 2;
+    const double sd =
+        std::sqrt(static_cast<double>(nx * ny) * static_cast<double>(nx + ny + 1) / 12);
+    cdf.resize(n_all + 1);
+    for (size_t c = 0; c <= n_all; ++c)
+      cdf[c] = 1 - normal_sf((static_cast<double>(c) + 0.5 - mean) / sd);
+  }
+  std::optional<size_t> big_c;
+  for (size_t c = 0; c < cdf.size() && cdf[c] <= tail; ++c) big_c = c;
+  if (!big_c || *big_c + 1 > n_all - *big_c) return e;
+  e.lower = d[*big_c];              // d_(C+1)
+  e.upper = d[n_all - *big_c - 1];  // d_(N-C)
+  return e;
+}
+
+std::optional<double> mean_half_width_95(std::span<const double> values) {
+  if (values.size() < 2) return std::nullopt;
+  // t(0.975, df) for df = 1..30; beyond, 1.96 + 2.4 / df is within 0.2%.
+  static constexpr double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  const size_t df = values.size() - 1;
+  const double t = df <= 30 ? kT[df - 1] : 1.96 + 2.4 / static_cast<double>(df);
+  RunningStats rs;
+  for (double v : values) rs.add(v);
+  return t * *rs.stddev() / std::sqrt(static_cast<double>(values.size()));
 }
 
 std::optional<double> relative_spread(std::span<const double> values) {

@@ -121,6 +121,19 @@ Result<double> parse_number(std::string_view text) {
   return parts->first;
 }
 
+Result<double> parse_frame_rate(std::string_view text) {
+  auto parts = split_number(text, "frame rate");
+  if (!parts) return tl::unexpected(parts.error());
+  const std::string unit(trim(parts->second));
+  if (!unit.empty() && unit != "/s" && unit != "fps" && unit != "Hz" && unit != "hz")
+    return fail(ErrorCode::invalid_argument,
+                quoted(trim(text)) + " is not a frame rate (e.g. 30/s, 30fps, 30Hz)");
+  if (!(parts->first > 0))
+    return fail(ErrorCode::invalid_argument,
+                "frame rate " + quoted(trim(text)) + " must be positive");
+  return parts->first;
+}
+
 Result<uint64_t> parse_count(std::string_view text) {
   text = trim(text);
   uint64_t v = 0;

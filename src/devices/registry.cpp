@@ -6,6 +6,7 @@
 #ifdef RIG_WITH_HAILO_DEVICE
 #include "devices/hailo/hailo_device.hpp"
 #endif
+#include "devices/null/null_device.hpp"
 #include "devices/remote/remote_device.hpp"
 #include "devices/sim/sim_device.hpp"
 #include "rig/device.hpp"
@@ -18,7 +19,7 @@ namespace {
 tl::unexpected<Error> unknown_kind(const std::string& kind) {
   return fail(ErrorCode::invalid_argument,
               "unknown device '" + kind +
-                  "' (known: cpu, sim:..., hailo[:...], tcp://HOST:PORT, unix:PATH)");
+                  "' (known: cpu, sim:..., null, hailo[:...], tcp://HOST:PORT, unix:PATH)");
 }
 
 }  // namespace
@@ -32,7 +33,8 @@ Result<DeviceSpec> parse_device_spec(std::string_view text) {
   }
   auto parsed = parse_spec(text);
   if (!parsed) return tl::unexpected(parsed.error());
-  if (parsed->kind != "cpu" && parsed->kind != "sim" && parsed->kind != "hailo")
+  if (parsed->kind != "cpu" && parsed->kind != "sim" && parsed->kind != "null" &&
+      parsed->kind != "hailo")
     return unknown_kind(parsed->kind);
   // sim:link=usb3-gen2,... -> the profile's bw_in, bw_out, lat, depth, duplex
   return DeviceSpec::from_params(parsed->kind, std::move(parsed->params));
@@ -51,6 +53,7 @@ Result<std::unique_ptr<Device>> open_device(const DeviceSpec& spec) {
                 "-DRIG_WITH_HAILO=ON (docs/devices/hailo.md)");
 #endif
   }
+  if (spec.kind == "null") return open_null_device(spec.params);
   return unknown_kind(spec.kind);
 }
 

@@ -15,7 +15,8 @@ using namespace report;
 
 std::string format_ab_text(const AbResult& r) {
   std::string out = "rig ab: " + r.model.name + ", " + std::to_string(r.rates_a.size()) +
-                    " interleaved pairs (A B A B ...), " +
+                    " interleaved pairs (order within each pair from seed " +
+                    std::to_string(r.settings.order_seed) + "), " +
                     format_duration(r.settings.point.duration) + " per run\n";
   auto side = [&](const char* name, const AbConfig& c, const DeviceInfo& d, uint32_t depth) {
     std::string knobs;
@@ -25,13 +26,26 @@ std::string format_ab_text(const AbResult& r) {
   };
   out += side("A", r.a, r.device_a, r.depth_a);
   out += side("B", r.b, r.device_b, r.depth_b);
-  out += "\n" + line("%-8s %14s %14s %8s\n", "pair", "A frames/s", "B frames/s", "B/A");
+  out +=
+      "\n" + line("%-8s %-6s %14s %14s %8s\n", "pair", "order", "A frames/s", "B frames/s", "B/A");
   for (size_t i = 0; i < r.ratios.size(); ++i)
-    out += line("%-8zu %14.2f %14.2f %8.4f\n", i + 1, r.rates_a[i], r.rates_b[i], r.ratios[i]);
-  out += line("%-8s %14s %14s %8s\n", "median", opt_fixed(r.rate_a.median, 2).c_str(),
+    out += line("%-8zu %-6s %14.2f %14.2f %8.4f\n", i + 1,
+                i < r.order.size() ? r.order[i].c_str() : "?", r.rates_a[i], r.rates_b[i],
+                r.ratios[i]);
+  out += line("%-8s %-6s %14s %14s %8s\n", "median", "", opt_fixed(r.rate_a.median, 2).c_str(),
               opt_fixed(r.rate_b.median, 2).c_str(), opt_fixed(r.ratio.median, 4).c_str());
-  out += line("%-8s %14s %14s %8s\n", "spread", opt_pct(r.rate_a.spread).c_str(),
+  out += line("%-8s %-6s %14s %14s %8s\n", "spread", "", opt_pct(r.rate_a.spread).c_str(),
               opt_pct(r.rate_b.spread).c_str(), opt_pct(r.ratio.spread).c_str());
+  out += "\ntest: Mann-Whitney U of the two sides' rates, two-sided, alpha " +
+         format_fixed(r.test.alpha, 2) + ": U = " + format_fixed(r.test.u, 1) +
+         ", p = " + format_fixed(r.test.p_value, 4) +
+         (r.test.exact ? " (exact)" : " (normal approx.)") + "\neffect: B/A " +
+         opt_fixed(r.test.ratio, 4) + " (Hodges-Lehmann), " +
+         format_fixed(r.test.confidence * 100, 0) + "% interval " +
+         (r.test.ratio_lower
+              ? opt_fixed(r.test.ratio_lower, 4) + " - " + opt_fixed(r.test.ratio_upper, 4)
+              : std::string("none (too few pairs)")) +
+         "; same within +/-" + format_fixed(r.settings.same_within * 100, 1) + "%\n";
   out += "\nverdict: " + r.verdict_text + "\n";
   append_notes(out, r.notes);
   return out;
@@ -45,6 +59,9 @@ std::string ab_to_json(const AbResult& r) {
   doc["settings"] = {{"a", side(r.a)},
                      {"b", side(r.b)},
                      {"pairs", r.settings.pairs},
+                     {"alpha", r.settings.alpha},
+                     {"same_within", r.settings.same_within},
+                     {"order_seed", r.settings.order_seed},
                      {"point", point_settings_json(r.settings.point)}};
   doc["environment"] = environment_json(r.environment, r.virtual_clock,
                                         {{"device_a", &r.device_a}, {"device_b", &r.device_b}});
@@ -53,20 +70,33 @@ std::string ab_to_json(const AbResult& r) {
   json pairs = json::array();
   for (size_t i = 0; i < r.ratios.size(); ++i)
     pairs.push_back({{"pair", i + 1},
+                     {"order", i < r.order.size() ? r.order[i] : std::string()},
                      {"a_rate_per_s", json_number(r.rates_a[i])},
                      {"b_rate_per_s", json_number(r.rates_b[i])},
                      {"ratio", json_number(r.ratios[i])}});
-  doc["results"] = {{"shared_device", r.shared_device},
-                    {"depth_a", r.depth_a},
-                    {"depth_b", r.depth_b},
-                    {"pairs", pairs},
-                    {"a_rate_per_s", json_summary(r.rate_a)},
-                    {"b_rate_per_s", json_summary(r.rate_b)},
-                    {"ratio", json_summary(r.ratio)},
-                    {"difference", json_number(r.difference)},
-                    {"noise", json_number(r.noise)},
-                    {"verdict", std::string(to_string(r.verdict))},
-                    {"verdict_text", r.verdict_text}};
+  doc["results"] = {
+      {"shared_device", r.shared_device},
+      {"depth_a", r.depth_a},
+      {"depth_b", r.depth_b},
+      {"pairs", pairs},
+      {"a_rate_per_s", json_summary(r.rate_a)},
+      {"b_rate_per_s", json_summary(r.rate_b)},
+      {"ratio", json_summary(r.ratio)},
+      {"test",
+       {{"name", r.test.name},
+        {"u", json_number(r.test.u)},
+        {"p_value", json_number(r.test.p_value)},
+        {"exact", r.test.exact},
+        {"alpha", json_number(r.test.alpha)}}},
+      {"effect",
+       {{"ratio", json_number(r.test.ratio)},
+        {"lower", json_number(r.test.ratio_lower)},
+        {"upper", json_number(r.test.ratio_upper)},
+        {"confidence", json_number(r.test.confidence)},
+        {"estimator", "hodges_lehmann"}}},
+      {"pairs_recommended", r.pairs_recommended ? json(*r.pairs_recommended) : json(nullptr)},
+      {"verdict", std::string(to_string(r.verdict))},
+      {"verdict_text", r.verdict_text}};
   doc["notes"] = r.notes;
   doc["verdict"] = verdict_json(r.judgement);
   return dump(doc);

@@ -48,6 +48,18 @@ void bench_settings_fields(Io& io, BenchSettings& s) {
       "monitor", [&](Io& m) { monitor_settings_fields(m, s.monitor); }, 3);
   io.object(
       "confounds", [&](Io& c) { confound_settings_fields(c, s.confounds); }, 3);
+  io.number("confidence", s.confidence, 3);
+  io.number("rate_tolerance", s.point.rate_tolerance, 3);
+  io.number("max_duration_factor", s.point.max_duration_factor, 3);
+  io.object(
+      "offered",
+      [&](Io& o) {
+        o.number("rate_per_s", s.offered.rate);
+        o.enumeration("arrival", s.offered.arrival, {Arrival::constant, Arrival::poisson});
+        o.enumeration("on_full", s.offered.on_full, {QueueFull::wait, QueueFull::drop});
+        o.ms("late_threshold_ms", s.offered.late_threshold);
+      },
+      3);
 }
 
 // DeviceInfo::link_floor as flat keys (null when absent), since version 3.
@@ -68,6 +80,35 @@ void link_floor_fields(Io& io, std::optional<LinkFloor>& f) {
   const auto ns = [](double ms) { return Nanos(static_cast<int64_t>(std::llround(ms * 1e6))); };
   if (median && min && trips && spent)
     f = LinkFloor{static_cast<uint32_t>(*trips), ns(*median), ns(*min), Nanos(0), ns(*spent)};
+}
+
+template <class Io>
+void offered_fields(Io& io, OfferedRun& o) {
+  io.number("offered_rate_per_s", o.offered_rate);
+  io.number("scheduled_rate_per_s", o.scheduled_rate);
+  io.number("achieved_rate_per_s", o.achieved_rate);
+  io.value("keeps_up", o.keeps_up);
+  io.value("depth", o.depth);
+  io.value("arrivals", o.arrivals);
+  io.value("submitted", o.submitted);
+  io.value("completed", o.completed);
+  io.value("dropped", o.dropped);
+  io.value("late", o.late);
+  io.number("late_share", o.late_share);
+  io.summary("lateness_ms", o.lateness_ms);
+  io.summary("latency_from_arrival_ms", o.latency_ms);
+  io.summary("latency_from_submission_ms", o.service_ms);
+  io.seconds("span_s", o.span);
+  io.value("errors", o.errors);
+  io.error("first_error", o.first_error);
+  io.value("aborted", o.aborted);
+  io.value("device_stuck", o.device_stuck);
+  io.array("windows", o.windows, [](Io& w, WindowFigure& f) {
+    w.number("start_s", f.start_s);
+    w.number("duration_s", f.duration_s);
+    w.value("inferences", f.inferences);
+    w.number("rate_per_s", f.rate);
+  });
 }
 
 template <class Io>
@@ -134,6 +175,9 @@ void repeat_fields(Io& io, SteadyRepeat& rep) {
   io.number("rate_per_s", rep.rate);
   io.value("stable", rep.stable);
   io.number("last_windows_spread", rep.last_windows_spread);
+  io.number("rate_half_width", rep.rate_half_width, 3);
+  io.value("precise", rep.precise, 3);
+  io.value("capped", rep.capped, 3);
   io.seconds("warmup_s", rep.warmup);
   io.value("warmup_inferences", rep.warmup_inferences);
   io.value("warmup_settled", rep.warmup_settled);
@@ -235,6 +279,7 @@ void bench_fields(Io& io, BenchResult& r) {
     s.value("stable", r.steady.stable);
     s.array("repeats", r.steady.repeats, repeat_fields<Io>);
   });
+  io.optional_object("offered", r.offered, offered_fields<Io>, 3);
   io.object("latency", [&](Io& l) { latency_fields(l, r.latency); });
   io.object("bytes", [&](Io& b) { bytes_fields(b, r.bytes); });
   io.object("overhead", [&](Io& o) { overhead_fields(o, r.overhead); });
@@ -362,34 +407,62 @@ std::string format_bench_text(const BenchResult& r) {
           : "");
   out << '\n';
 
-  out << "steady state (pipelined, warm, depth " << r.steady.depth << ")\n";
-  const auto& rate = r.steady.rate;
-  row(out, "rate (median of " + std::to_string(rate.count) + ")", per_s(rate.median),
-      r.steady.time_per_frame_ms ? "= " + format_ms(*r.steady.time_per_frame_ms) + " per frame"
-                                 : "");
-  row(out, "rate min / max", per_s(rate.min) + " / " + per_s(rate.max),
-      "spread " + pct(rate.spread));
-  for (size_t i = 0; i < r.steady.repeats.size(); ++i) {
-    const auto& rep = r.steady.repeats[i];
-    row(out, "  repeat " + std::to_string(i + 1),
-        format_fixed(rep.rate, rep.rate >= 100 ? 1 : 2) + " /s",
-        std::to_string(rep.inferences) + " inferences in " + format_duration(rep.elapsed) + ", " +
-            std::to_string(rep.windows.size()) + " windows, " +
-            (rep.stable ? "stable" : "UNSTABLE") + " (last 3 windows " +
-            pct(rep.last_windows_spread) + "), warm-up " + format_duration(rep.warmup));
+  if (r.offered) {
+    const OfferedRun& o = *r.offered;
+    const auto& req = r.effective.offered;
+    out << "offered load (open loop, " << to_string(req.arrival) << " arrivals, up to " << o.depth
+        << " in flight, " << (req.on_full == QueueFull::drop ? "drop" : "wait") << " when full)\n";
+    row(out, "offered / arrived", per_s(o.offered_rate) + " / " + per_s(o.scheduled_rate),
+        std::to_string(o.arrivals) + " frames in " + format_duration(r.effective.point.duration));
+    row(out, "achieved", per_s(o.achieved_rate),
+        std::to_string(o.completed) + " completed over " + format_duration(o.span));
+    row(out, "keeps up", o.keeps_up ? "yes" : "NO",
+        "no drops, <= 1% late, achieved >= 99% of arrived");
+    row(out, "submitted late", std::to_string(o.late) + " (" + pct(o.late_share) + ")",
+        o.late > 0
+            ? "median " + ms_or_na(o.lateness_ms.median) + ", max " + ms_or_na(o.lateness_ms.max) +
+                  " behind schedule" + (o.late_share > kLateShareLimit ? "  [over 1%]" : "")
+            : "more than " + format_duration(req.late_threshold) + " behind schedule");
+    row(out, "dropped (queue full)", std::to_string(o.dropped));
+    const auto& l = o.latency_ms;
+    row(out, "latency from arrival p50", percentile_ms(l.median, l.median_ci),
+        "includes waiting for earlier frames");
+    row(out, "latency from arrival p90", percentile_ms(l.p90, l.p90_ci));
+    row(out, "latency from arrival p99", percentile_ms(l.p99, l.p99_ci), "max " + ms_or_na(l.max));
+    const auto& sv = o.service_ms;
+    row(out, "latency from submission p50", percentile_ms(sv.median, sv.median_ci));
+    row(out, "latency from submission p99", percentile_ms(sv.p99, sv.p99_ci));
+    out << '\n';
+  } else {
+    out << "steady state (pipelined, warm, depth " << r.steady.depth << ")\n";
+    const auto& rate = r.steady.rate;
+    row(out, "rate (median of " + std::to_string(rate.count) + ")", per_s(rate.median),
+        r.steady.time_per_frame_ms ? "= " + format_ms(*r.steady.time_per_frame_ms) + " per frame"
+                                   : "");
+    row(out, "rate min / max", per_s(rate.min) + " / " + per_s(rate.max),
+        "spread " + pct(rate.spread));
+    for (size_t i = 0; i < r.steady.repeats.size(); ++i) {
+      const auto& rep = r.steady.repeats[i];
+      row(out, "  repeat " + std::to_string(i + 1),
+          format_fixed(rep.rate, rep.rate >= 100 ? 1 : 2) + " /s",
+          std::to_string(rep.inferences) + " inferences in " + format_duration(rep.elapsed) + ", " +
+              std::to_string(rep.windows.size()) + " windows, " +
+              (rep.stable ? "stable" : "UNSTABLE") + " (last 3 windows " +
+              pct(rep.last_windows_spread) + "), warm-up " + format_duration(rep.warmup));
+    }
+    if (!r.steady.repeats.empty())
+      row(out, "pipelined latency p50 / p99",
+          ms_or_na(r.steady.repeats.front().latency_ms.median) + " / " +
+              ms_or_na(r.steady.repeats.front().latency_ms.p99),
+          "includes queueing at depth " + std::to_string(r.steady.depth));
+    out << '\n';
   }
-  if (!r.steady.repeats.empty())
-    row(out, "pipelined latency p50 / p99",
-        ms_or_na(r.steady.repeats.front().latency_ms.median) + " / " +
-            ms_or_na(r.steady.repeats.front().latency_ms.p99),
-        "includes queueing at depth " + std::to_string(r.steady.depth));
-  out << '\n';
 
   out << "lone-frame latency (depth 1, " << r.latency.samples << " samples)\n";
   const auto& lat = r.latency.overall_ms;
-  row(out, "overall p50 / p90 / p99",
-      ms_or_na(lat.median) + " / " + ms_or_na(lat.p90) + " / " + ms_or_na(lat.p99),
-      "max " + ms_or_na(lat.max));
+  row(out, "overall p50", percentile_ms(lat.median, lat.median_ci));
+  row(out, "overall p90", percentile_ms(lat.p90, lat.p90_ci));
+  row(out, "overall p99", percentile_ms(lat.p99, lat.p99_ci), "max " + ms_or_na(lat.max));
   if (r.latency.hardware_ms.count > 0) {
     row(out, "hardware (device compute) p50", ms_or_na(r.latency.hardware_ms.median));
     if (r.device.in_process)

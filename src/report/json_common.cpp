@@ -16,8 +16,23 @@ json json_number(std::optional<double> value) {
   return *value;
 }
 
+json json_interval(const PercentileInterval& ci) {
+  return {{"p", json_number(ci.p)},
+          {"confidence", json_number(ci.confidence)},
+          {"enough", ci.enough()},
+          {"needs", ci.needs},
+          {"lower", json_number(ci.lower)},
+          {"upper", json_number(ci.upper)},
+          {"lower_rank", ci.lower_rank ? json(*ci.lower_rank) : json(nullptr)},
+          {"upper_rank", ci.upper_rank ? json(*ci.upper_rank) : json(nullptr)}};
+}
+
 json json_summary(const Summary& s) {
   return {{"count", s.count},
+          {"intervals",
+           {{"p50", json_interval(s.median_ci)},
+            {"p90", json_interval(s.p90_ci)},
+            {"p99", json_interval(s.p99_ci)}}},
           {"min", json_number(s.min)},
           {"median", json_number(s.median)},
           {"mean", json_number(s.mean)},
@@ -102,6 +117,8 @@ json point_settings_json(const PointSettings& s) {
           {"min_inferences", s.min_inferences},
           {"windows", s.windows},
           {"stability_tolerance", s.stability_tolerance},
+          {"rate_tolerance", s.rate_tolerance},
+          {"max_duration_factor", s.max_duration_factor},
           {"warmup_max_s", to_seconds(s.warmup_max)},
           {"request_timeout_s", to_seconds(s.request_timeout)},
           {"repeats", s.repeats},

@@ -28,6 +28,9 @@ std::optional<double> optional_ms(const std::optional<Nanos>& d);
 
 // A finite number, or null for nullopt / NaN / infinity (JSON has no NaN).
 json json_number(std::optional<double> value);
+// A percentile's interval: p, confidence, enough, needs, lower, upper and
+// their 1-based ranks (null when there are not enough samples).
+json json_interval(const PercentileInterval& ci);
 json json_summary(const Summary& s);
 json error_json(const std::optional<Error>& e);
 json tensor_json(const TensorInfo& t);

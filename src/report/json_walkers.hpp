@@ -77,6 +77,16 @@ class JsonWriter {
   }
   // A field the document holds that no struct keeps (derived for readers).
   void derived(const char* key, json v) { node_[key] = std::move(v); }
+  // An object that may be absent from the result: null when it is.
+  template <class T, class F>
+  void optional_object(const char* key, const std::optional<T>& v, F&& fields, int = 1) {
+    if (!v) {
+      node_[key] = nullptr;
+      return;
+    }
+    JsonWriter sub(node_[key] = json::object());
+    fields(sub, const_cast<T&>(*v));
+  }
   template <class F>
   void object(const char* key, F&& fields, int = 1) {
     JsonWriter sub(node_[key] = json::object());
@@ -167,7 +177,33 @@ class JsonReader {
             std::pair{"stddev", &s.stddev}, std::pair{"spread", &s.spread},
             std::pair{"mdape", &s.mdape}})
         io.number(k, *field);
+      io.object(
+          "intervals",
+          [&](JsonReader& iv) {
+            for (auto [k, ci] : {std::pair{"p50", &s.median_ci}, std::pair{"p90", &s.p90_ci},
+                                 std::pair{"p99", &s.p99_ci}})
+              iv.object(k, [&](JsonReader& c) {
+                c.interval(*ci);
+                ci->count = s.count;
+              });
+          },
+          3);
     });
+  }
+  void interval(PercentileInterval& ci) {
+    std::optional<double> p, confidence;
+    number("p", p);
+    number("confidence", confidence);
+    ci.p = p.value_or(0);
+    ci.confidence = confidence.value_or(0);
+    value("needs", ci.needs);
+    number("lower", ci.lower);
+    number("upper", ci.upper);
+    std::optional<uint64_t> lo, hi;
+    optional_count("lower_rank", lo);
+    optional_count("upper_rank", hi);
+    ci.lower_rank = lo ? std::optional<size_t>(*lo) : std::nullopt;
+    ci.upper_rank = hi ? std::optional<size_t>(*hi) : std::nullopt;
   }
   void error(const char* key, std::optional<Error>& e) {
     const json* j = find(key, 1);
@@ -204,6 +240,18 @@ class JsonReader {
     v = n;
   }
   void derived(const char*, const json&) {}
+  template <class T, class F>
+  void optional_object(const char* key, std::optional<T>& v, F&& fields, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    v.reset();
+    if (j->is_null()) return;
+    if (!j->is_object()) return bad(key, "is not an object or null");
+    T item{};
+    JsonReader sub(*j, path_ + key + ".", version_, what_, error_);
+    fields(sub, item);
+    v = std::move(item);
+  }
   template <class F>
   void object(const char* key, F&& fields, int since = 1) {
     const json* j = find(key, since);

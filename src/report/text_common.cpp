@@ -6,6 +6,16 @@
 
 namespace rig::report {
 
+std::string percentile_ms(const std::optional<double>& value, const PercentileInterval& ci) {
+  if (!value) return "n/a";
+  const std::string p = "p" + format_fixed(ci.p, 0);
+  if (!ci.enough())
+    return "not enough samples (n = " + std::to_string(ci.count) + ", " + p +
+           " needs >= " + std::to_string(ci.needs) + ")";
+  return format_ms(*value) + " (" + format_fixed(ci.confidence * 100, 0) + "% CI " +
+         format_ms(*ci.lower) + " - " + format_ms(*ci.upper) + ")";
+}
+
 std::string ms_or_na(const std::optional<double>& v) {
   return v ? format_ms(*v) : "n/a";
 }

@@ -10,6 +10,7 @@
 
 #include "rig/device.hpp"
 #include "rig/scenario/verdict.hpp"
+#include "rig/stats.hpp"
 
 namespace rig::report {
 
@@ -22,6 +23,9 @@ std::string opt_ms(const std::optional<double>& v);
 std::string opt_pct(const std::optional<double>& v, int decimals = 2);  // "1.23%"
 std::string opt_rate(const std::optional<double>& bytes_per_s);         // "290.0 MB/s"
 std::string with_commas(double value);                                  // 150528 -> "150,528"
+// A percentile in ms with its interval, "2.31 ms (95% CI 2.28-2.40 ms)", or
+// "not enough samples (n = 200, p99 needs >= 368)".
+std::string percentile_ms(const std::optional<double>& value, const PercentileInterval& ci);
 
 // printf into a string (one table row; at most 511 characters).
 template <class... Args>

@@ -1,7 +1,9 @@
-// rig ab: two configurations measured in interleaved pairs (A B A B ...), so
-// slow changes of the host or device (heat, contention) fall on both sides
-// alike; each pair gives a ratio, and the verdict compares the difference with
-// the runs' own spread.
+// rig ab: two configurations measured in interleaved pairs, so slow changes
+// of the host or device (heat, contention) fall on both sides alike; the
+// order within each pair is drawn from a seed, so a drift that favours the
+// first (or second) run of a pair falls on both sides too. The verdict is the
+// Mann-Whitney U test of the two sides' rates with the Hodges-Lehmann ratio
+// and its interval (docs/methodology.md).
 #include <algorithm>
 #include <cmath>
 
@@ -44,18 +46,22 @@ Result<double> one_run(Device& device, const Workspace& ws, uint32_t depth,
 
 std::string_view to_string(AbVerdict v) {
   switch (v) {
-    case AbVerdict::no_difference:
-      return "no_difference";
+    case AbVerdict::same:
+      return "same";
     case AbVerdict::a_faster:
       return "a_faster";
     case AbVerdict::b_faster:
       return "b_faster";
-    case AbVerdict::insufficient_data:
-      return "insufficient_data";
+    case AbVerdict::ambiguous:
+      return "ambiguous";
     case AbVerdict::failed:
       return "failed";
   }
   return "failed";
+}
+
+uint32_t ab_min_pairs(double alpha) {
+  return static_cast<uint32_t>(mann_whitney_min_n(alpha));
 }
 
 Result<AbConfig> apply_knobs(const AbConfig& base, std::span<const std::string> knobs) {
@@ -94,6 +100,10 @@ Result<AbConfig> apply_knobs(const AbConfig& base, std::span<const std::string> 
 
 Result<void> validate(const AbSettings& s) {
   if (s.pairs == 0) return fail(ErrorCode::invalid_argument, "pairs must be >= 1");
+  if (!(s.alpha > 0 && s.alpha < 0.5))
+    return fail(ErrorCode::invalid_argument, "alpha must be in (0, 0.5), e.g. 0.05");
+  if (!(s.same_within > 0 && s.same_within < 1))
+    return fail(ErrorCode::invalid_argument, "same-within must be in (0, 1), e.g. 0.02");
   PointSettings one = s.point;
   one.repeats = 1;
   return validate(one);
@@ -104,6 +114,20 @@ namespace {
 Error on_side(Error e, const std::string& side) {
   e.message = side + ": " + e.message;
   return e;
+}
+
+// Each pair's order, "AB" or "BA", from the seed (splitmix64).
+std::vector<std::string> pair_orders(uint64_t seed, uint32_t pairs) {
+  std::vector<std::string> order;
+  uint64_t state = seed;
+  for (uint32_t i = 0; i < pairs; ++i) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    order.push_back((z >> 63) ? "BA" : "AB");
+  }
+  return order;
 }
 
 // Both sides on one device: loaded once, the runs continue on it.
@@ -123,12 +147,16 @@ Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource
     PointSettings p = point;
     p.seed = point.seed + i;
     const std::string pair = " (pair " + std::to_string(i + 1) + ")";
-    auto ra = one_run(**device, cold->workspace, r.depth_a, p, "A" + pair);
-    if (!ra) return tl::unexpected(ra.error());
-    auto rb = one_run(**device, cold->workspace, r.depth_b, p, "B" + pair);
-    if (!rb) return tl::unexpected(rb.error());
-    r.rates_a.push_back(*ra);
-    r.rates_b.push_back(*rb);
+    double rate[2] = {0, 0};
+    for (char side : r.order[i]) {
+      const bool is_a = side == 'A';
+      auto rs = one_run(**device, cold->workspace, is_a ? r.depth_a : r.depth_b, p,
+                        std::string(1, side) + pair);
+      if (!rs) return tl::unexpected(rs.error());
+      rate[is_a ? 0 : 1] = *rs;
+    }
+    r.rates_a.push_back(rate[0]);
+    r.rates_b.push_back(rate[1]);
   }
   device->reset();  // before the buffers it has bound
   return {};
@@ -139,15 +167,18 @@ Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource
 // thread count) and hardware may take one handle at a time.
 Result<void> run_fresh(AbResult& r, const DeviceOpener& open, const ModelSource& model) {
   const PointSettings& point = r.settings.point;
+  bool seen_a = false, seen_b = false;
   for (uint32_t i = 0; i < r.settings.pairs; ++i) {
-    for (int side = 0; side < 2; ++side) {
+    for (char side_name : r.order[i]) {
+      const int side = side_name == 'A' ? 0 : 1;
       const char* name = side == 0 ? "A" : "B";
       const AbConfig& config = side == 0 ? r.a : r.b;
       auto device = open(config.spec);
       if (!device) return tl::unexpected(on_side(device.error(), name));
       const DeviceInfo info = (*device)->info();
       uint32_t& depth = side == 0 ? r.depth_a : r.depth_b;
-      if (i == 0) {
+      if (!(side == 0 ? seen_a : seen_b)) {
+        (side == 0 ? seen_a : seen_b) = true;
         (side == 0 ? r.device_a : r.device_b) = info;
         r.virtual_clock = r.virtual_clock || (*device)->clock().is_virtual();
         depth = side_depth(r, info, config.depth, name);
@@ -155,7 +186,7 @@ Result<void> run_fresh(AbResult& r, const DeviceOpener& open, const ModelSource&
       const uint32_t run_depth = std::min(depth, std::max<uint32_t>(1, info.queue_depth));
       auto cold = cold_start(**device, model, run_depth, point.seed, point.observer);
       if (!cold) return tl::unexpected(on_side(cold.error(), name));
-      if (i == 0 && side == 0) r.model = (*device)->model_info();
+      if (r.model.name.empty()) r.model = (*device)->model_info();
       PointSettings p = point;
       p.seed = point.seed + i;
       auto rate = one_run(**device, cold->workspace, run_depth, p,
@@ -168,41 +199,86 @@ Result<void> run_fresh(AbResult& r, const DeviceOpener& open, const ModelSource&
   return {};
 }
 
-// The ratios, the noise and the verdict against it.
-void decide(AbResult& r) {
+}  // namespace
+
+void decide_ab(AbResult& r) {
+  r.ratios.clear();
   for (size_t i = 0; i < r.rates_a.size(); ++i) r.ratios.push_back(r.rates_b[i] / r.rates_a[i]);
   r.rate_a = summarize(r.rates_a);
   r.rate_b = summarize(r.rates_b);
   r.ratio = summarize(r.ratios);
-  r.difference = *r.ratio.median - 1;
-  r.noise = std::max(
-      {r.rate_a.spread.value_or(0.0), r.rate_b.spread.value_or(0.0), r.ratio.spread.value_or(0.0)});
-
-  const std::string la = side_label("A", r.a), lb = side_label("B", r.b);
-  const std::string ratios = "B/A " + format_fixed(*r.ratio.median, 3) + ", pair ratios " +
-                             format_fixed(*r.ratio.min, 3) + "-" + format_fixed(*r.ratio.max, 3);
-  const std::string noise = "the runs' own spread " + format_fixed(*r.noise * 100, 2) + "%";
-  if (r.ratios.size() < kAbMinPairsForVerdict) {
-    r.verdict = AbVerdict::insufficient_data;
-    r.verdict_text = "insufficient data: " + std::to_string(r.ratios.size()) + " pair" +
-                     (r.ratios.size() == 1 ? "" : "s") + " (" + ratios +
-                     "); a verdict needs at least " + std::to_string(kAbMinPairsForVerdict) +
-                     ", because the runs' own spread is the noise estimate; raise --pairs";
-  } else if (std::fabs(*r.difference) <= *r.noise) {
-    r.verdict = AbVerdict::no_difference;
-    r.verdict_text = "no difference (within noise): " + ratios + ", inside " + noise;
-  } else {
-    const bool b_faster = *r.difference > 0;
-    r.verdict = b_faster ? AbVerdict::b_faster : AbVerdict::a_faster;
-    // Faster by the faster side's rate over the slower's.
-    const double by = b_faster ? *r.difference : 1 / *r.ratio.median - 1;
-    r.verdict_text = (b_faster ? lb : la) + " is faster: +" + format_fixed(by * 100, 2) +
-                     "% frames/s +/- " + format_fixed(*r.noise * 100, 2) + "% (" + ratios + "; " +
-                     noise + ")";
+  const AbSettings& s = r.settings;
+  const size_t n = std::min(r.rates_a.size(), r.rates_b.size());
+  r.test = AbTest{};
+  r.test.alpha = s.alpha;
+  r.test.confidence = 1 - s.alpha;
+  r.pairs_recommended.reset();
+  if (n == 0) {
+    r.verdict = AbVerdict::failed;
+    r.verdict_text = "no pair ran";
+    return;
   }
-}
+  const UTest u = mann_whitney_u(r.rates_a, r.rates_b);
+  r.test.u = u.u;
+  r.test.p_value = u.p_value;
+  r.test.exact = u.exact;
+  // The effect on a log scale, so that B/A and A/B are symmetric.
+  std::vector<double> la, lb;
+  for (double v : r.rates_a) la.push_back(std::log(v));
+  for (double v : r.rates_b) lb.push_back(std::log(v));
+  const ShiftEstimate hl = hodges_lehmann(la, lb, 1 - s.alpha);
+  if (hl.estimate) r.test.ratio = std::exp(*hl.estimate);
+  if (hl.lower) r.test.ratio_lower = std::exp(*hl.lower);
+  if (hl.upper) r.test.ratio_upper = std::exp(*hl.upper);
 
-}  // namespace
+  const std::string la_name = side_label("A", r.a), lb_name = side_label("B", r.b);
+  const std::string interval = r.test.ratio_lower ? format_fixed(*r.test.ratio_lower, 4) + "-" +
+                                                        format_fixed(*r.test.ratio_upper, 4)
+                                                  : std::string("none (too few pairs)");
+  const std::string stated = "B/A " + format_fixed(r.test.ratio.value_or(1), 4) + ", " +
+                             format_fixed((1 - s.alpha) * 100, 0) + "% interval " + interval +
+                             "; Mann-Whitney U = " + format_fixed(u.u, 1) +
+                             ", p = " + format_fixed(u.p_value, 4) + " (alpha " +
+                             format_fixed(s.alpha, 2) + ", " + std::to_string(n) + " pairs)";
+  const double margin = std::log1p(s.same_within);
+  const bool significant = u.p_value < s.alpha && hl.lower && (*hl.lower > 0 || *hl.upper < 0);
+  const bool within = hl.lower && *hl.lower >= -margin && *hl.upper <= margin;
+  if (significant) {
+    const bool b_faster = *hl.lower > 0;
+    r.verdict = b_faster ? AbVerdict::b_faster : AbVerdict::a_faster;
+    const double by = std::exp(std::fabs(*hl.estimate)) - 1;
+    const double lo = std::exp(b_faster ? *hl.lower : -*hl.upper) - 1;
+    const double hi = std::exp(b_faster ? *hl.upper : -*hl.lower) - 1;
+    r.verdict_text = (b_faster ? lb_name : la_name) + " is faster: +" + format_fixed(by * 100, 2) +
+                     "% frames/s (interval +" + format_fixed(lo * 100, 2) + "% to +" +
+                     format_fixed(hi * 100, 2) + "%; " + stated + ")";
+    return;
+  }
+  if (within && u.p_value >= s.alpha) {
+    r.verdict = AbVerdict::same;
+    r.verdict_text = "same: no significant difference, and the effect's interval lies within +/-" +
+                     format_fixed(s.same_within * 100, 1) + "% (" + stated + ")";
+    return;
+  }
+  r.verdict = AbVerdict::ambiguous;
+  // The interval's half-width shrinks as 1 / sqrt(pairs): the pairs that
+  // would bring it inside the margin (same) or off 1 (different),
+  // whichever comes first; at least google/benchmark's 9.
+  uint32_t want = std::max<uint32_t>(kAbRecommendedPairs, static_cast<uint32_t>(n) + 1);
+  if (hl.lower) {
+    const double half = (*hl.upper - *hl.lower) / 2, d = std::fabs(*hl.estimate);
+    double best = 1e9;
+    if (d > 0) best = std::min(best, static_cast<double>(n) * std::pow(half / d, 2));
+    if (margin > d)
+      best = std::min(best, static_cast<double>(n) * std::pow(half / (margin - d), 2));
+    if (best < 1e9)
+      want = std::max(want, static_cast<uint32_t>(std::min(100000.0, std::ceil(best))));
+  }
+  r.pairs_recommended = want;
+  r.verdict_text = "ambiguous: neither a significant difference nor an interval within +/-" +
+                   format_fixed(s.same_within * 100, 1) + "% (" + stated + "); about " +
+                   std::to_string(want) + " pairs would likely resolve it: raise --pairs";
+}
 
 Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, const AbConfig& a,
                         const AbConfig& b, const AbSettings& s) {
@@ -215,9 +291,10 @@ Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, cons
   r.environment = collect_environment();
   r.model_path = model_origin(model);
   r.shared_device = a.spec.text() == b.spec.text();
+  r.order = pair_orders(s.order_seed, s.pairs);
   auto ran = r.shared_device ? run_shared(r, open, model) : run_fresh(r, open, model);
   if (!ran) return tl::unexpected(ran.error());
-  decide(r);
+  decide_ab(r);
   if (!r.shared_device)
     r.notes.push_back(
         "the sides differ in device spec: each run opened and loaded its device "

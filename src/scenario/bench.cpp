@@ -81,6 +81,11 @@ Result<void> validate(const BenchSettings& s) {
   if (!(s.repeat_tolerance > 0)) return bad("tolerances must be positive");
   if (s.latency_max <= Nanos(0)) return bad("latency duration must be positive");
   if (s.reservoir_capacity == 0) return bad("reservoir capacity must be >= 1");
+  if (!(s.confidence > 0 && s.confidence < 1))
+    return bad("confidence must be between 0 and 1 (exclusive), e.g. 0.95");
+  if (s.offered.rate < 0 || !std::isfinite(s.offered.rate))
+    return bad("offered rate must be positive, e.g. --rate 30/s");
+  if (s.offered.late_threshold < Nanos(0)) return bad("late threshold must not be negative");
   return {};
 }
 
@@ -104,9 +109,33 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   const Workspace& ws = cold->workspace;
   // Idle power, loaded but not running, where power is readable.
   if (monitor.power_readable()) monitor.measure_idle(settings.monitor.idle);
-  r.latency = measure_latency(device, ws,
-                              latency_settings(settings.latency_samples, settings.latency_max,
-                                               settings.point.request_timeout, observer));
+  LatencySettings lone = latency_settings(settings.latency_samples, settings.latency_max,
+                                          settings.point.request_timeout, observer);
+  lone.confidence = settings.confidence;
+  r.latency = measure_latency(device, ws, lone);
+
+  if (settings.offered.enabled()) {
+    OfferedSettings os;
+    os.rate = settings.offered.rate;
+    os.arrival = settings.offered.arrival;
+    os.on_full = settings.offered.on_full;
+    os.late_threshold = settings.offered.late_threshold;
+    os.duration = settings.point.duration;
+    os.warmup = default_warmup_window(settings.point.duration, settings.point.windows);
+    os.windows = settings.point.windows;
+    os.depth = depth;
+    os.request_timeout = settings.point.request_timeout;
+    os.reservoir_capacity = settings.reservoir_capacity;
+    os.confidence = settings.confidence;
+    os.seed = settings.point.seed;
+    os.observer = observer;
+    r.offered = measure_offered(device, ws, os);
+    r.steady.depth = depth;
+    r.bytes = bytes_of(r.steady, r.model);
+    r.monitor = monitor.finish();  // no energy figure: an offered-load run has no steady rate
+    r.verdict = judge(r);
+    return r;
+  }
 
   r.steady.depth = depth;
   std::vector<double> rates;

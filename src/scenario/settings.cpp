@@ -15,6 +15,9 @@ Result<void> validate(const PointSettings& s) {
   if (s.min_inferences == 0) return bad("min inferences must be >= 1");
   if (s.windows < 3) return bad("windows must be >= 3 (stability compares the last 3)");
   if (!(s.stability_tolerance > 0)) return bad("stability tolerance must be positive");
+  if (!(s.rate_tolerance > 0)) return bad("rate tolerance must be positive");
+  if (!(s.max_duration_factor >= 1) || s.max_duration_factor > 1000)
+    return bad("max duration factor must be in 1..1000");
   if (s.warmup_max < Nanos(0)) return bad("warm-up cap must not be negative");
   if (s.request_timeout <= Nanos(0)) return bad("request timeout must be positive");
   if (s.repeats == 0) return bad("repeats must be >= 1");
@@ -28,6 +31,8 @@ SteadySettings steady_settings(const PointSettings& p, uint32_t depth, uint32_t 
   s.min_inferences = p.min_inferences;
   s.windows = p.windows;
   s.stability_tolerance = p.stability_tolerance;
+  s.rate_tolerance = p.rate_tolerance;
+  s.max_duration_factor = p.max_duration_factor;
   s.warmup_max = p.warmup_max;
   s.warmup_window = default_warmup_window(p.duration, p.windows);
   s.request_timeout = p.request_timeout;

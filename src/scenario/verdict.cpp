@@ -494,6 +494,20 @@ RuleOutcome repeat_stable(const SteadyRepeat& rep, size_t i, double tolerance) {
   return o;
 }
 
+RuleOutcome rate_precise(const SteadyRepeat& rep, size_t i, double tolerance) {
+  const std::string half = rep.rate_half_width
+                               ? "+/-" + format_fixed(*rep.rate_half_width * 100, 2) + "%"
+                               : std::string("n/a: fewer than 2 windows");
+  RuleOutcome o = outcome("rate_precise", Severity::warns,
+                          repeat_name(i) + ": rate 95% interval " + half + ", at most +/-" +
+                              format_fixed(tolerance * 100, 1) + "% wanted");
+  if (rep.capped && !rep.precise && !rep.aborted)
+    finding(o, repeat_name(i) + ": the rate's interval (" + half + ") stayed wider than +/-" +
+                   format_fixed(tolerance * 100, 1) +
+                   "% up to the cap; raise --max-duration-factor or --rate-tolerance");
+  return o;
+}
+
 RuleOutcome warmup_settled(const SteadyRepeat& rep, size_t i, Nanos cap) {
   RuleOutcome o = outcome("warmup_settled", Severity::warns,
                           repeat_name(i) + ": warm-up " + format_duration(rep.warmup) +
@@ -523,6 +537,80 @@ RuleOutcome enough_lone_frames(uint64_t samples) {
     finding(o, "lone-frame latency: too few samples (" + std::to_string(samples) + " < " +
                    std::to_string(kMin) + ")");
   return o;
+}
+
+// Percentiles whose interval needs more samples than were taken: reported as
+// "not enough samples", with how many more the rule needs.
+RuleOutcome percentiles_resolved(const Summary& s, const std::string& what,
+                                 const std::string& raise) {
+  const PercentileInterval* cis[] = {&s.p90_ci, &s.p99_ci};
+  std::string evidence = what + ": " + std::to_string(s.count) + " samples";
+  for (const auto* ci : cis)
+    evidence += ", p" + format_fixed(ci->p, 0) + " needs " + std::to_string(ci->needs);
+  RuleOutcome o = outcome("percentiles_resolved", Severity::warns, evidence);
+  for (const auto* ci : cis)
+    if (s.count > 0 && !ci->enough())
+      finding(o, what + " p" + format_fixed(ci->p, 0) +
+                     ": not enough samples (n = " + std::to_string(ci->count) + ", p" +
+                     format_fixed(ci->p, 0) + " needs >= " + std::to_string(ci->needs) + " for a " +
+                     format_fixed(ci->confidence * 100, 0) + "% interval); " +
+                     std::to_string(ci->more_needed()) + " more samples needed (" + raise + ")");
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// rig bench --rate: offered load
+
+RuleOutcome offered_run_completed(const OfferedRun& o) {
+  RuleOutcome out = outcome("offered_run_completed", Severity::invalidates,
+                            std::to_string(o.completed) + " of " + std::to_string(o.arrivals) +
+                                " measured frames completed");
+  if (o.device_stuck)
+    finding(out,
+            "the device did not return every request (its buffers are kept alive); "
+            "restart the device");
+  else if (o.aborted)
+    finding(out, "the offered-load run aborted: " +
+                     (o.first_error ? o.first_error->to_string() : std::string("aborted")));
+  if (o.arrivals == 0) finding(out, "no frame arrived in the measured time; raise --duration");
+  return out;
+}
+
+RuleOutcome frames_on_time(const OfferedRun& o, Nanos threshold) {
+  RuleOutcome out =
+      outcome("frames_on_time", Severity::warns,
+              std::to_string(o.late) + " of " + std::to_string(o.submitted) + " frames (" +
+                  format_fixed(o.late_share * 100, 2) + "%) submitted more than " +
+                  format_duration(threshold) + " after their arrival, at most " +
+                  format_fixed(kLateShareLimit * 100, 0) + "% wanted");
+  if (o.late_share > kLateShareLimit)
+    finding(out, format_fixed(o.late_share * 100, 1) + "% of frames were submitted late (median " +
+                     (o.lateness_ms.median ? format_ms(*o.lateness_ms.median) : "n/a") + ", max " +
+                     (o.lateness_ms.max ? format_ms(*o.lateness_ms.max) : "n/a") +
+                     " behind schedule): every request slot was busy, or the host could not "
+                     "keep the schedule; the latency from arrival includes the wait");
+  return out;
+}
+
+RuleOutcome no_dropped_frames(const OfferedRun& o) {
+  RuleOutcome out =
+      outcome("no_dropped_frames", Severity::warns, std::to_string(o.dropped) + " frames dropped");
+  if (o.dropped > 0)
+    finding(out, std::to_string(o.dropped) + " of " + std::to_string(o.arrivals) +
+                     " frames were dropped with every request slot in flight (--on-full drop)");
+  return out;
+}
+
+RuleOutcome keeps_up(const OfferedRun& o) {
+  RuleOutcome out = outcome("keeps_up", Severity::warns,
+                            "achieved " + format_fixed(o.achieved_rate, 2) + " frames/s of " +
+                                format_fixed(o.scheduled_rate, 2) + " arrived (" +
+                                format_fixed(o.offered_rate, 2) + " offered)");
+  if (!o.keeps_up && !o.aborted)
+    finding(out, "the device does not keep up with " + format_fixed(o.offered_rate, 2) +
+                     " frames/s: it completed " + format_fixed(o.achieved_rate, 2) +
+                     " frames/s; lower --rate or find the highest rate with rig sweep --rate");
+  return out;
 }
 
 RuleOutcome rig_not_limiting(const OverheadResult& overhead) {
@@ -642,12 +730,28 @@ RuleOutcome points_without_errors(
 // ---------------------------------------------------------------------------
 // rig ab
 
-RuleOutcome enough_pairs(size_t pairs) {
-  RuleOutcome o = outcome("enough_pairs", Severity::invalidates, std::to_string(pairs) + " pairs");
-  if (pairs < kAbMinPairsForVerdict)
+RuleOutcome enough_pairs(size_t pairs, double alpha) {
+  const uint32_t least = ab_min_pairs(alpha);
+  RuleOutcome o = outcome("enough_pairs", Severity::invalidates,
+                          std::to_string(pairs) + " pairs; the U test reaches alpha " +
+                              format_fixed(alpha, 2) + " from " + std::to_string(least));
+  if (pairs < least)
     finding(o, "insufficient data: " + std::to_string(pairs) +
-                   " pair(s); a verdict needs at least " + std::to_string(kAbMinPairsForVerdict) +
-                   ", because the runs' own spread is the noise estimate; raise --pairs");
+                   " pair(s); the Mann-Whitney U test cannot reach alpha " +
+                   format_fixed(alpha, 2) + " with fewer than " + std::to_string(least) +
+                   " (google/benchmark recommends at least " + std::to_string(kAbRecommendedPairs) +
+                   "); raise --pairs");
+  return o;
+}
+
+RuleOutcome ab_resolved(const AbResult& r) {
+  RuleOutcome o =
+      outcome("ab_resolved", Severity::warns, "verdict " + std::string(to_string(r.verdict)));
+  if (r.verdict == AbVerdict::ambiguous)
+    finding(o, "the A/B result is ambiguous" +
+                   (r.pairs_recommended ? ": about " + std::to_string(*r.pairs_recommended) +
+                                              " pairs would likely resolve it (raise --pairs)"
+                                        : std::string()));
   return o;
 }
 
@@ -667,6 +771,25 @@ void Verdict::add(RuleOutcome o) {
 
 Verdict judge(const BenchResult& r) {
   Verdict v;
+  const std::string lone_raise = "raise --latency-samples or --latency-duration";
+  if (r.offered) {
+    const OfferedRun& o = *r.offered;
+    v.add(depth_within_queue(r.depth_note));
+    v.add(no_errors(r.latency.errors + o.errors,
+                    r.latency.first_error ? r.latency.first_error : o.first_error,
+                    "in lone frames and the offered-load run"));
+    v.add(offered_run_completed(o));
+    v.add(frames_on_time(o, r.effective.offered.late_threshold));
+    v.add(no_dropped_frames(o));
+    v.add(keeps_up(o));
+    v.add(percentiles_resolved(o.latency_ms, "latency at the offered rate", "raise --duration"));
+    v.add(enough_lone_frames(r.latency.samples));
+    v.add(percentiles_resolved(r.latency.overall_ms, "lone-frame latency", lone_raise));
+    v.rules.back().rule = "lone_percentiles_resolved";
+    add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
+                  r.effective.confounds.strict);
+    return v;
+  }
   const auto& repeats = r.steady.repeats;
   uint64_t errors = r.latency.errors;
   std::optional<Error> first = r.latency.first_error;
@@ -684,10 +807,13 @@ Verdict judge(const BenchResult& r) {
     v.add(enough_samples(repeats[i], i, r.effective.point.min_inferences));
     v.add(device_returned_requests(repeats[i], i));
     v.add(repeat_stable(repeats[i], i, r.effective.point.stability_tolerance));
+    v.add(rate_precise(repeats[i], i, r.effective.point.rate_tolerance));
     v.add(warmup_settled(repeats[i], i, r.effective.point.warmup_max));
   }
   v.add(repeats_agree(r.steady.rate, r.effective.repeat_tolerance));
   v.add(enough_lone_frames(r.latency.samples));
+  v.add(percentiles_resolved(r.latency.overall_ms, "lone-frame latency", lone_raise));
+  v.rules.back().rule = "lone_percentiles_resolved";
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
                 r.effective.confounds.strict);
   ConfoundInputs in;
@@ -758,7 +884,8 @@ Verdict judge(const SweepResult& r) {
 Verdict judge(const AbResult& r) {
   Verdict v;
   v.add(depth_within_queue(r.depth_notes));
-  v.add(enough_pairs(r.ratios.size()));
+  v.add(enough_pairs(r.ratios.size(), r.settings.alpha));
+  v.add(ab_resolved(r));
   v.add(quiet_host(r.environment));
   if (r.shared_device) {
     v.add(device_without_warnings(r.device_a));

@@ -79,8 +79,9 @@ TEST(ParseDeviceSpec, ErrorsNameTheProblem) {
   expect("", "empty device spec");
   expect("sim:compute", "expected key=value");
   expect("sim:depth=1,depth=2", "given twice");
-  expect("gpu:depth=1",
-         "unknown device 'gpu' (known: cpu, sim:..., hailo[:...], tcp://HOST:PORT, unix:PATH)");
+  expect(
+      "gpu:depth=1",
+      "unknown device 'gpu' (known: cpu, sim:..., null, hailo[:...], tcp://HOST:PORT, unix:PATH)");
   expect("sim:link=usb9", "sim parameter link: unknown link profile 'usb9'");
   expect("sim:link=bw=1GB/s", "sim parameter link takes a profile name");
 }

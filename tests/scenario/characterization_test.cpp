@@ -473,40 +473,56 @@ Result<AbResult> ab(const std::string& device, std::vector<std::string> a,
   return run_ab(open_parsed, model, *ca, *cb, ab_settings(pairs));
 }
 
-TEST(Ab, IdenticalConfigurationsAreNoDifference) {
-  // Jitter makes every run differ a little: the verdict must call it noise.
+TEST(Ab, IdenticalConfigurationsAreSame) {
+  // Jitter makes every run differ a little: the verdict must call it the same.
   auto r = ab("sim:compute=2ms,bw=1GB/s,depth=8,jitter=0.05,seed=3", {"depth=4"}, {"depth=4"},
-              transport({256, 256}));
+              transport({256, 256}), 9);
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   EXPECT_TRUE(r->shared_device);
-  EXPECT_GT(*r->noise, 0);  // there is noise to be inside of
-  EXPECT_EQ(r->verdict, AbVerdict::no_difference) << format_ab_text(*r);
-  EXPECT_NE(format_ab_text(*r).find("no difference (within noise)"), std::string::npos);
-  EXPECT_EQ(r->rates_a.size(), 5u);
+  EXPECT_GT(*r->rate_a.spread, 0);  // there is noise
+  EXPECT_EQ(r->verdict, AbVerdict::same) << format_ab_text(*r);
+  EXPECT_NE(format_ab_text(*r).find("same: no significant difference"), std::string::npos);
+  EXPECT_EQ(r->rates_a.size(), 9u);
+  EXPECT_EQ(r->order.size(), 9u);
 }
 
 TEST(Ab, DifferentBandwidthsNameTheFaster) {
   const ModelSource m = transport({512, 512});
-  auto r = ab("sim:compute=1ms,depth=8,jitter=0.02", {"bw=100MB/s"}, {"bw=200MB/s"}, m, 3);
+  auto r = ab("sim:compute=1ms,depth=8,jitter=0.02", {"bw=100MB/s"}, {"bw=200MB/s"}, m, 5);
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   EXPECT_FALSE(r->shared_device);
   EXPECT_EQ(r->verdict, AbVerdict::b_faster) << format_ab_text(*r);
   EXPECT_NEAR(*r->ratio.median, 2.0, 0.04);
+  EXPECT_NEAR(*r->test.ratio, 2.0, 0.04);
+  EXPECT_LT(r->test.p_value, 0.05);
   EXPECT_NE(r->verdict_text.find("B (bw=200MB/s) is faster"), std::string::npos) << r->verdict_text;
-  auto rev = ab("sim:compute=1ms,depth=8", {"bw=200MB/s"}, {"bw=100MB/s"}, m, 3);
+  auto rev = ab("sim:compute=1ms,depth=8", {"bw=200MB/s"}, {"bw=100MB/s"}, m, 5);
   ASSERT_TRUE(rev.has_value());
   EXPECT_EQ(rev->verdict, AbVerdict::a_faster);
   EXPECT_NE(rev->verdict_text.find("A (bw=200MB/s) is faster: +100"), std::string::npos)
       << rev->verdict_text;
 }
 
+TEST(Ab, TheOrderWithinEachPairComesFromTheSeed) {
+  const ModelSource m = transport({64, 64});
+  auto one = ab("sim:compute=1ms,depth=8", {"depth=1"}, {"depth=8"}, m, 9);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_NE(std::count(one->order.begin(), one->order.end(), "AB"), 0);
+  EXPECT_NE(std::count(one->order.begin(), one->order.end(), "BA"), 0);
+  const nlohmann::json doc = json_of(ab_to_json(*one));
+  EXPECT_EQ(doc["settings"]["order_seed"], 1);
+  EXPECT_EQ(doc["results"]["pairs"][0]["order"], one->order[0]);
+  EXPECT_EQ(doc["results"]["test"]["name"], "mann_whitney_u");
+  EXPECT_TRUE(doc["results"]["effect"]["lower"].is_number());
+}
+
 TEST(Ab, LinkProfileAndDepthKnobs) {
   const ModelSource m = transport({512, 512});
-  auto r = ab("sim:compute=1ms", {"link=usb3-gen2"}, {"link=pcie-gen3-x4"}, m, 3);
+  auto r = ab("sim:compute=1ms", {"link=usb3-gen2"}, {"link=pcie-gen3-x4"}, m, 4);
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   EXPECT_EQ(r->verdict, AbVerdict::b_faster);
   EXPECT_EQ(r->depth_a, 32u);  // the profile's queue depth
-  auto d = ab("sim:compute=1ms,bw=1GB/s,lat=1ms,depth=8", {"depth=1"}, {"depth=8"}, m, 3);
+  auto d = ab("sim:compute=1ms,bw=1GB/s,lat=1ms,depth=8", {"depth=1"}, {"depth=8"}, m, 4);
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->shared_device);
   EXPECT_EQ(d->verdict, AbVerdict::b_faster);
@@ -515,20 +531,22 @@ TEST(Ab, LinkProfileAndDepthKnobs) {
   EXPECT_EQ(doc.dump().find("NaN"), std::string::npos);
 }
 
-TEST(Ab, FewerThanThreePairsGiveNoVerdict) {
-  // One or two pairs have no spread to call noise: 8x the depth is 8x the
-  // rate, but no side is named.
-  for (uint32_t pairs : {1u, 2u}) {
+TEST(Ab, TooFewPairsAreAmbiguous) {
+  // One to three pairs cannot reach alpha 0.05 (2 / C(6, 3) = 0.1): 8x the
+  // depth is 8x the rate, but no side is named, and 9 pairs are recommended.
+  for (uint32_t pairs : {1u, 2u, 3u}) {
     auto r = ab("sim:compute=1ms,bw=1GB/s,lat=1ms,depth=8", {"depth=1"}, {"depth=8"},
                 transport({64, 64}), pairs);
     ASSERT_TRUE(r.has_value()) << r.error().to_string();
-    EXPECT_EQ(r->verdict, AbVerdict::insufficient_data);
+    EXPECT_EQ(r->verdict, AbVerdict::ambiguous);
     EXPECT_EQ(r->ratios.size(), pairs);
     EXPECT_GT(*r->ratio.median, 2.0);
-    EXPECT_NE(r->verdict_text.find("insufficient data"), std::string::npos) << r->verdict_text;
+    EXPECT_NE(r->verdict_text.find("ambiguous"), std::string::npos) << r->verdict_text;
     EXPECT_NE(r->verdict_text.find("raise --pairs"), std::string::npos) << r->verdict_text;
     EXPECT_EQ(r->verdict_text.find("is faster"), std::string::npos) << r->verdict_text;
-    EXPECT_EQ(json_of(ab_to_json(*r))["results"]["verdict"], "insufficient_data");
+    EXPECT_EQ(r->pairs_recommended, std::optional<uint32_t>(9));
+    EXPECT_FALSE(r->judgement.valid);  // enough_pairs
+    EXPECT_EQ(json_of(ab_to_json(*r))["results"]["verdict"], "ambiguous");
   }
 }
 

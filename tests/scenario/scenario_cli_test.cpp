@@ -107,12 +107,11 @@ TEST_F(AnalysisCli, AbBadInput) {
   expect_error(rig(base + "--a depth --b depth=1"), 2, "--a: knob 'depth' is not KNOB=VALUE");
   expect_error(rig(base + "--a depth=1 --b depth=0"), 2, "--b: knob depth=0");
   expect_error(rig(base + "--a depth=1 --b link=usb9"), 2, "unknown link profile 'usb9'");
-  // One or two pairs have no spread to call noise.
-  for (const char* n : {"0", "1", "2"})
+  // Fewer than 4 pairs: the U test cannot reach alpha 0.05.
+  for (const char* n : {"0", "1", "3"})
     expect_error(rig(base + "--a depth=1 --b depth=2 --pairs " + n), 2,
-                 std::string("--pairs must be >= 3 for a verdict") +
-                     " (the runs' own spread is "
-                     "the noise estimate), got " +
+                 std::string("--pairs must be >= 4 for a verdict") +
+                     " (the U test cannot reach alpha 0.05 with fewer; 9 are recommended), got " +
                      n);
   expect_error(rig("ab " + model_ + " -d tcp://127.0.0.1:1 -q --a threads=2 --b threads=1"), 2,
                "only depth applies to a remote device");
@@ -125,7 +124,7 @@ TEST_F(AnalysisCli, AbBadInput) {
 TEST_F(AnalysisCli, AbWritesJson) {
   const std::string out = path("ab.json");
   const CliRun r =
-      rig("ab " + model_ + " " + kSim + " --a depth=1 --b depth=8 --pairs 3 --json " + out);
+      rig("ab " + model_ + " " + kSim + " --a depth=1 --b depth=8 --pairs 4 --json " + out);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("verdict: B (depth=8) is faster"), std::string::npos) << r.output;
   expect_complete_json(out, "rig ab");

@@ -144,9 +144,60 @@ TEST(Verdict, AbNeedsEnoughPairs) {
   Verdict v = judge(r);
   EXPECT_FALSE(v.valid);
   EXPECT_FALSE(find_rule(v, "enough_pairs")->met);
+  // The U test reaches alpha 0.05 from 4 pairs.
   r.ratios = {1.0, 1.1, 1.0};
   v = judge(r);
+  EXPECT_FALSE(v.valid);
+  r.ratios = {1.0, 1.1, 1.0, 1.0};
+  v = judge(r);
   EXPECT_TRUE(v.valid);
+  EXPECT_TRUE(find_rule(v, "ab_resolved")->met);
+  r.verdict = AbVerdict::ambiguous;
+  r.pairs_recommended = 20;
+  v = judge(r);
+  EXPECT_TRUE(v.valid);  // ambiguous is an answer, not an invalid run
+  EXPECT_FALSE(find_rule(v, "ab_resolved")->met);
+  EXPECT_NE(v.warnings.back().find("about 20 pairs"), std::string::npos);
+}
+
+TEST(Verdict, ImpreciseCappedRepeatAndUnresolvedPercentilesWarn) {
+  BenchResult r = good_bench();
+  r.steady.repeats[1].capped = true;
+  r.steady.repeats[1].rate_half_width = 0.031;
+  std::vector<double> lone(200, 2.0);
+  r.latency.overall_ms = summarize(lone);
+  const Verdict v = judge(r);
+  EXPECT_TRUE(v.valid);
+  ASSERT_EQ(v.warnings.size(), 2u);
+  EXPECT_NE(v.warnings[0].find("repeat 2: the rate's interval (+/-3.10%)"), std::string::npos)
+      << v.warnings[0];
+  EXPECT_NE(v.warnings[1].find("lone-frame latency p99: not enough samples (n = 200, p99 needs "
+                               ">= 368 for a 95% interval); 168 more samples needed"),
+            std::string::npos)
+      << v.warnings[1];
+}
+
+TEST(Verdict, OfferedLoadRules) {
+  BenchResult r = good_bench();
+  r.steady.repeats.clear();
+  OfferedRun o;
+  o.offered_rate = 600;
+  o.scheduled_rate = 600;
+  o.achieved_rate = 500;
+  o.arrivals = o.submitted = o.completed = 1200;
+  o.late = 600;
+  o.late_share = 0.5;
+  r.offered = o;
+  Verdict v = judge(r);
+  EXPECT_TRUE(v.valid);  // not keeping up is the answer, not an invalid run
+  EXPECT_FALSE(find_rule(v, "frames_on_time")->met);
+  EXPECT_FALSE(find_rule(v, "keeps_up")->met);
+  EXPECT_TRUE(find_rule(v, "no_dropped_frames")->met);
+  EXPECT_EQ(find_rule(v, "all_repeats_ran"), nullptr);
+  r.offered->aborted = true;
+  v = judge(r);
+  EXPECT_FALSE(v.valid);
+  EXPECT_FALSE(find_rule(v, "offered_run_completed")->met);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// rig ab: two configurations measured in interleaved pairs (A B A B ...)
-// with a noise verdict. Each side is a parsed device spec (knobs applied) and
-// a depth; the devices are opened through the caller's DeviceOpener, so the
+// rig ab: two configurations measured in interleaved pairs (each pair's
+// order drawn from a recorded seed) with a stated test's verdict. Each side is a parsed device spec
+// (knobs applied) and a depth; the devices are opened through the caller's DeviceOpener, so the
 // scenario links no device.
 #pragma once
 
@@ -42,21 +42,45 @@ Result<AbConfig> apply_knobs(const AbConfig& base, std::span<const std::string> 
 
 using DeviceOpener = std::function<Result<std::unique_ptr<Device>>(const DeviceSpec& spec)>;
 
-// A verdict needs the runs' own spread as its noise estimate, and the spread
-// of fewer than 3 pairs is not one (of 1 pair it is 0).
-inline constexpr uint32_t kAbMinPairsForVerdict = 3;
+// The A/B test: the rates of A's runs against B's by the Mann-Whitney U
+// test (two-sided, alpha), and the effect, B's rate over A's, as the
+// Hodges-Lehmann ratio (the median of every b_j / a_i) with its
+// distribution-free interval at 1 - alpha. google/benchmark's U-test
+// guidance: at least 9 repetitions of each side.
+inline constexpr uint32_t kAbRecommendedPairs = 9;
 
 struct AbSettings {
-  uint32_t pairs = 5;   // >= 1; fewer than kAbMinPairsForVerdict give insufficient_data
-  PointSettings point;  // one repeat per run; `repeats` is ignored
+  uint32_t pairs = kAbRecommendedPairs;  // >= 1
+  PointSettings point;                   // one repeat per run; `repeats` is ignored
+  double alpha = 0.05;                   // the test's significance level
+  // "same" when the effect's interval lies within 1 / (1 + same_within) ..
+  // 1 + same_within of 1.
+  double same_within = 0.03;
+  uint64_t order_seed = 1;  // the generator of each pair's order (A B or B A)
 };
 
 Result<void> validate(const AbSettings& settings);
 
-// insufficient_data: fewer than kAbMinPairsForVerdict pairs ran; the rates
-// and ratios are reported, but no side is named.
-enum class AbVerdict { no_difference, a_faster, b_faster, insufficient_data, failed };
+// The fewest pairs for which the U test can reach `alpha` at all (4 at 0.05).
+uint32_t ab_min_pairs(double alpha);
+
+// same: no significant difference and the effect's interval within
+// same_within; a_faster / b_faster: significant (p < alpha) with an interval
+// that excludes 1; ambiguous: neither (more pairs may resolve it).
+enum class AbVerdict { same, a_faster, b_faster, ambiguous, failed };
 std::string_view to_string(AbVerdict v);
+
+struct AbTest {
+  std::string name = "mann_whitney_u";
+  double u = 0;  // pairs of runs with B's rate above A's (ties one half)
+  double p_value = 1;
+  bool exact = false;
+  double alpha = 0.05;
+  // B / A: the Hodges-Lehmann ratio and its interval at 1 - alpha (nullopt:
+  // too few pairs for an interval at that confidence).
+  std::optional<double> ratio, ratio_lower, ratio_upper;
+  double confidence = 0.95;
+};
 
 struct AbResult {
   AbConfig a, b;
@@ -71,14 +95,14 @@ struct AbResult {
   // handle at a time.
   bool shared_device = false;
   uint32_t depth_a = 0, depth_b = 0;     // effective
+  std::vector<std::string> order;        // per pair, "AB" or "BA", from order_seed
   std::vector<double> rates_a, rates_b;  // frames/s, per pair
   std::vector<double> ratios;            // B / A, per pair
   Summary rate_a, rate_b, ratio;
-  std::optional<double> difference;  // median ratio - 1: B relative to A
-  // The runs' own spread: the largest of A's, B's and the ratios' (max - min)
-  // / median. With at least kAbMinPairsForVerdict pairs the verdict is "no
-  // difference" when |difference| <= noise, else the faster side.
-  std::optional<double> noise;
+  AbTest test;
+  // An ambiguous result: the pairs that would likely resolve it (the
+  // interval's width shrinks as 1 / sqrt(pairs)), at least kAbRecommendedPairs.
+  std::optional<uint32_t> pairs_recommended;
   AbVerdict verdict = AbVerdict::failed;
   std::string verdict_text;
   std::string model_path;  // where the model came from (model_origin)
@@ -86,6 +110,10 @@ struct AbResult {
   std::vector<std::string> depth_notes;  // each side's depth clamp (also in notes)
   Verdict judgement;  // judge(AbResult): the rules behind `verdict`, for --strict and JSON
 };
+
+// The test, the effect and the verdict of the rates (fills ratios, the
+// summaries, test, pairs_recommended, verdict and verdict_text).
+void decide_ab(AbResult& result);
 
 Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, const AbConfig& a,
                         const AbConfig& b, const AbSettings& settings);

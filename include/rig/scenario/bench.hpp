@@ -18,16 +18,33 @@
 
 namespace rig {
 
+// An offered-load run (rig bench --rate): frames arrive on a schedule and
+// are submitted at their arrival instead of keeping a depth full; it replaces
+// the steady-state repeats and runs for the point's duration.
+struct OfferedLoad {
+  double rate = 0;  // frames/s; 0: closed loop (the steady-state repeats)
+  Arrival arrival = Arrival::constant;
+  QueueFull on_full = QueueFull::wait;
+  Nanos late_threshold{std::chrono::milliseconds(1)};
+  bool enabled() const { return rate > 0; }
+};
+
 // What the user asked for. Defaults keep the demo near a minute on 2 cores.
 struct BenchSettings {
   std::string model;           // where the model came from, for the record (model_origin)
   std::string device = "cpu";  // device spec, as given
   uint32_t depth = 0;          // requests in flight; 0 = the device's queue depth
-  // The steady-state repeats: 10 s and 100 inferences each, at least.
-  PointSettings point = {.duration = std::chrono::seconds(10), .min_inferences = 100};
+  // The steady-state repeats: at least 2 s and 100 inferences each, then on
+  // until stable and precise (the adaptive stop), up to 20 s.
+  PointSettings point = {
+      .duration = std::chrono::seconds(2), .min_inferences = 100, .max_duration_factor = 10};
   double repeat_tolerance = 0.10;  // repeats must agree within this (spread)
-  uint64_t latency_samples = 200;
-  Nanos latency_max{std::chrono::seconds(5)};
+  // 400 lone frames: enough for p90 and p99 intervals at 95% (p99 needs 368);
+  // up to 15 s (the demo CNN takes ~36 ms a frame on a busy 2-core host).
+  uint64_t latency_samples = 400;
+  Nanos latency_max{std::chrono::seconds(15)};
+  double confidence = kDefaultConfidence;  // of every percentile's interval
+  OfferedLoad offered;
   size_t reservoir_capacity = 10000;
   double overhead_limit = 0.05;  // flag the rig when its bookkeeping exceeds this share
   MonitorSettings monitor;       // sampled beside the run (--no-monitor, --idle)
@@ -71,7 +88,8 @@ struct BenchResult {
   ModelInfo model;
   TtfoResult ttfo;
   LatencyResult latency;
-  SteadyResult steady;
+  SteadyResult steady;                // empty when offered load ran instead
+  std::optional<OfferedRun> offered;  // rig bench --rate
   BytesResult bytes;
   OverheadResult overhead;
   // The monitor's series over the whole run (aligned with the windows), its

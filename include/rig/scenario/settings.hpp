@@ -18,12 +18,17 @@
 namespace rig {
 
 // One pipelined measurement point: `repeats` x measure_steady at one depth.
-// rig bench embeds it with its own defaults (10 s, 100 inferences).
+// rig bench embeds it with its own defaults (at least 2 s and 100 inferences,
+// up to 20 s while the stop rule is unmet).
 struct PointSettings {
   Nanos duration{std::chrono::seconds(2)};  // measured time per repeat, at least
   uint64_t min_inferences = 20;             // completions per repeat, at least
   uint32_t windows = 10;                    // per repeat (stability compares the last 3)
   double stability_tolerance = 0.05;
+  // The adaptive stop (SteadySettings): the rate's interval half-width, as a
+  // share of the rate, at most this; and the cap, duration x this factor.
+  double rate_tolerance = 0.02;
+  double max_duration_factor = 2.0;
   Nanos warmup_max{std::chrono::seconds(5)};
   Nanos request_timeout{std::chrono::seconds(30)};
   uint32_t repeats = 3;
