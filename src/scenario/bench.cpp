@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rig/model_weights.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
@@ -93,6 +94,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
+  r.model.sha256 = model_sha256(model);  // after the cold start: never timed
   const Workspace& ws = cold->workspace;
   r.latency =
       measure_latency(device, ws,

@@ -104,7 +104,7 @@ TEST_F(Cli, SimBenchWritesCompleteJsonAtomically) {
   EXPECT_NE(r.output.find("verdict: VALID"), std::string::npos) << r.output;
   std::ifstream in(out);
   const auto doc = nlohmann::json::parse(in);
-  EXPECT_EQ(doc["schema_version"], 2);
+  EXPECT_EQ(doc["schema_version"], 3);
   EXPECT_EQ(doc["verdict"]["status"], "VALID");
   EXPECT_EQ(doc["bytes"]["model_in"], 64 * 64 * 4);
   EXPECT_EQ(doc["settings"]["effective"]["depth"], 4);

@@ -78,7 +78,7 @@ const std::vector<Component> kComponents = {
    {"rig_core"},
    {}},
   {"model",
-   {"src/model/", "include/rig/model.hpp"},
+   {"src/model/", "include/rig/model.hpp", "include/rig/model_weights.hpp"},
    {"rig_model"},
    {"rig_core", "rig_onnx"}},
   {"devices",  // cpu, sim and remote; remote speaks the wire protocol
@@ -101,11 +101,15 @@ const std::vector<Component> kComponents = {
    {"src/report/", "include/rig/report/"},
    {"rig_report"},
    {"rig_scenario", "rig_core", "rig_model", "nlohmann_json::nlohmann_json"}},
+  {"history",  // the run history: result documents in SQLite
+   {"src/history/", "include/rig/history.hpp"},
+   {"rig_history"},
+   {"rig_core", "SQLite::SQLite3", "nlohmann_json::nlohmann_json"}},
   {"cli",  // `rig`; rig_opencv and protobuf: it prints their versions
    {"src/cli/"},
    {"rig_cli"},
    {"rig", "rig_core", "rig_model", "rig_devices", "rig_proto", "rig_server", "rig_scenario",
-    "rig_report", "CLI11::CLI11", "rig_opencv", "protobuf::libprotobuf"}},
+    "rig_report", "rig_history", "CLI11::CLI11", "rig_opencv", "protobuf::libprotobuf"}},
 };
 
 const std::vector<std::string_view> kEveryComponentMayUse = {

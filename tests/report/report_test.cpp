@@ -245,10 +245,10 @@ TEST(BenchReport, ReaderAcceptsListedVersionsAndRefusesOthersByName) {
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.error().message.find("field 'verdict.rules' is missing"), std::string::npos)
       << missing.error().message;
-  doc["schema_version"] = 3;
+  doc["schema_version"] = 4;
   auto future = read_bench_json(doc.dump(), "v3.json");
   ASSERT_FALSE(future.has_value());
-  EXPECT_NE(future.error().message.find("schema_version 3 is not one this rig reads (1, 2)"),
+  EXPECT_NE(future.error().message.find("schema_version 4 is not one this rig reads (1, 2, 3)"),
             std::string::npos)
       << future.error().message;
   auto text = read_bench_json("{ nope", "bad.json");

@@ -35,7 +35,7 @@ class AnalysisCli : public test::CliFixture {
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(text.find("NaN"), std::string::npos);
     const auto doc = nlohmann::json::parse(text);
-    EXPECT_EQ(doc["schema_version"], 2);
+    EXPECT_EQ(doc["schema_version"], 3);
     EXPECT_EQ(doc["tool"], tool);
     EXPECT_TRUE(doc.contains("settings"));
     EXPECT_TRUE(doc.contains("results"));
