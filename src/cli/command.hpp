@@ -44,5 +44,6 @@ Command add_predict_command(CLI::App& app);
 Command add_fit_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
+Command add_place_command(CLI::App& app);
 
 }  // namespace rig::cli

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
       add_bench_command(app),   add_model_command(app),   add_serve_command(app),
       add_loop_command(app),    add_ladder_command(app),  add_sweep_command(app),
       add_ab_command(app),      add_predict_command(app), add_fit_command(app),
-      add_history_command(app), add_diff_command(app),
+      add_history_command(app), add_diff_command(app),    add_place_command(app),
   };
   try {
     app.parse(argc, argv);
