@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build=${RIG_FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${RIG_FUZZ_SECONDS:-20}
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
-targets=(fuzz_frame_parser fuzz_server_dispatch fuzz_model_inspect fuzz_text_inputs)
+targets=(fuzz_frame_parser fuzz_server_dispatch fuzz_model_inspect fuzz_text_inputs fuzz_model_weights)
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRIG_BUILD_FUZZ=ON -DRIG_BUILD_TESTS=OFF -DRIG_BUILD_BENCH=OFF \
