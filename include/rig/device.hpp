@@ -45,12 +45,13 @@ struct TensorInfo {
 
 struct ModelInfo {
   std::string name;  // file stem or the name given when loading from bytes
-  // Lower-case hex SHA-256 of the model's bytes as given (before any rewrite),
-  // set by the scenario from its ModelSource (model_sha256); "" when unknown
-  // (a model the server loads by name). Devices leave it empty.
-  std::string sha256;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  // Lower-case hex SHA-256 of the model's bytes as given (before any rewrite),
+  // set by the scenario from its ModelSource (model_sha256); "" when unknown
+  // (a model the server loads by name). Devices leave it empty. Last, with a
+  // default, so positional initializers of the fields above stay valid.
+  std::string sha256 = {};
 
   size_t input_bytes() const;
   size_t output_bytes() const;

@@ -97,6 +97,11 @@ class History {
 // ~/.local/share/rig/history.sqlite ("" when none of them is set).
 std::string default_history_path();
 
+// A listing (rig history --json): {"kind": "history", "runs": [{id, time_utc,
+// tool, model_name, model_sha256, device_spec, verdict}]}; not a result, so
+// no schema_version. Documents are left out (rig history --show ID).
+std::string runs_to_json(const std::vector<RunRecord>& runs);
+
 // "2026-12-01T11:20:00Z" for a Unix time in milliseconds.
 std::string format_utc(int64_t unix_ms);
 // "2026-12-01", "2026-12-01T11:20", "2026-12-01T11:20:00Z", or a duration

@@ -72,31 +72,7 @@ int run_history_command(const HistoryCommandOptions& o) {
   }
   std::fputs(out.c_str(), stdout);
   if (!o.json.empty()) {
-    std::string doc = "{\n  \"kind\": \"history\",\n  \"runs\": [";
-    // A listing, not a result: no schema_version; each run's document is
-    // fetched with --show ID.
-    for (size_t i = 0; i < runs->size(); ++i) {
-      const auto& r = (*runs)[i];
-      auto q = [](const std::string& s) {
-        std::string e = "\"";
-        for (char c : s) {
-          if (c == '"' || c == '\\') e += '\\';
-          if (static_cast<unsigned char>(c) < 0x20) {
-            char u[8];
-            std::snprintf(u, sizeof u, "\\u%04x", c);
-            e += u;
-            continue;
-          }
-          e += c;
-        }
-        return e + "\"";
-      };
-      doc += std::string(i ? "," : "") + "\n    {\"id\": " + std::to_string(r.id) +
-             ", \"time_utc\": " + q(r.time_utc) + ", \"tool\": " + q(r.tool) +
-             ", \"model_name\": " + q(r.model_name) + ", \"model_sha256\": " + q(r.model_sha256) +
-             ", \"device_spec\": " + q(r.device_spec) + ", \"verdict\": " + q(r.verdict) + "}";
-    }
-    doc += "\n  ]\n}\n";
+    const std::string doc = runs_to_json(*runs);
     if (auto ok = write_json_file(o.json, doc); !ok) return report_error(ok.error());
   }
   return 0;

@@ -313,6 +313,20 @@ Result<RunRecord> History::get(int64_t id) {
   return r;
 }
 
+std::string runs_to_json(const std::vector<RunRecord>& runs) {
+  json list = json::array();
+  for (const auto& r : runs)
+    list.push_back({{"id", r.id},
+                    {"time_utc", r.time_utc},
+                    {"tool", r.tool},
+                    {"model_name", r.model_name},
+                    {"model_sha256", r.model_sha256},
+                    {"device_spec", r.device_spec},
+                    {"verdict", r.verdict}});
+  json doc = {{"kind", "history"}, {"runs", list}};
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
 std::string default_history_path() {
   if (const char* p = std::getenv("RIG_HISTORY"); p && *p) return p;
   if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)

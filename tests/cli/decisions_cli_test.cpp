@@ -33,11 +33,15 @@ TEST_F(Decisions, EveryMeasuringRunIsAppendedAndDiffed) {
   ASSERT_EQ(b.status, 0) << b.output;
   CliRun skipped = test::rig(bench("sim:compute=3ms", history() + " --no-history"));
   ASSERT_EQ(skipped.status, 0) << skipped.output;
-  CliRun list = test::rig("history " + history());
+  CliRun list = test::rig("history " + history() + " --json " + path("l.json"));
   ASSERT_EQ(list.status, 0) << list.output;
   EXPECT_NE(list.output.find("2 runs"), std::string::npos) << list.output;
   EXPECT_NE(list.output.find("sim:compute=2ms"), std::string::npos) << list.output;
   EXPECT_EQ(list.output.find("sim:compute=3ms"), std::string::npos) << list.output;
+  const auto listing = read_json(path("l.json"));
+  EXPECT_EQ(listing["kind"], "history");
+  ASSERT_EQ(listing["runs"].size(), 2u);
+  EXPECT_EQ(listing["runs"][1]["verdict"], "VALID");
   // The stored document is the one written.
   CliRun show = test::rig("history " + history() + " --show 1");
   ASSERT_EQ(show.status, 0);
