@@ -5,6 +5,7 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG REQUIRED)
+find_package(SQLite3 REQUIRED)  # libsqlite3-dev: the run history
 
 # libopencv-dnn-dev ships no CMake config: find the headers and libraries.
 find_path(OPENCV_INCLUDE_DIR opencv2/dnn.hpp PATH_SUFFIXES opencv4 REQUIRED)

@@ -20,7 +20,7 @@ esac
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libopencv-dnn-dev libonnx-dev libprotobuf-dev protobuf-compiler
-  libcli11-dev nlohmann-json3-dev libexpected-dev
+  libcli11-dev nlohmann-json3-dev libexpected-dev libsqlite3-dev
   gnuplot-nox  # rig report's plots (rig report still writes every table without it)
 )
 # Tests, sanitizers, fuzzing, formatting and benchmarks only (python3: the

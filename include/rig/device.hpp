@@ -60,6 +60,11 @@ struct ModelInfo {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   ModelRewrites normalization = {};  // what the load-time pass did (ONNX models)
+  // Lower-case hex SHA-256 of the model's bytes as given (before any rewrite),
+  // set by the scenario from its ModelSource (model_sha256); "" when unknown
+  // (a model the server loads by name). Devices leave it empty. Last, with a
+  // default, so positional initializers of the fields above stay valid.
+  std::string sha256 = {};
 
   size_t input_bytes() const;
   size_t output_bytes() const;

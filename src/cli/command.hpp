@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,19 @@ struct Command {
 // Prints "rig: error: <message>" to stderr and returns the exit status for it.
 int report_error(const Error& error);
 
+// --history PATH and --no-history, on the app itself so that every subcommand
+// accepts them (the app falls through to them; call before adding
+// subcommands). Read by finish() (options.hpp) and by rig history / rig diff.
+struct HistoryOptions {
+  std::string path;       // --history; empty: default_history_path() (RIG_HISTORY, XDG)
+  bool disabled = false;  // --no-history
+};
+void add_history_options(CLI::App& app);
+const HistoryOptions& history_options();
+// The history path in effect: --history, else default_history_path(); "" when
+// --no-history or no path can be found.
+std::string history_path();
+
 Command add_bench_command(CLI::App& app);
 Command add_model_command(CLI::App& app);
 Command add_serve_command(CLI::App& app);
@@ -33,5 +47,9 @@ Command add_compare_command(CLI::App& app);
 Command add_report_command(CLI::App& app);  // and rig export: report_command.cpp
 Command add_export_command(CLI::App& app);
 Command add_soak_command(CLI::App& app);
+Command add_fit_command(CLI::App& app);
+Command add_history_command(CLI::App& app);
+Command add_diff_command(CLI::App& app);
+Command add_place_command(CLI::App& app);
 
 }  // namespace rig::cli

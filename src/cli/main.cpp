@@ -20,12 +20,14 @@ int main(int argc, char** argv) {
   CLI::App app{"rig: a measurement rig for inference accelerators"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(rig::kVersionString));
+  add_history_options(app);
   std::vector<Command> commands = {
-      add_bench_command(app),  add_model_command(app),   add_serve_command(app),
-      add_loop_command(app),   add_ladder_command(app),  add_sweep_command(app),
-      add_ab_command(app),     add_predict_command(app), add_run_command(app),
-      add_check_command(app),  add_compare_command(app), add_report_command(app),
-      add_export_command(app), add_soak_command(app),
+      add_bench_command(app),   add_model_command(app),   add_serve_command(app),
+      add_loop_command(app),    add_ladder_command(app),  add_sweep_command(app),
+      add_ab_command(app),      add_predict_command(app), add_run_command(app),
+      add_check_command(app),   add_compare_command(app), add_report_command(app),
+      add_export_command(app),  add_soak_command(app),    add_fit_command(app),
+      add_history_command(app), add_diff_command(app),    add_place_command(app),
   };
   try {
     app.parse(argc, argv);

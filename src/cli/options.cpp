@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -9,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "rig/device_spec.hpp"
+#include "rig/history.hpp"
 #include "rig/output_file.hpp"
 #include "rig/report/document.hpp"
 #include "rig/units.hpp"
@@ -85,19 +87,70 @@ Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {
   return open_device(*parsed);
 }
 
+namespace {
+
+HistoryOptions& mutable_history_options() {
+  static HistoryOptions options;
+  return options;
+}
+
+}  // namespace
+
+void add_history_options(CLI::App& app) {
+  auto& o = mutable_history_options();
+  app.fallthrough();  // inherited by the subcommands added after this
+  app.add_option("--history", o.path,
+                 "the run history database (default: $RIG_HISTORY, else "
+                 "$XDG_DATA_HOME/rig/history.sqlite)");
+  app.add_flag("--no-history", o.disabled, "do not append this run to the history");
+}
+
+const HistoryOptions& history_options() {
+  return mutable_history_options();
+}
+
+std::string history_path() {
+  const auto& o = history_options();
+  if (o.disabled) return {};
+  return o.path.empty() ? default_history_path() : o.path;
+}
+
 int finish(const std::string& text, const std::string& json_document, const std::string& json_path,
            bool quiet, const Verdict& verdict, bool strict) {
   // With the JSON on stdout, stdout carries it alone.
   const bool json_on_stdout = writes_to_stdout(json_path);
   std::fputs(text.c_str(), json_on_stdout ? stderr : stdout);
+  std::fflush(json_on_stdout ? stderr : stdout);
+  std::optional<int> status;
   if (!json_path.empty()) {
-    if (auto ok = write_json_file(json_path, json_document); !ok) return report_error(ok.error());
-    if (!quiet && !json_on_stdout) std::fprintf(stderr, "rig: wrote %s\n", json_path.c_str());
+    if (auto ok = write_json_file(json_path, json_document); !ok)
+      status = report_error(ok.error());
+    else if (!quiet && !json_on_stdout)
+      std::fprintf(stderr, "rig: wrote %s\n", json_path.c_str());
+  }
+  // The history comes after the result: a broken history never costs it.
+  if (const std::string path = history_path(); !path.empty()) {
+    auto history = History::open(path);
+    Result<int64_t> id = history ? history->append(json_document, now_unix_ms())
+                                 : Result<int64_t>(tl::unexpected(history.error()));
+    if (!id) {
+      const int s = report_error(id.error());
+      if (!status) status = s;
+    } else if (!quiet) {
+      std::fprintf(stderr, "rig: history: run %lld in %s\n", static_cast<long long>(*id),
+                   path.c_str());
+    }
   }
   if (verdict.failure)
     std::fprintf(stderr, "rig: error: the device or its link failed during the run: %s\n",
                  verdict.failure->to_string().c_str());
-  return strict_exit_status(verdict, strict);
+  return status ? *status : strict_exit_status(verdict, strict);
+}
+
+int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace rig::cli

@@ -51,9 +51,16 @@ Result<std::unique_ptr<Device>> open_spec(const std::string& spec);
 // The end of every measuring subcommand: prints the text on stdout, writes
 // the JSON document to `json_path` when one was given (write_output_file;
 // "rig: wrote PATH" on stderr unless quiet; with "-" or /dev/stdout the text
-// goes to stderr so that stdout is the JSON alone), and returns the exit status: the
-// write's error, else 1 when `strict` and the verdict is INVALID, else 0.
+// goes to stderr so that stdout is the JSON alone), appends the same document
+// to the history unless --no-history (rig/history.hpp; "rig: history: run N"
+// on stderr unless quiet), and returns the exit status: the write's error,
+// else the history's (a named error after the JSON was written), else 3 when
+// the device or link failed during the run, else 1 when `strict` and the
+// verdict is INVALID, else 0.
 int finish(const std::string& text, const std::string& json_document, const std::string& json_path,
            bool quiet, const Verdict& verdict, bool strict);
+
+// The wall clock, for the history's record of when a run ended.
+int64_t now_unix_ms();
 
 }  // namespace rig::cli

@@ -257,6 +257,7 @@ void bench_fields(Io& io, BenchResult& r) {
   io.object("environment", [&](Io& e) { environment_fields(e, r); });
   io.object("model", [&](Io& m) {
     m.value("name", r.model.name);
+    m.value("sha256", r.model.sha256, 3);
     m.array("inputs", r.model.inputs, tensor_fields<Io>);
     m.array("outputs", r.model.outputs, tensor_fields<Io>);
     m.object(

@@ -1,6 +1,7 @@
 #include "report/json_common.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "rig/report/document.hpp"
 
@@ -61,6 +62,7 @@ json model_json(const ModelInfo& m) {
   for (const auto& t : m.inputs) inputs.push_back(tensor_json(t));
   for (const auto& t : m.outputs) outputs.push_back(tensor_json(t));
   return {{"name", m.name},
+          {"sha256", m.sha256},
           {"inputs", inputs},
           {"outputs", outputs},
           {"normalization", normalization_json(m.normalization)}};
@@ -109,7 +111,10 @@ json point_json(const PointResult& p) {
 }
 
 json model_summary_json(const ModelInfo& m) {
-  return {{"name", m.name}, {"input_bytes", m.input_bytes()}, {"output_bytes", m.output_bytes()}};
+  return {{"name", m.name},
+          {"sha256", m.sha256},
+          {"input_bytes", m.input_bytes()},
+          {"output_bytes", m.output_bytes()}};
 }
 
 json point_settings_json(const PointSettings& s) {
@@ -179,6 +184,38 @@ json document(std::string_view tool) {
 
 std::string dump(const json& doc) {
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Result<std::pair<json, int>> read_document(std::string_view text, std::string_view what,
+                                           std::string_view tool, std::string_view reader) {
+  const std::string expected = tool.empty() ? std::string("a rig --json result")
+                                            : "a " + std::string(tool) + " --json result";
+  auto bad = [&](const std::string& m) {
+    return fail(ErrorCode::invalid_argument, std::string(what) + ": " + m);
+  };
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return bad("not JSON (expected " + expected + ")");
+  if (!doc.is_object()) return bad("not a JSON object (expected " + expected + ")");
+  auto v = doc.find("schema_version");
+  if (v == doc.end()) return bad("field 'schema_version' is missing (expected " + expected + ")");
+  if (!v->is_number()) return bad("field 'schema_version' is not a number");
+  const double version = v->get<double>();
+  std::string readable;
+  for (int r : readable_schema_versions()) {
+    if (version == r) {
+      auto t = doc.find("tool");
+      if (t == doc.end() || !t->is_string()) return bad("field 'tool' is missing");
+      const std::string name = t->get<std::string>();
+      if (!tool.empty() && name != tool)
+        return bad("a '" + name + "' result; " + std::string(reader) + " reads " + expected);
+      return std::pair<json, int>{std::move(doc), r};
+    }
+    readable += (readable.empty() ? "" : ", ") + std::to_string(r);
+  }
+  char number[64];
+  std::snprintf(number, sizeof number, "%.17g", version);
+  return bad("schema_version " + std::string(number) + " is not one this rig reads (" + readable +
+             ")");
 }
 
 }  // namespace rig::report

@@ -51,6 +51,15 @@ json verdict_json(const Verdict& v);
 // {"schema_version": kJsonSchemaVersion, "tool": tool}
 json document(std::string_view tool);
 
+// A document read back: parsed, an object with a readable schema_version and
+// the `tool` a reader wants ("" accepts any tool). Errors are
+// invalid_argument naming `what`: "L.json: not JSON (expected a rig ladder
+// --json result)", "... schema_version 9 is not one this rig reads (1, 2,
+// 3)", "... a 'rig bench' result; fit --ladder reads a rig ladder --json
+// result". Returns the document and its version.
+Result<std::pair<json, int>> read_document(std::string_view text, std::string_view what,
+                                           std::string_view tool, std::string_view reader);
+
 // Serializes a document: two-space indent; invalid UTF-8 in device strings is
 // replaced, never thrown.
 std::string dump(const json& doc);

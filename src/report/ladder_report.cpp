@@ -1,6 +1,9 @@
 // rig ladder's reporters: text with units, and the JSON document.
 #include "rig/report/ladder_report.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "report/json_common.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
@@ -171,6 +174,51 @@ std::string ladder_to_json(const LadderResult& r) {
   doc["notes"] = r.notes;
   doc["verdict"] = verdict_json(r.verdict);
   return dump(doc);
+}
+
+Result<LinkProfile> read_ladder_link(std::string_view text, std::string_view what,
+                                     std::string_view reader) {
+  auto read = read_document(text, what, "rig ladder", reader);
+  if (!read) return tl::unexpected(read.error());
+  const json& doc = read->first;
+  auto bad = [&](const std::string& m) {
+    return fail(ErrorCode::invalid_argument, std::string(what) + ": " + m);
+  };
+  auto results = doc.find("results");
+  if (results == doc.end() || !results->is_object()) return bad("field 'results' is missing");
+  auto number = [&](const char* key) -> std::optional<double> {
+    auto it = results->find(key);
+    if (it == results->end() || !it->is_number()) return std::nullopt;
+    const double v = it->get<double>();
+    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+  };
+  LinkProfile link;
+  link.name = "measured";
+  std::optional<double> bw = number("direction_bandwidth_bytes_per_s");
+  std::string from = "results.direction_bandwidth_bytes_per_s";
+  if (!bw || *bw <= 0) {
+    bw = number("bandwidth_bytes_per_s");
+    from = "results.bandwidth_bytes_per_s";
+  }
+  if (!bw || *bw <= 0)
+    return bad("field 'results.bandwidth_bytes_per_s' is null: the ladder fitted no bandwidth");
+  link.bw_in = link.bw_out = *bw;
+  if (auto per = number("per_transfer_ms"); per && *per > 0)
+    link.latency = Nanos(static_cast<int64_t>(std::llround(*per * 1e6)));
+  auto duplex = results->find("duplex");
+  link.full_duplex = duplex != results->end() && duplex->is_string() && *duplex == "full";
+  std::string spec = "?";
+  auto env = doc.find("environment");
+  if (env != doc.end() && env->is_object()) {
+    auto dev = env->find("device");
+    if (dev != env->end() && dev->is_object()) {
+      if (auto s = dev->find("spec"); s != dev->end() && s->is_string()) spec = *s;
+      if (auto q = dev->find("queue_depth"); q != dev->end() && q->is_number_unsigned())
+        link.queue_depth = std::max<uint32_t>(1, q->get<uint32_t>());
+    }
+  }
+  link.source = "rig ladder result " + std::string(what) + " (device " + spec + "; " + from + ")";
+  return link;
 }
 
 }  // namespace rig

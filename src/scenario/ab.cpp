@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "rig/model.hpp"
+#include "rig/model_graph.hpp"
 #include "rig/scenario/ab.hpp"
 #include "rig/units.hpp"
 
@@ -143,6 +144,7 @@ Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource
       cold_start(**device, model, std::max(r.depth_a, r.depth_b), point.seed, point.observer);
   if (!cold) return tl::unexpected(on_side(cold.error(), "A"));
   r.model = (*device)->model_info();
+  r.model.sha256 = model_sha256(model);  // after the cold start: never timed
   for (uint32_t i = 0; i < r.settings.pairs; ++i) {
     PointSettings p = point;
     p.seed = point.seed + i;
@@ -186,7 +188,10 @@ Result<void> run_fresh(AbResult& r, const DeviceOpener& open, const ModelSource&
       const uint32_t run_depth = std::min(depth, std::max<uint32_t>(1, info.queue_depth));
       auto cold = cold_start(**device, model, run_depth, point.seed, point.observer);
       if (!cold) return tl::unexpected(on_side(cold.error(), name));
-      if (r.model.name.empty()) r.model = (*device)->model_info();
+      if (r.model.name.empty()) {
+        r.model = (*device)->model_info();
+        r.model.sha256 = model_sha256(model);
+      }
       PointSettings p = point;
       p.seed = point.seed + i;
       auto rate = one_run(**device, cold->workspace, run_depth, p,

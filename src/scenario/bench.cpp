@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rig/model_graph.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
@@ -106,6 +107,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
+  r.model.sha256 = model_sha256(model);  // after the cold start: never timed
   const Workspace& ws = cold->workspace;
   // Idle power, loaded but not running, where power is readable.
   if (monitor.power_readable()) monitor.measure_idle(settings.monitor.idle);

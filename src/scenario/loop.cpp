@@ -2,6 +2,7 @@
 // The verdict is judge(LoopResult) (verdict.cpp).
 #include "rig/scenario/loop.hpp"
 
+#include "rig/model_graph.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
@@ -27,6 +28,7 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
+  r.model.sha256 = model_sha256(model);  // after the cold start: never timed
 
   // 1. The device's own rate.
   auto loop = device.run_for_duration(cold->workspace.bindings[0], settings.point.duration,

@@ -32,6 +32,7 @@ Result<PredictSource> predict_source(const BenchResult& b, std::string_view what
   PredictSource s;
   s.device_spec = b.device.spec;
   s.model_name = b.model.name;
+  s.model_sha256 = b.model.sha256;
   // Compute: what the device reported; an in-process device crosses no link,
   // so its whole lone-frame latency is compute.
   if (b.latency.hardware_ms.median) {

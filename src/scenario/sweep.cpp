@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "rig/model.hpp"
+#include "rig/model_graph.hpp"
 #include "rig/scenario/sweep.hpp"
 #include "rig/units.hpp"
 
@@ -238,6 +239,7 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model, const Sw
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
+  r.model.sha256 = model_sha256(model);  // after the cold start: never timed
   r.model_path = model_origin(model);
   const Workspace& ws = cold->workspace;
   r.lone = measure_latency(device, ws,

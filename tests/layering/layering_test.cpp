@@ -81,7 +81,8 @@ const std::vector<Component> kComponents = {
    {"rig_core"},
    {}},
   {"model",
-   {"src/model/", "include/rig/model.hpp", "include/rig/model_weights.hpp"},
+   {"src/model/", "include/rig/model.hpp", "include/rig/model_weights.hpp",
+    "include/rig/model_graph.hpp"},
    {"rig_model"},
    {"rig_core", "rig_onnx"}},
   {"tensor_io",  // .npy files (untrusted bytes), tensor figures and comparisons
@@ -113,11 +114,15 @@ const std::vector<Component> kComponents = {
    {"rig_report"},
    {"rig_scenario", "rig_core", "rig_model", "rig_tensor_io", "rig_monitor",
     "nlohmann_json::nlohmann_json"}},
+  {"history",  // the run history: result documents in SQLite
+   {"src/history/", "include/rig/history.hpp"},
+   {"rig_history"},
+   {"rig_core", "SQLite::SQLite3", "nlohmann_json::nlohmann_json"}},
   {"cli",  // `rig`; rig_opencv and protobuf: it prints their versions
    {"src/cli/"},
    {"rig_cli"},
    {"rig", "rig_core", "rig_model", "rig_tensor_io", "rig_devices", "rig_proto", "rig_server",
-    "rig_scenario", "rig_report", "rig_monitor", "CLI11::CLI11", "rig_opencv",
+    "rig_scenario", "rig_report", "rig_monitor", "rig_history", "CLI11::CLI11", "rig_opencv",
     "protobuf::libprotobuf"}},
   {"capi",  // librig_c.so: the C ABI over the device interface, bench and its JSON
    {"src/capi/", "include/rig/rig.h", "include/rig/rig.sigs"},

@@ -18,6 +18,7 @@ namespace rig {
 // What prediction needs from a rig bench result.
 struct PredictSource {
   std::string device_spec, model_name;
+  std::string model_sha256;                // the result's model.sha256; "" before schema 3
   double compute_ms = 0;                   // latency.hardware_ms.median
   std::string compute_from;                // which field compute_ms came from
   double bytes_in = 0, bytes_out = 0;      // per inference

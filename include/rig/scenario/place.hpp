@@ -1,0 +1,112 @@
+// rig place: where should each stage run? From measured results (rig bench)
+// and predicted ones (rig predict, for links not measured), for a workload of
+// a frame rate, a latency bound and a frame size.
+//
+// The model (docs/methodology.md "Placement"), per assignment of stages to
+// candidate devices:
+//   bytes crossing: the frame into the first stage (the workload's frame=
+//   bytes, else the first model's input bytes); each intermediate tensor
+//   (a stage's output bytes) when the next stage runs on another device,
+//   out of one device and into the next (device A -> host -> device B:
+//   both links); none when both stages share a device; the last output
+//   back to the host. A device without a link (in process) moves nothing
+//   over a bus.
+//   per device per frame: compute = the sum of its stages' compute time per
+//   frame (compute_ms_per_frame); link = its bytes in / bw_in + bytes out /
+//   bw_out on a half-duplex link, the larger of the two on a full-duplex one.
+//   rate = 1000 / the largest compute or link time per frame of any device:
+//   the lesser of the devices' rates and the link-limited rates.
+//   lone-frame latency = the sum over stages of compute_ms plus each crossing
+//   (bytes / bandwidth + the link's latency).
+//   bus utilisation at the workload's rate: fps x link time per frame, on the
+//   busiest link; headroom = 1 - that.
+//   meets: rate >= fps and latency <= the bound (when given).
+// Ranking: assignments that meet the workload first, by the bytes they move
+// per frame (least first: moving data costs power and bus headroom), then by
+// lone latency, then by rate; then the others by how near they come
+// (max(fps / rate, latency / bound), smallest first).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rig/error.hpp"
+#include "rig/link_profile.hpp"
+
+namespace rig {
+
+struct Workload {
+  double fps = 0;                     // > 0
+  std::optional<double> latency_ms;   // lone-frame bound
+  std::optional<double> frame_bytes;  // frame=: bytes into the first stage
+  std::string frame_text;             // as given
+};
+
+// "fps=30,latency=50ms[,frame=1080p]": frame= a size name or WxH (3 bytes per
+// pixel: 8-bit RGB) or a byte count with a unit (6MB). invalid_argument
+// naming the key.
+Result<Workload> parse_workload(std::string_view text);
+
+// One device measured (or predicted) running one model.
+struct PlaceCandidate {
+  std::string source;  // the result file it came from
+  std::string device;  // identity: the device spec; a prediction: "SPEC on LINK"
+  std::string model_name, model_sha256;
+  bool predicted = false;
+  double rate_per_s = 0;               // measured steady median, or the predicted rate
+  double compute_ms = 0;               // a lone frame's device compute
+  double compute_ms_per_frame = 0;     // pipelined: min(compute, measured time per frame)
+  double lone_ms = 0;                  // measured (or predicted) lone-frame latency
+  double bytes_in = 0, bytes_out = 0;  // the model's frame sizes
+  std::optional<LinkProfile> link;     // none: the device is in process
+  std::optional<double> energy_j;      // per inference, where measured
+  std::vector<std::string> caveats;    // INVALID reasons, confounds, "predicted"
+};
+
+struct PlaceStage {
+  std::string name;    // "detect"; "model" without --pipeline
+  std::string model;   // the model file; "" without --pipeline
+  std::string sha256;  // "" without --pipeline: every candidate matches
+  std::optional<double> input_bytes, output_bytes;  // from the model; else each candidate's
+  std::vector<size_t> candidates;                   // indexes into PlaceResult::candidates
+};
+
+struct StagePlacement {
+  size_t stage = 0, candidate = 0;
+  double bytes_in = 0, bytes_out = 0;              // crossing a link into / out of this stage
+  double transfer_in_ms = 0, transfer_out_ms = 0;  // bytes / bandwidth + the link's latency
+  double compute_ms = 0;
+};
+
+struct Assignment {
+  std::vector<StagePlacement> stages;
+  double rate_per_s = 0, lone_ms = 0, transfer_ms = 0, transfer_share = 0;
+  double bytes_moved_per_frame = 0;
+  double bus_utilization = 0, bus_headroom = 1;  // the busiest link at the workload's rate
+  std::string busiest_link;                      // its device; "" without links
+  std::string bound;                             // "compute on D", "link of D"
+  std::optional<double> energy_j;
+  bool meets_rate = false, meets_latency = true, meets = false;
+  double shortfall = 0;  // max(fps / rate, latency / bound): <= 1 when it meets
+  std::vector<std::string> caveats;
+};
+
+struct PlaceResult {
+  Workload workload;
+  std::vector<PlaceStage> stages;
+  std::vector<PlaceCandidate> candidates;
+  std::vector<Assignment> assignments;  // ranked
+  bool met = false;                     // the first assignment meets the workload
+  std::string reason;                   // why the first one is chosen (or nearest)
+};
+
+// Matches candidates to stages (by model sha256; every candidate when the
+// stage has none), enumerates every assignment (at most 100000: limit_exceeded
+// beyond), and ranks them. invalid_argument naming the stage when no result
+// measured its model.
+Result<PlaceResult> place(const Workload& workload, std::vector<PlaceStage> stages,
+                          std::vector<PlaceCandidate> candidates);
+
+}  // namespace rig

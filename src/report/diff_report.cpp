@@ -1,0 +1,318 @@
+#include "rig/report/diff_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "report/json_common.hpp"
+#include "report/text_common.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using report::json;
+using namespace report;
+
+struct Figure {
+  double value = 0;
+  bool has_value = false;
+  std::optional<double> low, high;
+  std::string range_kind;
+};
+
+bool is_summary(const json& j) {
+  return j.is_object() && j.contains("count") && j.contains("median") && j.contains("min") &&
+         j.contains("max");
+}
+
+std::optional<double> num(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// An element's name within its array: its unique "size" or "depth".
+std::optional<std::string> element_key(const json& element, const char* key) {
+  auto it = element.find(key);
+  if (it == element.end()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
+  return std::nullopt;
+}
+
+void collect(const json& node, const std::string& path, std::map<std::string, Figure>& out) {
+  if (is_summary(node)) {
+    Figure f;
+    if (auto m = num(node, "median")) {
+      f.value = *m;
+      f.has_value = true;
+    }
+    std::optional<double> lo = num(node, "ci_low"), hi = num(node, "ci_high");
+    if (auto ci = node.find("ci"); (!lo || !hi) && ci != node.end() && ci->is_object()) {
+      lo = num(*ci, "low");
+      hi = num(*ci, "high");
+    }
+    if (lo && hi) {
+      f.range_kind = "confidence interval";
+    } else {
+      lo = num(node, "min");
+      hi = num(node, "max");
+      if (lo && hi) f.range_kind = "min..max";
+    }
+    if (lo && hi) {
+      f.low = lo;
+      f.high = hi;
+    }
+    out[path] = f;
+    return;
+  }
+  if (node.is_object()) {
+    for (const auto& [k, v] : node.items()) collect(v, path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  if (node.is_array()) {
+    for (const char* key : {"size", "depth"}) {
+      std::set<std::string> seen;
+      bool unique = !node.empty();
+      for (const auto& e : node) {
+        auto name = e.is_object() ? element_key(e, key) : std::nullopt;
+        if (!name || !seen.insert(*name).second) {
+          unique = false;
+          break;
+        }
+      }
+      if (!unique) continue;
+      for (const auto& e : node) collect(e, path + "[" + *element_key(e, key) + "]", out);
+      return;
+    }
+    return;
+  }
+  if (node.is_number()) {
+    Figure f;
+    const double v = node.get<double>();
+    if (std::isfinite(v)) {
+      f.value = v;
+      f.has_value = true;
+    }
+    out[path] = f;
+  }
+}
+
+std::map<std::string, Figure> figures_of(const json& doc) {
+  static const std::set<std::string> skipped = {"schema_version", "tool",    "kind",  "settings",
+                                                "environment",    "verdict", "notes", "model"};
+  std::map<std::string, Figure> out;
+  for (const auto& [k, v] : doc.items())
+    if (!skipped.count(k)) collect(v, k, out);
+  return out;
+}
+
+void flatten_env(const json& node, const std::string& path,
+                 std::map<std::string, std::string>& out) {
+  if (node.is_object()) {
+    for (const auto& [k, v] : node.items()) {
+      if (k == "load_average") continue;
+      flatten_env(v, path.empty() ? k : path + "." + k, out);
+    }
+  } else if (node.is_array()) {
+    std::set<std::string> items;
+    for (const auto& e : node) items.insert(e.is_string() ? e.get<std::string>() : e.dump());
+    std::string joined;
+    for (const auto& i : items) joined += (joined.empty() ? "" : "; ") + i;
+    out[path] = joined;
+  } else if (node.is_string()) {
+    out[path] = node.get<std::string>();
+  } else if (!node.is_null()) {
+    out[path] = node.dump();
+  }
+}
+
+std::string model_identity(const json& doc) {
+  auto m = doc.find("model");
+  if (m == doc.end() || !m->is_object()) return {};
+  if (auto s = m->find("sha256"); s != m->end() && s->is_string() && !s->get<std::string>().empty())
+    return s->get<std::string>();
+  if (auto n = m->find("name"); n != m->end() && n->is_string())
+    return "name " + n->get<std::string>();
+  return {};
+}
+
+std::string figure_text(std::optional<double> v) {
+  if (!v) return "n/a";
+  const double a = std::fabs(*v);
+  return format_fixed(*v, a >= 1000 ? 1 : a >= 1 ? 3 : 6);
+}
+
+}  // namespace
+
+std::string_view to_string(Noise n) {
+  switch (n) {
+    case Noise::outside:
+      return "outside";
+    case Noise::within:
+      return "within";
+    case Noise::unknown:
+      return "unknown";
+  }
+  return "?";
+}
+
+Result<DiffResult> diff_documents(const DiffSide& a, const DiffSide& b) {
+  auto da = read_document(a.document, a.label, "", "diff");
+  if (!da) return tl::unexpected(da.error());
+  auto db = read_document(b.document, b.label, "", "diff");
+  if (!db) return tl::unexpected(db.error());
+  const json& ja = da->first;
+  const json& jb = db->first;
+  DiffResult r;
+  r.a.label = a.label;
+  r.b.label = b.label;
+  const std::string ta = ja["tool"].get<std::string>(), tb = jb["tool"].get<std::string>();
+  if (ta != tb)
+    return fail(ErrorCode::invalid_argument, a.label + " is a '" + ta + "' result and " + b.label +
+                                                 " a '" + tb +
+                                                 "' one: diff compares two results of one tool");
+  r.tool = ta;
+  r.model_a = model_identity(ja);
+  r.model_b = model_identity(jb);
+  if (r.model_a != r.model_b)
+    r.notes.push_back("the two runs measured different models (" +
+                      (r.model_a.empty() ? std::string("unknown") : r.model_a.substr(0, 16)) +
+                      " vs " +
+                      (r.model_b.empty() ? std::string("unknown") : r.model_b.substr(0, 16)) + ")");
+
+  const auto fa = figures_of(ja), fb = figures_of(jb);
+  int only_a = 0, only_b = 0;
+  for (const auto& [path, x] : fa) {
+    auto it = fb.find(path);
+    if (it == fb.end()) {
+      ++only_a;
+      continue;
+    }
+    const Figure& y = it->second;
+    FigureChange c;
+    c.path = path;
+    if (x.has_value) c.a = x.value;
+    if (y.has_value) c.b = y.value;
+    if (c.a && c.b && *c.a != 0) c.change = (*c.b - *c.a) / std::fabs(*c.a);
+    if (c.a && c.b && *c.a == *c.b) c.change = 0.0;
+    if (x.low && y.low) {
+      c.a_low = x.low;
+      c.a_high = x.high;
+      c.b_low = y.low;
+      c.b_high = y.high;
+      c.range_kind = x.range_kind == y.range_kind ? x.range_kind : "min..max";
+      if (x.range_kind != y.range_kind) {
+        // One side has a confidence interval, the other not: compare like with like.
+        c.range_kind = x.range_kind + " vs " + y.range_kind;
+      }
+      c.noise = (*x.high < *y.low || *y.high < *x.low) ? Noise::outside : Noise::within;
+    }
+    if (c.noise == Noise::outside) ++r.outside;
+    r.figures.push_back(std::move(c));
+  }
+  for (const auto& [path, y] : fb)
+    if (!fa.count(path)) ++only_b;
+  if (only_a) r.notes.push_back(std::to_string(only_a) + " figures only in " + a.label);
+  if (only_b) r.notes.push_back(std::to_string(only_b) + " figures only in " + b.label);
+
+  std::map<std::string, std::string> ea, eb;
+  if (auto e = ja.find("environment"); e != ja.end()) flatten_env(*e, "", ea);
+  if (auto e = jb.find("environment"); e != jb.end()) flatten_env(*e, "", eb);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : ea) keys.insert(k);
+  for (const auto& [k, v] : eb) keys.insert(k);
+  for (const auto& k : keys) {
+    auto ia = ea.find(k), ib = eb.find(k);
+    EnvironmentChange c;
+    c.key = k;
+    if (ia != ea.end()) c.a = ia->second;
+    if (ib != eb.end()) c.b = ib->second;
+    if (c.a != c.b) r.environment.push_back(std::move(c));
+  }
+  if (ja.value("schema_version", 0) != jb.value("schema_version", 0))
+    r.notes.push_back(
+        "the documents are of different schema versions: a figure renamed between "
+        "them shows as only in one");
+  return r;
+}
+
+std::string format_diff_text(const DiffResult& r) {
+  std::ostringstream out;
+  out << "rig diff: " << r.tool << ", A = " << r.a.label << ", B = " << r.b.label << "\n";
+  out << "a change is outside the noise when the two runs' ranges do not overlap (no interleaved "
+         "pairs)\n\n";
+  size_t unchanged = 0;
+  out << line("%-44s %14s %14s %9s  %s\n", "figure", "A", "B", "change", "noise");
+  for (const auto& f : r.figures) {
+    if (f.change && *f.change == 0 && f.noise != Noise::outside) {
+      ++unchanged;
+      continue;
+    }
+    std::string noise;
+    if (f.noise == Noise::unknown)
+      noise = "no range: not judged";
+    else
+      noise = std::string(f.noise == Noise::outside ? "OUTSIDE" : "within") + " (" + f.range_kind +
+              " " + figure_text(f.a_low) + ".." + figure_text(f.a_high) + " vs " +
+              figure_text(f.b_low) + ".." + figure_text(f.b_high) + ")";
+    const std::string change =
+        f.change ? (*f.change >= 0 ? "+" : "") + format_fixed(*f.change * 100, 1) + "%" : "n/a";
+    out << line("%-44s %14s %14s %9s  ", f.path.c_str(), figure_text(f.a).c_str(),
+                figure_text(f.b).c_str(), change.c_str())
+        << noise << "\n";
+  }
+  if (unchanged) out << "(" << unchanged << " figures unchanged)\n";
+  out << "\n"
+      << r.outside << " figure" << (r.outside == 1 ? "" : "s") << " changed outside the noise\n";
+  if (r.environment.empty()) {
+    out << "environments: the same (load average aside)\n";
+  } else {
+    out << "environments differ:\n";
+    for (const auto& e : r.environment)
+      out << "  " << e.key << ": " << (e.a ? *e.a : "(absent)") << "  ->  "
+          << (e.b ? *e.b : "(absent)") << "\n";
+  }
+  std::string notes;
+  append_notes(notes, r.notes);
+  out << notes;
+  return out.str();
+}
+
+std::string diff_to_json(const DiffResult& r) {
+  json doc = document("rig diff");
+  doc["kind"] = "diff";
+  doc["settings"] = {{"a", r.a.label}, {"b", r.b.label}};
+  json figures = json::array();
+  for (const auto& f : r.figures)
+    figures.push_back({{"path", f.path},
+                       {"a", json_number(f.a)},
+                       {"b", json_number(f.b)},
+                       {"change", json_number(f.change)},
+                       {"a_low", json_number(f.a_low)},
+                       {"a_high", json_number(f.a_high)},
+                       {"b_low", json_number(f.b_low)},
+                       {"b_high", json_number(f.b_high)},
+                       {"range", f.range_kind},
+                       {"noise", std::string(to_string(f.noise))}});
+  json env = json::array();
+  for (const auto& e : r.environment)
+    env.push_back({{"key", e.key},
+                   {"a", e.a ? json(*e.a) : json(nullptr)},
+                   {"b", e.b ? json(*e.b) : json(nullptr)}});
+  doc["results"] = {{"tool", r.tool},
+                    {"model_a", r.model_a},
+                    {"model_b", r.model_b},
+                    {"figures", figures},
+                    {"outside_noise", r.outside},
+                    {"environment_differs", !r.environment.empty()},
+                    {"environment", env}};
+  doc["notes"] = r.notes;
+  return dump(doc);
+}
+
+}  // namespace rig

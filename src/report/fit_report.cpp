@@ -1,0 +1,150 @@
+#include "rig/report/fit_report.hpp"
+
+#include <sstream>
+
+#include "report/json_common.hpp"
+#include "report/text_common.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using report::json;
+using namespace report;
+
+std::string bytes_text(double b) {
+  return format_bytes(b);
+}
+
+std::string precision_name(unsigned bits) {
+  switch (bits) {
+    case 32:
+      return "32-bit (fp32)";
+    case 16:
+      return "16-bit (fp16/bf16)";
+    case 8:
+      return "8-bit";
+    case 4:
+      return "4-bit";
+    default:
+      return std::to_string(bits) + "-bit";
+  }
+}
+
+json link_json(const LinkProfile& l) {
+  return {{"name", l.name},
+          {"bw_in_bytes_per_s", json_number(l.bw_in)},
+          {"bw_out_bytes_per_s", json_number(l.bw_out)},
+          {"latency_ms", to_ms(l.latency)},
+          {"queue_depth", l.queue_depth},
+          {"duplex", l.full_duplex ? "full" : "half"},
+          {"source", l.source}};
+}
+
+}  // namespace
+
+std::string format_fit_text(const FitResult& r) {
+  std::ostringstream out;
+  const auto& w = r.weights;
+  const auto& s = r.settings;
+  out << "rig fit: " << (s.model.empty() ? std::string("a raw parameter count") : s.model) << " in "
+      << bytes_text(s.device_memory_bytes) << " of device memory\n";
+  if (r.from_graph) {
+    row(out, "parameters", with_commas(static_cast<double>(w.parameters)),
+        "in " + std::to_string(w.tensors) + " tensors, from the graph's initializer shapes" +
+            (w.constant_tensors ? " and " + std::to_string(w.constant_tensors) + " Constant nodes"
+                                : std::string()) +
+            (w.external_tensors
+                 ? "; " + std::to_string(w.external_tensors) + " hold their data in side files"
+                 : std::string()));
+    for (const auto& [type, g] : w.by_type)
+      row(out, "  " + type, with_commas(static_cast<double>(g.elements)),
+          bytes_text(static_cast<double>(g.bytes)) + " stored in " + std::to_string(g.tensors) +
+              " tensors" + (g.floating ? "" : " (kept at this type at every precision)"));
+  } else {
+    row(out, "parameters", with_commas(static_cast<double>(w.parameters)),
+        "--params: a raw count, all floating point");
+  }
+  row(out, "working memory", r.working_known ? bytes_text(r.working_bytes) : "unknown",
+      r.working_from);
+  if (s.link)
+    row(out, "link", s.link->name,
+        "in " + format_rate(s.link->bw_in) + ", " + format_ms(to_ms(s.link->latency)) +
+            " per transfer; " + s.link_from);
+  else
+    row(out, "link", "none given", "--link PROFILE or --ladder RESULT.json for the costs");
+  out << '\n';
+  for (const auto& x : r.rows) {
+    out << precision_name(x.bits) << ": weights " << bytes_text(x.weight_bytes) << ", need "
+        << bytes_text(x.need_bytes) << " of " << bytes_text(s.device_memory_bytes) << " -> ";
+    switch (x.placement) {
+      case Placement::resident:
+        out << "RESIDENT (" << bytes_text(x.spare_bytes) << " spare)\n";
+        if (x.load_ms)
+          out << "    one-off load over the link: " << format_ms(*x.load_ms)
+              << "; after it the bus carries only frames\n";
+        break;
+      case Placement::streamed:
+        out << "STREAMED: " << bytes_text(x.streamed_bytes)
+            << " of weights must cross the link per inference\n";
+        if (x.floor_ms)
+          out << "    floor " << format_ms(*x.floor_ms) << " per inference (lone "
+              << format_ms(*x.lone_floor_ms) << "): at best " << format_fixed(*x.best_rate_per_s, 3)
+              << " inferences/s on this link\n";
+        break;
+      case Placement::cannot_run:
+        out << "CANNOT RUN: the working memory alone exceeds the device memory\n";
+        break;
+    }
+  }
+  return out.str();
+}
+
+std::string fit_to_json(const FitResult& r) {
+  json doc = document("rig fit");
+  doc["kind"] = "fit";
+  const auto& s = r.settings;
+  const auto& w = r.weights;
+  doc["settings"] = {{"model", s.model},
+                     {"params", json_number(s.params)},
+                     {"device_memory_bytes", json_number(s.device_memory_bytes)},
+                     {"bits", s.bits},
+                     {"link", s.link ? link_json(*s.link) : json(nullptr)},
+                     {"link_from", s.link_from},
+                     {"activation_bytes", json_number(s.activation_bytes)}};
+  json types = json::object();
+  for (const auto& [type, g] : w.by_type)
+    types[type] = {{"tensors", g.tensors},
+                   {"elements", g.elements},
+                   {"bytes", g.bytes},
+                   {"floating", g.floating}};
+  doc["model"] = {{"from_graph", r.from_graph},
+                  {"tensors", w.tensors},
+                  {"parameters", w.parameters},
+                  {"float_parameters", w.float_parameters},
+                  {"stored_bytes", w.stored_bytes},
+                  {"non_float_bytes", w.non_float_bytes},
+                  {"external_tensors", w.external_tensors},
+                  {"constant_tensors", w.constant_tensors},
+                  {"by_type", types}};
+  doc["working"] = {{"bytes", json_number(r.working_known ? std::optional<double>(r.working_bytes)
+                                                          : std::nullopt)},
+                    {"known", r.working_known},
+                    {"from", r.working_from}};
+  json rows = json::array();
+  for (const auto& x : r.rows)
+    rows.push_back({{"bits", x.bits},
+                    {"weight_bytes", json_number(x.weight_bytes)},
+                    {"need_bytes", json_number(x.need_bytes)},
+                    {"placement", std::string(to_string(x.placement))},
+                    {"spare_bytes", json_number(x.spare_bytes)},
+                    {"streamed_bytes_per_inference", json_number(x.streamed_bytes)},
+                    {"load_ms", json_number(x.load_ms)},
+                    {"floor_ms", json_number(x.floor_ms)},
+                    {"lone_floor_ms", json_number(x.lone_floor_ms)},
+                    {"best_rate_per_s", json_number(x.best_rate_per_s)}});
+  doc["results"] = {{"rows", rows}};
+  return dump(doc);
+}
+
+}  // namespace rig

@@ -1,0 +1,311 @@
+#include "rig/report/place_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "report/json_common.hpp"
+#include "report/text_common.hpp"
+#include "rig/report/bench_report.hpp"
+#include "rig/scenario/predict.hpp"
+#include "rig/units.hpp"
+
+namespace rig {
+namespace {
+
+using report::json;
+using namespace report;
+
+std::optional<double> number_at(const json& doc, std::initializer_list<const char*> path) {
+  const json* node = &doc;
+  for (const char* key : path) {
+    if (!node->is_object()) return std::nullopt;
+    auto it = node->find(key);
+    if (it == node->end()) return std::nullopt;
+    node = &*it;
+  }
+  if (node->is_number()) {
+    const double v = node->get<double>();
+    if (std::isfinite(v)) return v;
+  }
+  if (node->is_string()) {  // device properties are strings
+    auto v = parse_number(node->get<std::string>());
+    if (v) return *v;
+  }
+  return std::nullopt;
+}
+
+std::string string_at(const json& doc, std::initializer_list<const char*> path) {
+  const json* node = &doc;
+  for (const char* key : path) {
+    if (!node->is_object()) return {};
+    auto it = node->find(key);
+    if (it == node->end()) return {};
+    node = &*it;
+  }
+  return node->is_string() ? node->get<std::string>() : std::string();
+}
+
+Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::string_view what) {
+  auto bench = read_bench_json(text, what, "place");
+  if (!bench) return tl::unexpected(bench.error());
+  const BenchResult& b = *bench;
+  const std::string w(what);
+  PlaceCandidate c;
+  c.source = w;
+  c.device = b.device.spec;
+  c.model_name = b.model.name;
+  c.model_sha256 = b.model.sha256;
+  if (!b.steady.rate.median || !(*b.steady.rate.median > 0))
+    return fail(ErrorCode::invalid_argument,
+                w + ": field 'steady.rate_per_s.median' is null: no rate to place");
+  c.rate_per_s = *b.steady.rate.median;
+  c.bytes_in = static_cast<double>(b.model.input_bytes());
+  c.bytes_out = static_cast<double>(b.model.output_bytes());
+  const double per_frame = 1e3 / c.rate_per_s;
+  c.lone_ms = b.latency.overall_ms.median.value_or(per_frame);
+  if (b.latency.hardware_ms.median) {
+    c.compute_ms = *b.latency.hardware_ms.median;
+  } else {
+    c.compute_ms = c.lone_ms;
+    c.caveats.push_back(w +
+                        ": the device reports no compute time: its lone-frame latency stands "
+                        "in for compute (transfers counted twice)");
+  }
+  c.compute_ms_per_frame = std::min(c.compute_ms, per_frame);
+  if (b.device.in_process) {
+    c.link.reset();
+  } else if (b.device.kind == "sim") {
+    const json& dev = doc["environment"]["device"];
+    auto bw_in = number_at(dev, {"properties", "bw_in_bytes_per_s"});
+    auto bw_out = number_at(dev, {"properties", "bw_out_bytes_per_s"});
+    auto lat = number_at(dev, {"properties", "latency_ms"});
+    if (bw_in && bw_out && *bw_in > 0 && *bw_out > 0) {
+      LinkProfile l;
+      l.name = "sim";
+      l.bw_in = *bw_in;
+      l.bw_out = *bw_out;
+      l.latency = Nanos(static_cast<int64_t>(std::llround(lat.value_or(0) * 1e6)));
+      l.full_duplex = string_at(dev, {"properties", "duplex"}) == "full";
+      l.queue_depth = std::max<uint32_t>(1, b.device.queue_depth);
+      l.source = "the sim device's parameters in " + w;
+      c.link = l;
+    }
+  }
+  if (!b.device.in_process && !c.link)
+    c.caveats.push_back(w + ": the link of " + c.device +
+                        " is not characterised in the result: moving other bytes than measured "
+                        "is not costed (measure it with rig ladder, or predict with rig predict)");
+  if (auto e = number_at(doc, {"energy", "per_inference_j"})) c.energy_j = *e;
+  if (!b.verdict.valid) {
+    std::string reasons;
+    for (const auto& r : b.verdict.reasons) reasons += (reasons.empty() ? "" : "; ") + r;
+    c.caveats.push_back(w + " is INVALID: " + reasons);
+  }
+  for (const auto& warning : b.verdict.warnings) c.caveats.push_back(w + ": " + warning);
+  return c;
+}
+
+Result<PlaceCandidate> from_predict(const json& doc, std::string_view what) {
+  const std::string w(what);
+  auto need = [&](std::initializer_list<const char*> path, const char* name) -> Result<double> {
+    auto v = number_at(doc, path);
+    if (!v)
+      return fail(ErrorCode::invalid_argument, w + ": field '" + name + "' is missing or null");
+    return *v;
+  };
+  PlaceCandidate c;
+  c.source = w;
+  c.predicted = true;
+  auto rate = need({"results", "prediction", "rate_per_s"}, "results.prediction.rate_per_s");
+  auto lone = need({"results", "prediction", "lone_ms"}, "results.prediction.lone_ms");
+  auto compute = need({"results", "source", "compute_ms"}, "results.source.compute_ms");
+  auto per_frame = need({"results", "prediction", "compute_ms_per_frame"},
+                        "results.prediction.compute_ms_per_frame");
+  auto bw_in = need({"settings", "link", "bw_in_bytes_per_s"}, "settings.link.bw_in_bytes_per_s");
+  auto bw_out =
+      need({"settings", "link", "bw_out_bytes_per_s"}, "settings.link.bw_out_bytes_per_s");
+  auto lat = need({"settings", "link", "latency_ms"}, "settings.link.latency_ms");
+  auto in = need({"results", "source", "bytes_in"}, "results.source.bytes_in");
+  auto out = need({"results", "source", "bytes_out"}, "results.source.bytes_out");
+  for (const auto* r : {&rate, &lone, &compute, &per_frame, &bw_in, &bw_out, &lat, &in, &out})
+    if (!*r) return tl::unexpected(r->error());
+  if (!(*rate > 0) || !(*bw_in > 0) || !(*bw_out > 0))
+    return fail(ErrorCode::invalid_argument, w + ": a zero rate or bandwidth cannot be placed");
+  c.rate_per_s = *rate;
+  c.lone_ms = *lone;
+  c.compute_ms = *compute;
+  c.compute_ms_per_frame = *per_frame;
+  c.bytes_in = *in;
+  c.bytes_out = *out;
+  LinkProfile l;
+  l.name = string_at(doc, {"settings", "link", "name"});
+  l.bw_in = *bw_in;
+  l.bw_out = *bw_out;
+  l.latency = Nanos(static_cast<int64_t>(std::llround(*lat * 1e6)));
+  l.full_duplex = string_at(doc, {"settings", "link", "duplex"}) == "full";
+  l.source = string_at(doc, {"settings", "link", "source"});
+  c.link = l;
+  c.device = string_at(doc, {"results", "source", "device_spec"}) + " on " + l.name;
+  c.model_name = string_at(doc, {"results", "source", "model"});
+  c.model_sha256 = string_at(doc, {"results", "source", "model_sha256"});
+  c.caveats.push_back(w + ": predicted for " + l.name + " from " +
+                      string_at(doc, {"settings", "result"}) +
+                      ", not measured (its verdict is in that result)");
+  return c;
+}
+
+json link_json(const std::optional<LinkProfile>& l) {
+  if (!l) return nullptr;
+  return {{"name", l->name},
+          {"bw_in_bytes_per_s", json_number(l->bw_in)},
+          {"bw_out_bytes_per_s", json_number(l->bw_out)},
+          {"latency_ms", to_ms(l->latency)},
+          {"duplex", l->full_duplex ? "full" : "half"},
+          {"source", l->source}};
+}
+
+}  // namespace
+
+Result<PlaceCandidate> read_place_candidate(std::string_view text, std::string_view what) {
+  auto read = read_document(text, what, "", "place");
+  if (!read) return tl::unexpected(read.error());
+  const std::string tool = read->first["tool"].get<std::string>();
+  if (tool == "rig bench") return from_bench(read->first, text, what);
+  if (tool == "rig predict") return from_predict(read->first, what);
+  return fail(ErrorCode::invalid_argument, std::string(what) + ": a '" + tool +
+                                               "' result; place reads rig bench and rig predict "
+                                               "--json results");
+}
+
+std::string format_place_text(const PlaceResult& r) {
+  std::ostringstream out;
+  const Workload& w = r.workload;
+  out << "rig place: " << format_fixed(w.fps, 1) << " fps"
+      << (w.latency_ms ? ", lone latency <= " + format_ms(*w.latency_ms) : std::string())
+      << (w.frame_bytes ? ", frame " + w.frame_text + " = " + format_bytes(*w.frame_bytes)
+                        : std::string(", frame = the first model's input"))
+      << "\n";
+  for (const auto& s : r.stages) {
+    out << "stage " << s.name;
+    if (!s.model.empty())
+      out << " (" << s.model << ", in " << format_bytes(s.input_bytes.value_or(0)) << ", out "
+          << format_bytes(s.output_bytes.value_or(0)) << ")";
+    out << ": " << s.candidates.size() << " candidate" << (s.candidates.size() == 1 ? "" : "s")
+        << "\n";
+    for (size_t i : s.candidates) {
+      const auto& c = r.candidates[i];
+      out << "  " << c.device << ": " << format_fixed(c.rate_per_s, 1) << "/s, compute "
+          << format_ms(c.compute_ms) << ", lone " << format_ms(c.lone_ms)
+          << (c.link ? ", link " + format_rate(c.link->bw_in) + " in / " +
+                           format_rate(c.link->bw_out) + " out"
+                     : std::string(", in process (no link)"))
+          << (c.energy_j ? ", " + format_fixed(*c.energy_j, 3) + " J/inference" : std::string())
+          << (c.predicted ? "  [predicted]" : "") << "  (from " << c.source << ")\n";
+    }
+  }
+  out << "\n";
+  const size_t shown = std::min<size_t>(r.assignments.size(), 10);
+  for (size_t k = 0; k < shown; ++k) {
+    const Assignment& a = r.assignments[k];
+    out << "#" << (k + 1) << " " << (a.meets ? "MEETS" : "misses") << ": "
+        << format_fixed(a.rate_per_s, 1) << "/s (" << a.bound << "), lone " << format_ms(a.lone_ms)
+        << ", transfers " << format_ms(a.transfer_ms) << " = "
+        << format_fixed(a.transfer_share * 100, 1) << "% of it; moves "
+        << format_bytes(a.bytes_moved_per_frame) << " per frame; bus "
+        << format_fixed(a.bus_utilization * 100, 1) << "% busy at " << format_fixed(w.fps, 1)
+        << " fps (headroom " << format_fixed(a.bus_headroom * 100, 1) << "%)"
+        << (a.energy_j ? "; " + format_fixed(*a.energy_j, 3) + " J/frame" : std::string()) << "\n";
+    for (const auto& p : a.stages) {
+      const auto& c = r.candidates[p.candidate];
+      out << "    " << r.stages[p.stage].name << " on " << c.device << ": compute "
+          << format_ms(p.compute_ms);
+      if (p.bytes_in > 0)
+        out << ", in " << format_bytes(p.bytes_in) << " (" << format_ms(p.transfer_in_ms) << ")";
+      if (p.bytes_out > 0)
+        out << ", out " << format_bytes(p.bytes_out) << " (" << format_ms(p.transfer_out_ms) << ")";
+      out << "  (from " << c.source << ")\n";
+    }
+    for (const auto& cv : a.caveats) out << "    caveat: " << cv << "\n";
+  }
+  if (r.assignments.size() > shown)
+    out << "(" << r.assignments.size() - shown << " more assignments in the JSON)\n";
+  out << "\n" << (r.met ? "choice: " : "NOT MET: ") << r.reason << "\n";
+  return out.str();
+}
+
+std::string place_to_json(const PlaceResult& r) {
+  json doc = document("rig place");
+  doc["kind"] = "place";
+  const Workload& w = r.workload;
+  json sources = json::array();
+  for (const auto& c : r.candidates) sources.push_back(c.source);
+  json stages = json::array();
+  for (const auto& s : r.stages)
+    stages.push_back({{"name", s.name},
+                      {"model", s.model},
+                      {"sha256", s.sha256},
+                      {"input_bytes", json_number(s.input_bytes)},
+                      {"output_bytes", json_number(s.output_bytes)},
+                      {"candidates", s.candidates}});
+  doc["settings"] = {{"workload",
+                      {{"fps", w.fps},
+                       {"latency_ms", json_number(w.latency_ms)},
+                       {"frame", w.frame_text},
+                       {"frame_bytes", json_number(w.frame_bytes)}}},
+                     {"results", sources}};
+  json candidates = json::array();
+  for (const auto& c : r.candidates)
+    candidates.push_back({{"source", c.source},
+                          {"device", c.device},
+                          {"model", c.model_name},
+                          {"model_sha256", c.model_sha256},
+                          {"predicted", c.predicted},
+                          {"rate_per_s", json_number(c.rate_per_s)},
+                          {"compute_ms", json_number(c.compute_ms)},
+                          {"compute_ms_per_frame", json_number(c.compute_ms_per_frame)},
+                          {"lone_ms", json_number(c.lone_ms)},
+                          {"bytes_in", json_number(c.bytes_in)},
+                          {"bytes_out", json_number(c.bytes_out)},
+                          {"link", link_json(c.link)},
+                          {"energy_per_inference_j", json_number(c.energy_j)},
+                          {"caveats", c.caveats}});
+  json assignments = json::array();
+  for (const auto& a : r.assignments) {
+    json placed = json::array();
+    for (const auto& p : a.stages)
+      placed.push_back({{"stage", r.stages[p.stage].name},
+                        {"candidate", p.candidate},
+                        {"device", r.candidates[p.candidate].device},
+                        {"source", r.candidates[p.candidate].source},
+                        {"bytes_in", json_number(p.bytes_in)},
+                        {"bytes_out", json_number(p.bytes_out)},
+                        {"transfer_in_ms", json_number(p.transfer_in_ms)},
+                        {"transfer_out_ms", json_number(p.transfer_out_ms)},
+                        {"compute_ms", json_number(p.compute_ms)}});
+    assignments.push_back({{"stages", placed},
+                           {"rate_per_s", json_number(a.rate_per_s)},
+                           {"bound", a.bound},
+                           {"lone_ms", json_number(a.lone_ms)},
+                           {"transfer_ms", json_number(a.transfer_ms)},
+                           {"transfer_share", json_number(a.transfer_share)},
+                           {"bytes_moved_per_frame", json_number(a.bytes_moved_per_frame)},
+                           {"bus_utilization", json_number(a.bus_utilization)},
+                           {"bus_headroom", json_number(a.bus_headroom)},
+                           {"busiest_link", a.busiest_link},
+                           {"energy_per_frame_j", json_number(a.energy_j)},
+                           {"meets_rate", a.meets_rate},
+                           {"meets_latency", a.meets_latency},
+                           {"meets", a.meets},
+                           {"shortfall", json_number(a.shortfall)},
+                           {"caveats", a.caveats}});
+  }
+  doc["results"] = {{"stages", stages},
+                    {"candidates", candidates},
+                    {"assignments", assignments},
+                    {"met", r.met},
+                    {"reason", r.reason}};
+  return dump(doc);
+}
+
+}  // namespace rig

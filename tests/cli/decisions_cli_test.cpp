@@ -1,0 +1,116 @@
+// rig fit, place, history and diff end to end through the executable.
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace rig {
+namespace {
+
+using rig::test::CliRun;
+namespace fs = std::filesystem;
+
+class Decisions : public rig::test::CliFixture {
+ protected:
+  std::string history() const { return "--history " + path("h/history.sqlite"); }
+  std::string bench(const std::string& device, const std::string& extra) {
+    return "bench " + model_ + " -d " + device +
+           " --duration 0.5s --repeats 3 --latency-samples 10 --min-inferences 10 " + extra;
+  }
+};
+
+nlohmann::json read_json(const std::string& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+TEST_F(Decisions, EveryMeasuringRunIsAppendedAndDiffed) {
+  CliRun a = test::rig(bench("sim:compute=1ms", history() + " --json " + path("a.json")));
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_NE(a.output.find("rig: history: run 1"), std::string::npos) << a.output;
+  CliRun b = test::rig(bench("sim:compute=2ms", history()));
+  ASSERT_EQ(b.status, 0) << b.output;
+  CliRun skipped = test::rig(bench("sim:compute=3ms", history() + " --no-history"));
+  ASSERT_EQ(skipped.status, 0) << skipped.output;
+  CliRun list = test::rig("history " + history() + " --json " + path("l.json"));
+  ASSERT_EQ(list.status, 0) << list.output;
+  EXPECT_NE(list.output.find("2 runs"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("sim:compute=2ms"), std::string::npos) << list.output;
+  EXPECT_EQ(list.output.find("sim:compute=3ms"), std::string::npos) << list.output;
+  const auto listing = read_json(path("l.json"));
+  EXPECT_EQ(listing["kind"], "history");
+  ASSERT_EQ(listing["runs"].size(), 2u);
+  EXPECT_EQ(listing["runs"][1]["verdict"], "VALID");
+  // The stored document is the one written.
+  CliRun show = test::rig("history " + history() + " --show 1");
+  ASSERT_EQ(show.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(show.output), read_json(path("a.json")));
+  EXPECT_EQ(read_json(path("a.json"))["model"]["sha256"].get<std::string>().size(), 64u);
+  // Twice the compute: the rate halves, outside the noise; the specs differ.
+  CliRun d = test::rig("diff 1 2 " + history() + " --json " + path("d.json"));
+  EXPECT_EQ(d.status, 1) << d.output;
+  EXPECT_NE(d.output.find("steady.rate_per_s"), std::string::npos) << d.output;
+  EXPECT_NE(d.output.find("OUTSIDE"), std::string::npos) << d.output;
+  EXPECT_NE(d.output.find("environments differ"), std::string::npos) << d.output;
+  EXPECT_EQ(read_json(path("d.json"))["kind"], "diff");
+  // A run against its own file: nothing changed.
+  CliRun same = test::rig("diff 1 " + path("a.json") + " " + history());
+  EXPECT_EQ(same.status, 0) << same.output;
+  // --tool filters; an unknown id is named.
+  EXPECT_NE(test::rig("history " + history() + " --tool 'rig ladder'").output.find("0 runs"),
+            std::string::npos);
+  CliRun missing = test::rig("diff 1 7 " + history());
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_NE(missing.output.find("no run 7"), std::string::npos) << missing.output;
+}
+
+TEST_F(Decisions, CorruptHistoryIsNamedAndTheResultStillWritten) {
+  fs::create_directories(dir_ / "h");
+  std::ofstream(path("h/history.sqlite")) << std::string(4096, 'x');
+  CliRun r = test::rig(bench("sim:compute=1ms", history() + " -q --json " + path("r.json")));
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("file is not a database"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(path("h/history.sqlite")), std::string::npos) << r.output;
+  EXPECT_EQ(read_json(path("r.json"))["tool"], "rig bench");
+}
+
+TEST_F(Decisions, FitAModelFileAndTheSeedsCount) {
+  CliRun r =
+      test::rig("fit " + model_ + " --device-memory 1MB --link usb3-gen2 --json " + path("f.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto doc = read_json(path("f.json"));
+  EXPECT_EQ(doc["kind"], "fit");
+  EXPECT_TRUE(doc["model"]["from_graph"].get<bool>());
+  EXPECT_GT(doc["model"]["parameters"].get<uint64_t>(), 0u);
+  CliRun seed = test::rig("fit --params 12.0225e9 --device-memory 8GB --bits 16,4");
+  ASSERT_EQ(seed.status, 0) << seed.output;
+  EXPECT_NE(seed.output.find("STREAMED"), std::string::npos) << seed.output;
+  EXPECT_NE(seed.output.find("RESIDENT"), std::string::npos) << seed.output;
+  CliRun bad = test::rig("fit --params 10 --device-memory 8GB --ladder " + model_);
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("not JSON"), std::string::npos) << bad.output;
+  CliRun none = test::rig("fit --params 10");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.output.find("--device-memory"), std::string::npos);
+}
+
+TEST_F(Decisions, PlaceExitsOneWhenNothingMeetsTheWorkload) {
+  ASSERT_EQ(
+      test::rig(bench("sim:compute=2ms,bw=100MB/s", "-q --no-history --json " + path("b.json")))
+          .status,
+      0);
+  CliRun ok = test::rig("place " + path("b.json") + " --workload fps=30,latency=50ms --json " +
+                        path("p.json"));
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_TRUE(read_json(path("p.json"))["results"]["met"].get<bool>());
+  CliRun pipeline =
+      test::rig("place " + path("b.json") + " --workload fps=30 --pipeline only:" + model_);
+  EXPECT_EQ(pipeline.status, 0) << pipeline.output;  // matched by the model's sha256
+  CliRun miss = test::rig("place " + path("b.json") + " --workload fps=100000");
+  EXPECT_EQ(miss.status, 1) << miss.output;
+  EXPECT_NE(miss.output.find("NOT MET"), std::string::npos) << miss.output;
+}
+
+}  // namespace
+}  // namespace rig
