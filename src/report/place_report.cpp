@@ -96,7 +96,9 @@ Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::s
     c.caveats.push_back(w + ": the link of " + c.device +
                         " is not characterised in the result: moving other bytes than measured "
                         "is not costed (measure it with rig ladder, or predict with rig predict)");
-  if (auto e = number_at(doc, {"energy", "per_inference_j"})) c.energy_j = *e;
+  // Energy only where the monitor measured it (monitor.energy of the result).
+  if (b.monitor.energy.available && b.monitor.energy.joules_per_inference)
+    c.energy_j = *b.monitor.energy.joules_per_inference;
   if (!b.verdict.valid) {
     std::string reasons;
     for (const auto& r : b.verdict.reasons) reasons += (reasons.empty() ? "" : "; ") + r;

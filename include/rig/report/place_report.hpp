@@ -13,7 +13,7 @@ namespace rig {
 // From a bench result: the steady median rate, latency.hardware_ms.median
 // as compute (else the lone median, with a caveat), the link from a sim
 // device's properties (none in process; unknown for other devices, with a
-// caveat), energy.per_inference_j where the result has it; INVALID reasons
+// caveat), monitor.energy.joules_per_inference where the monitor measured it; INVALID reasons
 // and verdict warnings as caveats. From a predict result: the predicted rate,
 // lone latency and compute, the target link, and a caveat that it is
 // predicted. invalid_argument naming `what` otherwise.
