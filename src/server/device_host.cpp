@@ -369,9 +369,11 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       if (!run) return failed(run.error());
       // Cut short by stop(): the figures are of a shorter loop than asked.
       if (stopping())
-        return failed({ErrorCode::disconnected, "the server stopped during the loop (" +
-                                                    std::to_string(run->frames_completed) +
-                                                    " frames completed)"});
+        return failed({ErrorCode::disconnected,
+                       "the server stopped during the loop (" +
+                           (run->frames_completed ? std::to_string(*run->frames_completed)
+                                                  : std::string("an unknown number of")) +
+                           " frames completed)"});
       outcome.loop = *run;
       finish(job, std::move(outcome));
       return;

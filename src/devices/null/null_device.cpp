@@ -91,14 +91,17 @@ class NullDevice final : public Device {
     Clock& clock = steady_clock();
     const Nanos start = clock.now(), end = start + duration;
     DurationRun r;
+    uint64_t completed = 0;
     for (Nanos now = start; now < end && !cancelled_.load(std::memory_order_relaxed);) {
-      ++r.frames_completed;
+      ++completed;
       if (sleep_between > Nanos(0)) clock.sleep_until(now + sleep_between);
       now = clock.now();
     }
     r.elapsed = clock.now() - start;
+    r.frames_completed = completed;
+    r.frames_aborted = 0;  // a null frame takes no time: none is cut off
     if (r.elapsed > Nanos(0))
-      r.frames_per_second = static_cast<double>(r.frames_completed) / to_seconds(r.elapsed);
+      r.frames_per_second = static_cast<double>(completed) / to_seconds(r.elapsed);
     return r;
   }
 
