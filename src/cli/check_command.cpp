@@ -23,7 +23,7 @@ struct CheckOptions {
 
 int run_check_command(const CheckOptions& o) {
   CheckSettings s;
-  s.device = o.device;
+  s.device = display_spec(o.device);
   s.allow_nondeterministic = o.allow_nondeterministic;
   s.seed = o.seed;
   s.guard_bytes = o.guard_bytes;
@@ -33,7 +33,7 @@ int run_check_command(const CheckOptions& o) {
   auto model = resolve_model(o.model);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
-  auto device = open_spec(s.device);
+  auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
   auto result = run_check(**device, *model, s);
   if (!result) return report_error(result.error());

@@ -22,7 +22,7 @@ struct CompareOptions {
 
 int run_compare_command(const CompareOptions& o) {
   CompareSettings s;
-  s.device = o.device;
+  s.device = display_spec(o.device);
   s.inputs = o.inputs;
   s.seed = o.seed;
   if (!o.json.empty())
@@ -34,7 +34,7 @@ int run_compare_command(const CompareOptions& o) {
     s.models.push_back(model_origin(*model));
     models.push_back(std::move(*model));
   }
-  auto device = open_spec(s.device);
+  auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
   auto result = run_compare(**device, models, s);
   if (!result) return report_error(result.error());

@@ -63,7 +63,7 @@ Result<void> write_outputs(const RunResult& r, const std::string& dir, bool bin,
 
 int run_run_command(const RunOptions& o) {
   RunSettings s;
-  s.device = o.device;
+  s.device = display_spec(o.device);
   s.inputs = o.inputs;
   s.references = o.references;
   s.atol = o.atol;
@@ -75,7 +75,7 @@ int run_run_command(const RunOptions& o) {
   auto model = resolve_model(o.model);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
-  auto device = open_spec(s.device);
+  auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
   auto result = run_model(**device, *model, s);
   if (!result) return report_error(result.error());

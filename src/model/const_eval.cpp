@@ -31,7 +31,9 @@ bool is_integer(int32_t t) {
       return false;
   }
 }
-bool is_real(int32_t t) { return t == TP::FLOAT || t == TP::DOUBLE; }
+bool is_real(int32_t t) {
+  return t == TP::FLOAT || t == TP::DOUBLE;
+}
 
 std::optional<uint64_t> product(const std::vector<int64_t>& dims) {
   uint64_t n = 1;
@@ -210,8 +212,7 @@ class BroadcastIndex {
       : out_(out), strides_(out.size(), 0) {
     const auto in_strides = strides_of(in);
     const size_t offset = out.size() - in.size();
-    for (size_t i = 0; i < in.size(); ++i)
-      strides_[offset + i] = in[i] == 1 ? 0 : in_strides[i];
+    for (size_t i = 0; i < in.size(); ++i) strides_[offset + i] = in[i] == 1 ? 0 : in_strides[i];
   }
   uint64_t operator()(uint64_t flat) const {
     uint64_t index = 0;
@@ -235,7 +236,9 @@ bool too_big(const std::vector<int64_t>& dims, const Context& c) {
 
 using Out = std::optional<std::vector<Value>>;
 
-Out one(Value v) { return std::vector<Value>{std::move(v)}; }
+Out one(Value v) {
+  return std::vector<Value>{std::move(v)};
+}
 
 Out reshaped(const Value& data, std::vector<int64_t> dims, const Context& c) {
   auto n = product(dims);
@@ -255,16 +258,20 @@ Out eval_constant(const onnx::NodeProto& node) {
   }
   if (a.name() == "value_float" || a.name() == "value_floats") {
     const bool scalar = a.name() == "value_float";
-    Value v = make(TP::FLOAT, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{a.floats_size()});
+    Value v =
+        make(TP::FLOAT, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{a.floats_size()});
     if (scalar) put_real(v, 0, a.f());
-    for (int i = 0; !scalar && i < a.floats_size(); ++i) put_real(v, static_cast<uint64_t>(i), a.floats(i));
+    for (int i = 0; !scalar && i < a.floats_size(); ++i)
+      put_real(v, static_cast<uint64_t>(i), a.floats(i));
     return one(std::move(v));
   }
   if (a.name() == "value_int" || a.name() == "value_ints") {
     const bool scalar = a.name() == "value_int";
-    Value v = make(TP::INT64, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{a.ints_size()});
+    Value v =
+        make(TP::INT64, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{a.ints_size()});
     if (scalar) put_int(v, 0, a.i());
-    for (int i = 0; !scalar && i < a.ints_size(); ++i) put_int(v, static_cast<uint64_t>(i), a.ints(i));
+    for (int i = 0; !scalar && i < a.ints_size(); ++i)
+      put_int(v, static_cast<uint64_t>(i), a.ints(i));
     return one(std::move(v));
   }
   return std::nullopt;  // sparse and string constants are left alone
@@ -286,7 +293,8 @@ Out eval_shape(const onnx::NodeProto& node, const std::vector<int64_t>& shape, b
   end = std::clamp<int64_t>(end, 0, rank);
   const int64_t n = std::max<int64_t>(0, end - start);
   Value v = make(TP::INT64, {n});
-  for (int64_t i = 0; i < n; ++i) put_int(v, static_cast<uint64_t>(i), shape[static_cast<size_t>(start + i)]);
+  for (int64_t i = 0; i < n; ++i)
+    put_int(v, static_cast<uint64_t>(i), shape[static_cast<size_t>(start + i)]);
   return one(std::move(v));
 }
 
@@ -414,7 +422,8 @@ Out eval_squeeze(const onnx::NodeProto& node, const std::vector<const Value*>& i
     }
     std::vector<int64_t> dims;
     size_t k = 0;
-    for (int64_t i = 0; i < rank; ++i) dims.push_back(inserted[static_cast<size_t>(i)] ? 1 : data.dims[k++]);
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(inserted[static_cast<size_t>(i)] ? 1 : data.dims[k++]);
     return reshaped(data, std::move(dims), c);
   }
   const auto rank = static_cast<int64_t>(data.dims.size());
@@ -478,7 +487,8 @@ Out eval_expand(const Value& data, const Value* shape_value, const Context& c) {
   return one(std::move(out));
 }
 
-Out eval_concat(const onnx::NodeProto& node, const std::vector<const Value*>& in, const Context& c) {
+Out eval_concat(const onnx::NodeProto& node, const std::vector<const Value*>& in,
+                const Context& c) {
   if (in.empty() || !in[0]) return std::nullopt;
   const auto rank = static_cast<int64_t>(in[0]->dims.size());
   auto axis = normalize_axis(int_attr(node, "axis", 0), rank);
@@ -551,7 +561,8 @@ Out eval_constant_of_shape(const onnx::NodeProto& node, const Value* shape_value
   }
   Value out = make(fill.type, *shape);
   const size_t es = element_size(fill.type);
-  for (uint64_t i = 0; i < out.count(); ++i) std::memcpy(out.raw.data() + i * es, fill.raw.data(), es);
+  for (uint64_t i = 0; i < out.count(); ++i)
+    std::memcpy(out.raw.data() + i * es, fill.raw.data(), es);
   return one(std::move(out));
 }
 
@@ -562,9 +573,11 @@ Out eval_range(const std::vector<const Value*>& in, const Context& c) {
   const int32_t type = in[0]->type;
   if (type == TP::BOOL) return std::nullopt;
   if (is_integer(type)) {
-    const int64_t start = get_int(*in[0], 0), limit = get_int(*in[1], 0), delta = get_int(*in[2], 0);
+    const int64_t start = get_int(*in[0], 0), limit = get_int(*in[1], 0),
+                  delta = get_int(*in[2], 0);
     if (delta == 0) return std::nullopt;
-    const double span = (static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta);
+    const double span =
+        (static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta);
     const auto n = static_cast<int64_t>(std::max(0.0, std::ceil(span)));
     if (too_big({n}, c)) return std::nullopt;
     Value out = make(type, {n});
@@ -572,7 +585,8 @@ Out eval_range(const std::vector<const Value*>& in, const Context& c) {
     return one(std::move(out));
   }
   if (!is_real(type)) return std::nullopt;
-  const double start = get_real(*in[0], 0), limit = get_real(*in[1], 0), delta = get_real(*in[2], 0);
+  const double start = get_real(*in[0], 0), limit = get_real(*in[1], 0),
+               delta = get_real(*in[2], 0);
   if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
     return std::nullopt;
   const double span = std::ceil((limit - start) / delta);
@@ -596,15 +610,17 @@ enum class Bin { add, sub, mul, div, min, max, equal, less, greater, and_, or_ }
 
 std::optional<Bin> binary_of(const std::string& op) {
   static const std::pair<const char*, Bin> table[] = {
-      {"Add", Bin::add},     {"Sub", Bin::sub},   {"Mul", Bin::mul},         {"Div", Bin::div},
-      {"Min", Bin::min},     {"Max", Bin::max},   {"Equal", Bin::equal},     {"Less", Bin::less},
+      {"Add", Bin::add},         {"Sub", Bin::sub},  {"Mul", Bin::mul},     {"Div", Bin::div},
+      {"Min", Bin::min},         {"Max", Bin::max},  {"Equal", Bin::equal}, {"Less", Bin::less},
       {"Greater", Bin::greater}, {"And", Bin::and_}, {"Or", Bin::or_}};
   for (const auto& [name, bin] : table)
     if (op == name) return bin;
   return std::nullopt;
 }
 
-bool compares(Bin b) { return b == Bin::equal || b == Bin::less || b == Bin::greater; }
+bool compares(Bin b) {
+  return b == Bin::equal || b == Bin::less || b == Bin::greater;
+}
 
 Out eval_binary(Bin op, const Value& a, const Value& b, const Context& c) {
   if (a.type != b.type) return std::nullopt;
@@ -753,7 +769,9 @@ Out eval_unary(const std::string& op, const Value& x) {
 
 }  // namespace
 
-uint64_t Value::count() const { return product(dims).value_or(0); }
+uint64_t Value::count() const {
+  return product(dims).value_or(0);
+}
 
 size_t element_size(int32_t type) {
   switch (type) {
@@ -835,20 +853,44 @@ onnx::TensorProto to_tensor(const Value& value, const std::string& name) {
 }
 
 bool foldable_op(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "Constant", "Shape",   "Size",     "Gather",  "Slice",   "Squeeze",         "Unsqueeze",
-      "Flatten",  "Concat",  "Cast",     "Reshape", "Expand",  "ConstantOfShape", "Range",
-      "Add",      "Sub",     "Mul",      "Div",     "Min",     "Max",             "Equal",
-      "Less",     "Greater", "And",      "Or",      "Not",     "Neg",             "Abs",
-      "Where"};
+  static const std::set<std::string> ops = {"Constant",
+                                            "Shape",
+                                            "Size",
+                                            "Gather",
+                                            "Slice",
+                                            "Squeeze",
+                                            "Unsqueeze",
+                                            "Flatten",
+                                            "Concat",
+                                            "Cast",
+                                            "Reshape",
+                                            "Expand",
+                                            "ConstantOfShape",
+                                            "Range",
+                                            "Add",
+                                            "Sub",
+                                            "Mul",
+                                            "Div",
+                                            "Min",
+                                            "Max",
+                                            "Equal",
+                                            "Less",
+                                            "Greater",
+                                            "And",
+                                            "Or",
+                                            "Not",
+                                            "Neg",
+                                            "Abs",
+                                            "Where"};
   return ops.count(op) > 0;
 }
 
-bool needs_shape_only(const std::string& op) { return op == "Shape" || op == "Size"; }
+bool needs_shape_only(const std::string& op) {
+  return op == "Shape" || op == "Size";
+}
 
 std::optional<std::vector<Value>> evaluate(const onnx::NodeProto& node,
-                                           const std::vector<const Value*>& in,
-                                           const Context& c) {
+                                           const std::vector<const Value*>& in, const Context& c) {
   const std::string& op = node.op_type();
   if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
   if (op == "Constant") return eval_constant(node);
@@ -862,7 +904,8 @@ std::optional<std::vector<Value>> evaluate(const onnx::NodeProto& node,
   if (in.empty() || !in[0]) return std::nullopt;
   // Every input named by the node must be known (optional ones may be absent).
   for (int i = 0; i < node.input_size(); ++i)
-    if (!node.input(i).empty() && (static_cast<size_t>(i) >= in.size() || !in[static_cast<size_t>(i)]))
+    if (!node.input(i).empty() &&
+        (static_cast<size_t>(i) >= in.size() || !in[static_cast<size_t>(i)]))
       return std::nullopt;
   const Value& x = *in[0];
   if (element_size(x.type) == 0) return std::nullopt;

@@ -145,7 +145,7 @@ TEST_F(CliFixture, EveryMeasuringCommandTakesTrace) {
        {"loop " + model_ + " -d " + kSim + " --duration 0.2s",
         "sweep " + model_ + " -d " + kSim + " --depth 1..2 --duration 0.2s --repeats 1",
         "ladder -d " + kSim + " --sizes 64x64,128x128 --duration 0.2s --repeats 1",
-        "ab " + model_ + " -d " + kSim + " --a depth=1 --b depth=2 --pairs 3 --duration 0.2s"}) {
+        "ab " + model_ + " -d " + kSim + " --a depth=1 --b depth=2 --pairs 4 --duration 0.2s"}) {
     std::filesystem::remove(path("t.json"));
     auto r = rig(cmd + " -q --trace " + path("t.json"));
     ASSERT_EQ(r.status, 0) << cmd << "\n" << r.output;

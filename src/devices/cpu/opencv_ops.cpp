@@ -37,8 +37,8 @@ bool opencv_has_parser(const std::string& domain, const std::string& op) {
       // Quantized forms.
       "QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul"};
   static const std::set<std::string> com_microsoft = {
-      "QLinearAdd",      "QLinearMul",         "QLinearConcat",           "QLinearLeakyRelu",
-      "QLinearSigmoid",  "QLinearAveragePool", "QLinearGlobalAveragePool"};
+      "QLinearAdd",     "QLinearMul",         "QLinearConcat",           "QLinearLeakyRelu",
+      "QLinearSigmoid", "QLinearAveragePool", "QLinearGlobalAveragePool"};
   if (domain.empty() || domain == "ai.onnx") return ai_onnx.count(op) > 0;
   if (domain == "com.microsoft") return com_microsoft.count(op) > 0;
   return false;

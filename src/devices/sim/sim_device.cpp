@@ -16,8 +16,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <thread>
 #include <unordered_map>
