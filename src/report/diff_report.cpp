@@ -56,6 +56,13 @@ void collect(const json& node, const std::string& path, std::map<std::string, Fi
       lo = num(*ci, "low");
       hi = num(*ci, "high");
     }
+    // A summary's median interval (order statistics; version 3 documents).
+    if (auto iv = node.find("intervals"); (!lo || !hi) && iv != node.end() && iv->is_object())
+      if (auto p50 = iv->find("p50");
+          p50 != iv->end() && p50->is_object() && p50->value("enough", false)) {
+        lo = num(*p50, "lower");
+        hi = num(*p50, "upper");
+      }
     if (lo && hi) {
       f.range_kind = "confidence interval";
     } else {

@@ -292,5 +292,23 @@ TEST(Diff, ConfidenceIntervalsWinOverMinMaxAndToolsMustMatch) {
   EXPECT_NE(mixed.error().message.find("one tool"), std::string::npos);
 }
 
+TEST(Diff, ASummarysMedianIntervalIsItsRange) {
+  // Version 3 summaries carry the median's order-statistic interval: disjoint
+  // intervals are a change although the min..max ranges overlap; an interval
+  // without enough samples is not used.
+  json a = scripted(100, 90, 110, "k"), b = scripted(105, 95, 115, "k");
+  a["steady"]["rate_per_s"]["intervals"]["p50"] = {{"enough", true}, {"lower", 99}, {"upper", 101}};
+  b["steady"]["rate_per_s"]["intervals"]["p50"] = {
+      {"enough", true}, {"lower", 104}, {"upper", 106}};
+  auto d = diff_documents({"a", a.dump()}, {"b", b.dump()});
+  ASSERT_TRUE(d.has_value()) << d.error().to_string();
+  EXPECT_EQ(d->outside, 1);
+  b["steady"]["rate_per_s"]["intervals"]["p50"] = {
+      {"enough", false}, {"lower", nullptr}, {"upper", nullptr}};
+  auto overlapping = diff_documents({"a", a.dump()}, {"b", b.dump()});
+  ASSERT_TRUE(overlapping.has_value());
+  EXPECT_EQ(overlapping->outside, 0);
+}
+
 }  // namespace
 }  // namespace rig
