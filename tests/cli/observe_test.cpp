@@ -192,6 +192,9 @@ TEST_F(CliFixture, ProgressIsDrawnOnATerminalAndErasedAtTheEnd) {
   const std::string args = "bench " + model_ + " -d " + kSim +
                            ",realtime=1 --duration 0.4s --repeats 2 --latency-samples 5";
   const std::string out = rig_on_pty(args);
+  // A container without /dev/pts has no pseudo-terminals: nothing to test there.
+  if (out == "forkpty failed")
+    GTEST_SKIP() << "no pseudo-terminal on this machine (forkpty failed)";
   EXPECT_NE(out.find("\rrig bench  "), std::string::npos) << out;
   EXPECT_NE(out.find("  run 1/2  "), std::string::npos) << out;
   EXPECT_NE(out.find("\x1b[K"), std::string::npos) << out;

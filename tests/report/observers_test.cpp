@@ -2,10 +2,15 @@
 // the engine did (its counts equal the result's), the progress line reads
 // what the engine published, and FanOutObserver hands every call to each.
 #include <gtest/gtest.h>
+
 #include <pty.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -189,7 +194,9 @@ TEST(Progress, WantedOnlyOnATerminalAndNotQuietNorJsonOnStdout) {
   ::close(fds[0]);
   ::close(fds[1]);
   int master = -1, slave = -1;
-  ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+  // A container without /dev/pts has no pseudo-terminals: nothing to test there.
+  if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0)
+    GTEST_SKIP() << "no pseudo-terminal on this machine (openpty: " << std::strerror(errno) << ")";
   EXPECT_TRUE(ProgressLine::wanted(slave, false, false));
   EXPECT_FALSE(ProgressLine::wanted(slave, true, false));
   EXPECT_FALSE(ProgressLine::wanted(slave, false, true));
