@@ -5,8 +5,6 @@
 
 #include <pty.h>
 #include <unistd.h>
-#include <cerrno>
-#include <cstring>
 
 #include <algorithm>
 #include <cerrno>
