@@ -1,3 +1,8 @@
+// The engine's phases (cold start, lone frames, the closed-loop steady state,
+// the offered-load run). One file on purpose: the phases share the workspace
+// helpers, the input generator and the quarantine of a stuck device's
+// buffers, and measure_steady / measure_offered are each one timed state
+// machine whose state must not cross calls (see engine.hpp).
 #include "rig/engine.hpp"
 
 #include <unistd.h>

@@ -2,6 +2,9 @@
 // const_eval.hpp). Every case that ONNX leaves undefined, or that this code
 // does not compute exactly as the op defines it, returns nullopt: the node is
 // then left in the graph, never folded into something else.
+//
+// One file on purpose: one evaluator, a function per op over the same small
+// tensor type and the same exactness rules; the ops have no other user.
 #include "model/const_eval.hpp"
 
 #include <algorithm>

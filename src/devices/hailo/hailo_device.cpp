@@ -4,6 +4,11 @@
 // thread that drives the device. Waiting always goes through
 // AsyncInferJob::wait on the oldest request (HailoRT returns from it after
 // the job's callback ran), so one code path serves hardware and the double.
+//
+// One file on purpose: every call (configure, bindings, run_async, the
+// on-device loop and its fallback, re-configure, sensors, the log) works on
+// one configured model's state under the single-driver contract; split, that
+// state would need an interface of its own with no second user.
 #include "devices/hailo/hailo_device.hpp"
 
 #include <hailo/hailort.hpp>
