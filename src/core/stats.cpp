@@ -260,7 +260,10 @@ ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> 
     // doubled rank sum 2R = 2U + ny (ny + 1): U = (s2 - ny (ny + 1)) / 2.
     cdf.assign(n_all + 1, 0);
     const size_t base = ny * (ny + 1);
-    for (size_t s2 = base; s2 < counts.size(); s2 += 2) cdf[(s2 - base) / 2] += counts[s2] / all;
+    // counts is indexed up to the sum of every rank; ny ranks sum to at most
+    // base + 2 n_all, past which it is zero.
+    const size_t last = std::min(counts.size() - 1, base + 2 * n_all);
+    for (size_t s2 = base; s2 <= last; s2 += 2) cdf[(s2 - base) / 2] += counts[s2] / all;
     for (size_t c = 1; c < cdf.size(); ++c) cdf[c] += cdf[c - 1];
   } else {
     const double mean = static_cast<double>(n_all) / 2;
