@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/monitor_options.hpp"
 #include "cli/observe.hpp"
 #include "cli/point_options.hpp"
 #include "rig/device_spec.hpp"
@@ -13,6 +14,7 @@ namespace rig::cli {
 namespace {
 
 struct AbOptions {
+  MonitorOptions monitor;
   std::string model;
   std::string device = "cpu";
   std::vector<std::string> a, b;
@@ -42,6 +44,8 @@ int run_ab_command(const AbOptions& o) {
   auto point = to_point_settings(o.point);
   if (!point) return report_error(point.error());
   s.point = *point;
+  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
+    return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   AbConfig base;
   auto spec = parse_device_spec(o.device);
@@ -114,6 +118,7 @@ Command add_ab_command(CLI::App& app) {
   add_point_options(sub, o->point, false);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_monitor_options(sub, o->monitor);
   add_observe_options(sub, o->observe);
   return {sub, [o] { return run_ab_command(*o); }};
 }

@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/monitor_options.hpp"
 #include "cli/observe.hpp"
 #include "cli/point_options.hpp"
 #include "rig/report/ladder_report.hpp"
@@ -12,6 +13,7 @@ namespace rig::cli {
 namespace {
 
 struct LadderOptions {
+  MonitorOptions monitor;
   std::string device = "cpu";
   std::vector<std::string> sizes = {"512p", "720p", "1080p", "4k"};
   std::optional<uint32_t> depth;
@@ -34,6 +36,8 @@ int run_ladder_command(const LadderOptions& o) {
   s.point = *point;
   s.latency_samples = o.latency_samples;
   s.plateau_tolerance = o.plateau_tolerance;
+  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
+    return report_error(ok.error());
   if (auto ok = validate(s); !ok) {
     Error e = ok.error();
     if (e.message.rfind("frame size", 0) == 0 || e.message.rfind("the ladder", 0) == 0)
@@ -89,6 +93,7 @@ Command add_ladder_command(CLI::App& app) {
   add_point_options(sub, o->point, true);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_monitor_options(sub, o->monitor);
   add_observe_options(sub, o->observe);
   return {sub, [o] { return run_ladder_command(*o); }};
 }

@@ -11,6 +11,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/monitor_options.hpp"
 #include "cli/observe.hpp"
 #include "cli/options.hpp"
 #include "rig/report/loop_report.hpp"
@@ -21,6 +22,7 @@ namespace rig::cli {
 namespace {
 
 struct LoopOptions {
+  MonitorOptions monitor;
   std::string model;
   std::vector<std::string> shapes;
   std::string device = "cpu";
@@ -73,6 +75,8 @@ int run_loop_command(const LoopOptions& o) {
   auto depth_given = depth_option(o.depth);
   if (!depth_given) return report_error(depth_given.error());
   s.depth = *depth_given;
+  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
+    return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json_path.empty())
     if (auto ok = check_writable("--json", o.json_path); !ok) return report_error(ok.error());
@@ -127,6 +131,7 @@ Command add_loop_command(CLI::App& app) {
   sub->add_option("--json", o->json_path, "also write the result as JSON to this file");
   sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_monitor_options(sub, o->monitor);
   add_observe_options(sub, o->observe);
   return {sub, [o] { return run_loop_command(*o); }};
 }

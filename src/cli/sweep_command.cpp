@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
+#include "cli/monitor_options.hpp"
 #include "cli/observe.hpp"
 #include "cli/point_options.hpp"
 #include "rig/report/sweep_report.hpp"
@@ -12,6 +13,7 @@ namespace rig::cli {
 namespace {
 
 struct SweepOptions {
+  MonitorOptions monitor;
   std::string model;
   std::string device = "cpu";
   std::string depth = "1..64";
@@ -37,6 +39,8 @@ int run_sweep_command(const SweepOptions& o) {
   s.knee_fraction = o.knee;
   s.refine = !o.no_refine;
   s.latency_samples = o.latency_samples;
+  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
+    return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
@@ -86,6 +90,7 @@ Command add_sweep_command(CLI::App& app) {
   add_point_options(sub, o->point, true);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
+  add_monitor_options(sub, o->monitor);
   add_observe_options(sub, o->observe);
   return {sub, [o] { return run_sweep_command(*o); }};
 }

@@ -2,6 +2,7 @@
 // warnings after each phase, the fan-out of observers.
 #include "rig/monitor/monitor.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "monitor/sources.hpp"
@@ -181,6 +182,42 @@ void Monitor::wait(Nanos duration, const std::string& phase) {
     sample_at(clock_.now(), phase);
   }
   phase_ = before;
+}
+
+void append_run(MonitorRecord& whole, MonitorRecord part, const std::string& run) {
+  for (auto& w : part.device_warnings) w.when = run + ", " + w.when;
+  if (whole.sources.empty() && whole.samples.empty()) {
+    whole = std::move(part);
+    return;
+  }
+  const double t0 = whole.samples.empty() ? 0 : whole.samples.back().t_s;
+  uint32_t repeats = 0;
+  for (const auto& s : whole.samples) repeats = std::max(repeats, s.repeat);
+  for (auto& s : part.samples) {
+    s.t_s += t0;
+    s.repeat += repeats;  // measured parts begun so far, over every run
+    whole.samples.push_back(std::move(s));
+  }
+  for (auto& src : part.sources)
+    if (!whole.source(src.name)) whole.sources.push_back(std::move(src));
+  for (auto& w : part.device_warnings) whole.device_warnings.push_back(std::move(w));
+  for (auto& n : part.notes)
+    if (std::find(whole.notes.begin(), whole.notes.end(), n) == whole.notes.end())
+      whole.notes.push_back(std::move(n));
+}
+
+void Monitor::measured_begin(const std::string& phase) {
+  phase_ = phase;
+  if (!started_ || !settings_.enabled) return;
+  ++repeat_;
+  window_ = 0;
+  sample_at(clock_.now(), "measure_begin");
+}
+
+void Monitor::measured_end() {
+  if (!started_ || !settings_.enabled) return;
+  sample_at(clock_.now(), "measure_end");
+  take_warnings("after " + phase_);
 }
 
 MonitorRecord Monitor::finish() {

@@ -2,6 +2,8 @@
 #include "rig/report/ab_report.hpp"
 
 #include "report/json_common.hpp"
+#include "report/monitor_fields.hpp"
+#include "report/monitor_text.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
@@ -18,6 +20,7 @@ std::string format_ab_text(const AbResult& r) {
                     " interleaved pairs (order within each pair from seed " +
                     std::to_string(r.settings.order_seed) + "), " +
                     format_duration(r.settings.point.duration) + " per run\n";
+  out += confounds_text(r.judgement);
   auto side = [&](const char* name, const AbConfig& c, const DeviceInfo& d, uint32_t depth) {
     std::string knobs;
     for (const auto& k : c.knobs) knobs += (knobs.empty() ? "" : ", ") + k;
@@ -46,7 +49,8 @@ std::string format_ab_text(const AbResult& r) {
               ? opt_fixed(r.test.ratio_lower, 4) + " - " + opt_fixed(r.test.ratio_upper, 4)
               : std::string("none (too few pairs)")) +
          "; same within +/-" + format_fixed(r.settings.same_within * 100, 1) + "%\n";
-  out += "\nverdict: " + r.verdict_text + "\n";
+  out += "\n" + monitor_text(r.monitor);
+  out += "verdict: " + r.verdict_text + "\n";
   append_notes(out, r.notes);
   return out;
 }
@@ -63,6 +67,7 @@ std::string ab_to_json(const AbResult& r) {
                      {"same_within", r.settings.same_within},
                      {"order_seed", r.settings.order_seed},
                      {"point", point_settings_json(r.settings.point)}};
+  add_monitor_settings_json(doc["settings"], r.settings.monitor, r.settings.confounds);
   doc["environment"] = environment_json(r.environment, r.virtual_clock,
                                         {{"device_a", &r.device_a}, {"device_b", &r.device_b}});
   doc["model"] = model_summary_json(r.model);
@@ -98,6 +103,7 @@ std::string ab_to_json(const AbResult& r) {
       {"verdict", std::string(to_string(r.verdict))},
       {"verdict_text", r.verdict_text}};
   doc["notes"] = r.notes;
+  doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.judgement);
   return dump(doc);
 }

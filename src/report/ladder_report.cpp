@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "report/json_common.hpp"
+#include "report/monitor_fields.hpp"
+#include "report/monitor_text.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
@@ -40,14 +42,16 @@ std::string fit_text(const LinkFit& f, const char* what) {
 }
 
 json ladder_settings_json(const LadderSettings& s) {
-  return {{"sizes", s.sizes},
-          {"depth", s.depth},
-          {"latency_samples", s.latency_samples},
-          {"plateau_tolerance", s.plateau_tolerance},
-          {"latency_bound_margin", s.latency_bound_margin},
-          {"compute_bound_share", s.compute_bound_share},
-          {"transport", {{"input_type", "u8"}, {"channels", 4}, {"output_fraction", 0.25}}},
-          {"point", point_settings_json(s.point)}};
+  json j = {{"sizes", s.sizes},
+            {"depth", s.depth},
+            {"latency_samples", s.latency_samples},
+            {"plateau_tolerance", s.plateau_tolerance},
+            {"latency_bound_margin", s.latency_bound_margin},
+            {"compute_bound_share", s.compute_bound_share},
+            {"transport", {{"input_type", "u8"}, {"channels", 4}, {"output_fraction", 0.25}}},
+            {"point", point_settings_json(s.point)}};
+  add_monitor_settings_json(j, s.monitor, s.confounds);
+  return j;
 }
 
 }  // namespace
@@ -58,6 +62,7 @@ std::string format_ladder_text(const LadderResult& r) {
          std::to_string(r.effective.depth) + ", " + std::to_string(r.effective.point.repeats) +
          " repeats of " + format_duration(r.effective.point.duration) + " per size; " +
          std::to_string(r.effective.latency_samples) + " lone frames per size\n\n";
+  out += confounds_text(r.verdict);
   out += line("%-11s %8s %8s %10s %10s %9s %10s %9s  %s\n", "frame", "in MB", "out MB", "ms/frame",
               "frames/s", "MB/s", "lone ms", "spread", "bound");
   for (const auto& rung : r.rungs) {
@@ -109,6 +114,7 @@ std::string format_ladder_text(const LadderResult& r) {
     out += "reproducibility: repeats agree within " + opt_pct(r.worst_spread) +
            " (worst: " + r.rungs[*r.worst_spread_rung].size + ")\n";
   append_notes(out, r.notes);
+  out += monitor_text(r.monitor);
   out += verdict_line(r.verdict);  // the notes above say why
   return out;
 }
@@ -172,6 +178,7 @@ std::string ladder_to_json(const LadderResult& r) {
         {"worst_size",
          r.worst_spread_rung ? json(r.rungs[*r.worst_spread_rung].size) : json(nullptr)}}}};
   doc["notes"] = r.notes;
+  doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
   return dump(doc);
 }

@@ -2,6 +2,8 @@
 #include "rig/report/loop_report.hpp"
 
 #include "report/json_common.hpp"
+#include "report/monitor_fields.hpp"
+#include "report/monitor_text.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
@@ -17,6 +19,7 @@ json loop_settings_json(const LoopSettings& s) {
   j["device"] = s.device;
   j["depth"] = s.depth;
   j["sleep_between_frames_ms"] = to_ms(s.sleep_between_frames);
+  add_monitor_settings_json(j, s.monitor, s.confounds);
   return j;
 }
 
@@ -24,6 +27,7 @@ json loop_settings_json(const LoopSettings& s) {
 
 std::string format_loop_text(const LoopResult& r) {
   std::string out = "rig loop: " + r.model.name + " on " + r.device.spec + "\n";
+  out += confounds_text(r.verdict);
   out += r.loop.includes_transfers
              ? "  device loop (fallback: a host-driven pipelined loop on one input; every frame "
                "crosses the link, so it includes the per-frame transfers)\n"
@@ -70,6 +74,7 @@ std::string format_loop_text(const LoopResult& r) {
   if (r.transfer_cost_ms)
     out += "  cost of per-frame transfers: " + format_ms(*r.transfer_cost_ms) + " per frame (" +
            format_fixed(*r.transfer_cost_share * 100, 1) + "% of the host-observed frame time)\n";
+  out += monitor_text(r.monitor);
   out += verdict_text(r.verdict);
   return out;
 }
@@ -108,6 +113,7 @@ std::string loop_to_json(const LoopResult& r) {
                    {"link_out_per_inference", json_number(s.link_out_per_inference)}};
   doc["transfer_cost"] = {{"per_frame_ms", json_number(r.transfer_cost_ms)},
                           {"share_of_host_frame_time", json_number(r.transfer_cost_share)}};
+  doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
   return dump(doc);
 }

@@ -74,4 +74,21 @@ void monitor_fields(Io& io, MonitorRecord& m) {
   io.object("energy", [&](Io& e) { energy_fields(e, m.energy); });
 }
 
+// The settings' "monitor" and "confounds" objects, added to `settings`.
+inline void add_monitor_settings_json(json& settings, MonitorSettings monitor,
+                                      ConfoundSettings confounds) {
+  JsonWriter mw(settings["monitor"] = json::object());
+  monitor_settings_fields(mw, monitor);
+  JsonWriter cw(settings["confounds"] = json::object());
+  confound_settings_fields(cw, confounds);
+}
+
+// A result's "monitor" object.
+inline json monitor_json(MonitorRecord record) {
+  json j = json::object();
+  JsonWriter w(j);
+  monitor_fields(w, record);
+  return j;
+}
+
 }  // namespace rig::report

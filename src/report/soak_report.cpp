@@ -29,12 +29,7 @@ json soak_settings_json(const SoakSettings& s) {
   j["request_timeout_s"] = to_seconds(s.request_timeout);
   j["seed"] = s.seed;
   j["drift_floor"] = json_number(s.drift_floor);
-  MonitorSettings m = s.monitor;
-  ConfoundSettings c = s.confounds;
-  JsonWriter mw(j["monitor"] = json::object());
-  monitor_settings_fields(mw, m);
-  JsonWriter cw(j["confounds"] = json::object());
-  confound_settings_fields(cw, c);
+  add_monitor_settings_json(j, s.monitor, s.confounds);
   return j;
 }
 
@@ -123,9 +118,7 @@ std::string soak_to_json(const SoakResult& r) {
                  {"drift", json_number(r.drift)},
                  {"noise", json_number(r.noise)},
                  {"drift_exceeds_noise", r.drift_exceeds_noise}};
-  MonitorRecord m = r.monitor;
-  JsonWriter mw(doc["monitor"] = json::object());
-  monitor_fields(mw, m);
+  doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
   return dump(doc);
 }

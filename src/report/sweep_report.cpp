@@ -2,6 +2,8 @@
 #include "rig/report/sweep_report.hpp"
 
 #include "report/json_common.hpp"
+#include "report/monitor_fields.hpp"
+#include "report/monitor_text.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
@@ -12,12 +14,14 @@ using report::json;
 using namespace report;
 
 json sweep_settings_json(const SweepSettings& s) {
-  return {{"min_depth", s.min_depth},
-          {"max_depth", s.max_depth},
-          {"knee_fraction", s.knee_fraction},
-          {"refine", s.refine},
-          {"latency_samples", s.latency_samples},
-          {"point", point_settings_json(s.point)}};
+  json j = {{"min_depth", s.min_depth},
+            {"max_depth", s.max_depth},
+            {"knee_fraction", s.knee_fraction},
+            {"refine", s.refine},
+            {"latency_samples", s.latency_samples},
+            {"point", point_settings_json(s.point)}};
+  add_monitor_settings_json(j, s.monitor, s.confounds);
+  return j;
 }
 
 }  // namespace
@@ -27,6 +31,7 @@ std::string format_sweep_text(const SweepResult& r) {
       "rig sweep: " + r.model.name + " on " + r.device.spec + " (" + queue_text(r.device) + ")\n";
   out += std::to_string(r.effective.point.repeats) + " repeats of " +
          format_duration(r.effective.point.duration) + " per depth\n";
+  out += confounds_text(r.verdict);
   out += "lone frame (depth 1): " + opt_ms(r.lone.overall_ms.median) + " median";
   if (r.lone.hardware_ms.median)
     out += " (device compute " + opt_ms(r.lone.hardware_ms.median) + ")";
@@ -84,6 +89,7 @@ std::string format_sweep_text(const SweepResult& r) {
            opt_ms(r.single_shot_ms) + " at depth 1 -> " + opt_ms(r.pipelined_ms) +
            " per frame at depth " + std::to_string(r.best_depth.value_or(0)) + ")\n";
   append_notes(out, r.notes);
+  out += monitor_text(r.monitor);
   out += verdict_line(r.verdict);  // the notes above say why
   return out;
 }
@@ -119,6 +125,7 @@ std::string sweep_to_json(const SweepResult& r) {
                     {"round_trip_share", json_number(r.round_trip_share)},
                     {"ttfo_ms", to_ms(r.ttfo.total)}};
   doc["notes"] = r.notes;
+  doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
   return dump(doc);
 }

@@ -11,6 +11,7 @@
 #include "rig/model_graph.hpp"
 #include "rig/scenario/ab.hpp"
 #include "rig/units.hpp"
+#include "scenario/monitored_run.hpp"
 
 namespace rig {
 namespace {
@@ -105,6 +106,7 @@ Result<void> validate(const AbSettings& s) {
     return fail(ErrorCode::invalid_argument, "alpha must be in (0, 0.5), e.g. 0.05");
   if (!(s.same_within > 0 && s.same_within < 1))
     return fail(ErrorCode::invalid_argument, "same-within must be in (0, 1), e.g. 0.02");
+  if (auto ok = validate(s.confounds); !ok) return ok;
   PointSettings one = s.point;
   one.repeats = 1;
   return validate(one);
@@ -133,9 +135,11 @@ std::vector<std::string> pair_orders(uint64_t seed, uint32_t pairs) {
 
 // Both sides on one device: loaded once, the runs continue on it.
 Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource& model) {
-  const PointSettings& point = r.settings.point;
   auto device = open(r.a.spec);
   if (!device) return tl::unexpected(on_side(device.error(), "A"));
+  std::optional<MonitoredRun> watch;
+  watch.emplace(r.settings.monitor, **device, r.settings.point.observer);
+  const PointSettings point = watch->watched(r.settings.point);
   r.device_a = r.device_b = (*device)->info();
   r.virtual_clock = (*device)->clock().is_virtual();
   r.depth_a = side_depth(r, r.device_a, r.a.depth, "A");
@@ -160,6 +164,8 @@ Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource
     r.rates_a.push_back(rate[0]);
     r.rates_b.push_back(rate[1]);
   }
+  r.monitor = watch->monitor().finish();
+  watch.reset();    // before the device it watches
   device->reset();  // before the buffers it has bound
   return {};
 }
@@ -186,18 +192,22 @@ Result<void> run_fresh(AbResult& r, const DeviceOpener& open, const ModelSource&
         depth = side_depth(r, info, config.depth, name);
       }
       const uint32_t run_depth = std::min(depth, std::max<uint32_t>(1, info.queue_depth));
-      auto cold = cold_start(**device, model, run_depth, point.seed, point.observer);
+      const std::string run = std::string(name) + " (pair " + std::to_string(i + 1) + ")";
+      std::optional<MonitoredRun> watch;
+      watch.emplace(r.settings.monitor, **device, point.observer);
+      PointSettings p = watch->watched(point);
+      auto cold = cold_start(**device, model, run_depth, p.seed, p.observer);
       if (!cold) return tl::unexpected(on_side(cold.error(), name));
       if (r.model.name.empty()) {
         r.model = (*device)->model_info();
         r.model.sha256 = model_sha256(model);
       }
-      PointSettings p = point;
       p.seed = point.seed + i;
-      auto rate = one_run(**device, cold->workspace, run_depth, p,
-                          std::string(name) + " (pair " + std::to_string(i + 1) + ")");
+      auto rate = one_run(**device, cold->workspace, run_depth, p, run);
       if (!rate) return tl::unexpected(rate.error());
       (side == 0 ? r.rates_a : r.rates_b).push_back(*rate);
+      append_run(r.monitor, watch->monitor().finish(), run);
+      watch.reset();    // before the device it watches
       device->reset();  // before the buffers it has bound
     }
   }
@@ -300,6 +310,7 @@ Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, cons
   auto ran = r.shared_device ? run_shared(r, open, model) : run_fresh(r, open, model);
   if (!ran) return tl::unexpected(ran.error());
   decide_ab(r);
+  r.monitor.energy.reason = "unavailable: rig ab states no energy figure (rig bench does)";
   if (!r.shared_device)
     r.notes.push_back(
         "the sides differ in device spec: each run opened and loaded its device "

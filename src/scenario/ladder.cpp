@@ -14,6 +14,7 @@
 
 #include "rig/scenario/ladder.hpp"
 #include "rig/units.hpp"
+#include "scenario/monitored_run.hpp"
 
 namespace rig {
 namespace {
@@ -59,7 +60,7 @@ Result<void> validate(const LadderSettings& s) {
   if (!(s.plateau_tolerance > 0)) return bad("plateau tolerance must be positive");
   if (!(s.latency_bound_margin >= 0)) return bad("latency-bound margin must not be negative");
   if (!(s.compute_bound_share > 0)) return bad("compute-bound share must be positive");
-  return {};
+  return validate(s.confounds);
 }
 
 namespace {
@@ -277,11 +278,16 @@ Result<LadderResult> run_ladder(Device& device, const LadderSettings& s) {
   const uint32_t depth = settle_depth(r);
   if (r.depth_note) r.notes.push_back(*r.depth_note);
 
+  MonitoredRun watch(s.monitor, device, s.point.observer);
+  LadderSettings watched = s;
+  watched.point = watch.watched(s.point);
   for (const auto& size : s.sizes) {
-    auto rung = measure_rung(device, size, depth, s);
+    auto rung = measure_rung(device, size, depth, watched);
     if (!rung) return tl::unexpected(rung.error());
     r.rungs.push_back(std::move(*rung));
   }
+  r.monitor = watch.monitor().finish();
+  r.monitor.energy.reason = "unavailable: rig ladder states no energy figure (rig bench does)";
   std::stable_sort(r.rungs.begin(), r.rungs.end(), [](const LadderRung& a, const LadderRung& b) {
     return a.bytes_in + a.bytes_out < b.bytes_in + b.bytes_out;
   });

@@ -4,6 +4,7 @@
 
 #include "rig/model_graph.hpp"
 #include "rig/units.hpp"
+#include "scenario/monitored_run.hpp"
 
 namespace rig {
 
@@ -11,6 +12,7 @@ Result<void> validate(const LoopSettings& s) {
   if (s.device.empty()) return fail(ErrorCode::invalid_argument, "device spec is empty");
   if (s.sleep_between_frames < Nanos(0))
     return fail(ErrorCode::invalid_argument, "sleep between frames must be >= 0");
+  if (auto ok = validate(s.confounds); !ok) return ok;
   return validate(s.point);
 }
 
@@ -24,15 +26,19 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   // As rig bench: more than the device takes would only fail with queue_full.
   const uint32_t depth = settle_depth(r);
 
-  auto cold = cold_start(device, model, depth, settings.point.seed, settings.point.observer);
+  MonitoredRun watch(settings.monitor, device, settings.point.observer);
+  const PointSettings point = watch.watched(r.effective.point);
+  auto cold = cold_start(device, model, depth, point.seed, point.observer);
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   r.model.sha256 = model_sha256(model);  // after the cold start: never timed
 
   // 1. The device's own rate.
+  watch.monitor().measured_begin("device_loop");
   auto loop = device.run_for_duration(cold->workspace.bindings[0], settings.point.duration,
                                       settings.sleep_between_frames);
+  watch.monitor().measured_end();
   if (!loop) return tl::unexpected(loop.error());
   r.loop = *loop;
   if (r.loop.frames_per_second > 0) r.device_rate = r.loop.frames_per_second;
@@ -40,7 +46,7 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
     r.device_rate_upper = r.loop.frames_per_second + r.loop.rate_step;
 
   // 2. The host-observed pipelined rate of the same model.
-  r.steady = measure_steady(device, cold->workspace, steady_settings(r.effective.point, depth));
+  r.steady = measure_steady(device, cold->workspace, steady_settings(point, depth));
   if (!r.steady.aborted) r.host_rate = r.steady.rate;
 
   // A fallback loop includes the transfers itself: no difference to take.
@@ -49,6 +55,8 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
     r.transfer_cost_ms = 1e3 / *r.host_rate - 1e3 / *r.device_rate;
     r.transfer_cost_share = *r.transfer_cost_ms / (1e3 / *r.host_rate);
   }
+  r.monitor = watch.monitor().finish();
+  r.monitor.energy.reason = "unavailable: rig loop states no energy figure (rig bench does)";
   r.verdict = judge(r);
   return r;
 }

@@ -8,6 +8,7 @@
 #include "rig/model_graph.hpp"
 #include "rig/scenario/sweep.hpp"
 #include "rig/units.hpp"
+#include "scenario/monitored_run.hpp"
 
 namespace rig {
 namespace {
@@ -132,7 +133,7 @@ Result<void> validate(const SweepSettings& s) {
   if (!(s.knee_fraction > 0 && s.knee_fraction <= 1))
     return bad("knee fraction must be in (0, 1], got " + format_fixed(s.knee_fraction, 3));
   if (s.latency_samples == 0) return bad("latency samples must be >= 1");
-  return {};
+  return validate(s.confounds);
 }
 
 namespace {
@@ -219,10 +220,14 @@ void add_notes(SweepResult& r, uint32_t queue) {
 
 }  // namespace
 
-Result<SweepResult> run_sweep(Device& device, const ModelSource& model, const SweepSettings& s) {
-  if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
+Result<SweepResult> run_sweep(Device& device, const ModelSource& model,
+                              const SweepSettings& settings) {
+  if (auto ok = validate(settings); !ok) return tl::unexpected(ok.error());
   SweepResult r;
-  start_result(r, device, s);
+  start_result(r, device, settings);
+  MonitoredRun watch(settings.monitor, device, settings.point.observer);
+  SweepSettings s = settings;
+  s.point = watch.watched(settings.point);
   // `queue` bounds the requests in flight; the knee is compared with the
   // device's own queue depth, which a remote connection exceeds.
   const uint32_t queue = std::max<uint32_t>(1, r.device.queue_depth);
@@ -260,6 +265,8 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model, const Sw
   r.knee_vs_queue = classify_knee(r, hi);
   round_trip(r);
   add_notes(r, queue);
+  r.monitor = watch.monitor().finish();
+  r.monitor.energy.reason = "unavailable: rig sweep states no energy figure (rig bench does)";
   r.verdict = judge(r);
   return r;
 }

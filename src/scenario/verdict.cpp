@@ -16,6 +16,7 @@
 #include "rig/scenario/soak.hpp"
 #include "rig/scenario/sweep.hpp"
 #include "rig/units.hpp"
+#include "scenario/monitored_run.hpp"
 
 namespace rig {
 namespace {
@@ -114,7 +115,7 @@ std::string share(double v) {
 }
 
 bool measured_sample(const MonitorSample& s) {
-  return s.phase == "measure" && s.repeat > 0;
+  return (s.phase == "measure" || s.phase == "device_loop") && s.repeat > 0;
 }
 
 // A series' values in the measured parts, in order.
@@ -841,7 +842,14 @@ Verdict judge(const LoopResult& r) {
   v.add(comparable_clocks(r.mixed_clocks));
   v.add(cost_is_transfers(r));
   add_confounds(v, r.environment, r.device, r.virtual_clock,
-                r.device.kind + " runs on a virtual clock; both rates are simulated");
+                r.device.kind + " runs on a virtual clock; both rates are simulated",
+                r.effective.confounds.strict);
+  ConfoundInputs in = confound_inputs(r);
+  in.runs.push_back(&r.steady.windows);
+  if (r.ttfo.total > Nanos(0)) in.first_inference = r.ttfo.first_inference;
+  if (r.host_rate && *r.host_rate > 0) in.time_per_frame_ms = 1e3 / *r.host_rate;
+  in.warmup_inferences = r.steady.warmup_inferences;
+  add_confound_rules(v, in);
   return v;
 }
 
@@ -862,7 +870,9 @@ Verdict judge(const LadderResult& r) {
   v.add(no_errors(lone_errors, lone_first, "in lone frames"));
   v.rules.back().rule = "no_lone_frame_errors";
   v.add(points_stable(points));
-  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock);
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
+                r.effective.confounds.strict);
+  add_confound_rules(v, confound_inputs(r));
   return v;
 }
 
@@ -877,7 +887,9 @@ Verdict judge(const SweepResult& r) {
   v.add(no_errors(r.lone.errors, r.lone.first_error, "in lone frames"));
   v.rules.back().rule = "no_lone_frame_errors";
   v.add(points_stable(points));
-  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock);
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
+                r.effective.confounds.strict);
+  add_confound_rules(v, confound_inputs(r));
   return v;
 }
 
@@ -894,7 +906,14 @@ Verdict judge(const AbResult& r) {
     v.add(device_without_warnings(r.device_b, "device_b_without_warnings", "device B: "));
   }
   v.add(real_clock(r.virtual_clock, kVirtualClock));
-  add_environment_confounds(v, r.environment, r.virtual_clock, false);
+  add_environment_confounds(v, r.environment, r.virtual_clock, r.settings.confounds.strict);
+  ConfoundInputs in;
+  in.monitor = &r.monitor;
+  in.settings = &r.settings.confounds;
+  in.environment = &r.environment;
+  in.device = &r.device_a;
+  in.virtual_clock = r.virtual_clock;
+  add_confound_rules(v, in);
   return v;
 }
 

@@ -161,11 +161,16 @@ TEST_F(HailoDeviceTest, TheRpcFailureIsRecognisedAndTheLoopFallsBack) {
   for (const auto& rule : r->verdict.rules)
     if (rule.rule == "loop_on_device") flagged = !rule.met;
   EXPECT_TRUE(flagged);
-  // The log's de-serialize error came through the warnings channel.
+  // The log's de-serialize error came through the warnings channel, which
+  // the monitor reads after the device loop, and the verdict names it.
   bool logged = false;
-  for (const auto& w : d->take_warnings())
-    logged |= w.find("Failed to de-serialize 'RunAsyncForDuration'") != std::string::npos;
+  for (const auto& w : r->monitor.device_warnings)
+    logged |= w.text.find("Failed to de-serialize 'RunAsyncForDuration'") != std::string::npos;
   EXPECT_TRUE(logged);
+  bool warned = false;
+  for (const auto& rule : r->verdict.rules)
+    if (rule.rule == "device_warnings") warned = !rule.met;
+  EXPECT_TRUE(warned);
 }
 
 TEST_F(HailoDeviceTest, CancelStopsTheFallbackLoopWithCountsThatAddUp) {

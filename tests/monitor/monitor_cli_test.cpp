@@ -7,6 +7,7 @@
 #include <cctype>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -117,6 +118,36 @@ TEST_F(MonitorCli, SoakOnTheSimAndItsNamedErrors) {
   EXPECT_NE(bad.output.find("is shorter than --short"), std::string::npos) << bad.output;
   const auto idle = rig("bench " + model_ + " -d sim --idle -1s -q");
   EXPECT_EQ(idle.status, 2) << idle.output;
+}
+
+// loop, ladder, sweep and ab take the monitor's options too: the record and
+// its settings are in their JSON, and --no-monitor turns it off.
+TEST_F(MonitorCli, EveryAnalysisCommandRunsTheMonitor) {
+  const std::string sim = " -d sim:compute=1ms,depth=4 --duration 100ms -q";
+  const std::vector<std::string> commands = {
+      "loop " + model_ + sim, "ladder --sizes 64x64,128x128 --repeats 1" + sim,
+      "sweep " + model_ + " --depth 1..4 --repeats 1" + sim,
+      "ab " + model_ + " --a depth=1 --b depth=2 --pairs 4" + sim};
+  for (const auto& command : commands) {
+    for (const bool off : {false, true}) {
+      const std::string json = path("m.json");
+      std::filesystem::remove(json);
+      const auto run = rig(command + (off ? " --no-monitor" : "") + " --json " + json);
+      ASSERT_NE(run.status, 2) << command << "\n" << run.output;
+      std::ifstream in(json);
+      ASSERT_TRUE(in.good()) << command << "\n" << run.output;
+      const auto doc = nlohmann::json::parse(in);
+      ASSERT_TRUE(doc.contains("monitor")) << command;
+      EXPECT_EQ(doc["monitor"]["enabled"].get<bool>(), !off) << command;
+      EXPECT_EQ(doc["monitor"]["samples"].empty(), off) << command;
+      bool contention_rule = false;
+      for (const auto& r : doc["verdict"]["rules"])
+        contention_rule |= r["rule"] == "host_contention";
+      EXPECT_TRUE(contention_rule) << command;
+    }
+  }
+  const auto bad = rig("loop " + model_ + sim + " --idle -1s");
+  EXPECT_EQ(bad.status, 2) << bad.output;
 }
 
 }  // namespace

@@ -125,6 +125,14 @@ struct MonitorRecord {
   std::string why_absent(std::string_view source_name) const;
 };
 
+// Joins the record of one more run, watched on its own (a device opened
+// afresh for it), to `whole`: the first run's record is taken as it is; a
+// later one's samples continue from the last sample's time and count the
+// measured parts of the runs before it; sources not seen yet are added;
+// each device warning's `when` is prefixed with `run` ("B (pair 2)").
+// `whole` keeps the first run's energy figure.
+void append_run(MonitorRecord& whole, MonitorRecord part, const std::string& run);
+
 // One source of series. probe() runs once before the first sample; sample()
 // appends this source's values for one sample.
 class MonitorSource {
@@ -193,6 +201,11 @@ class Monitor final : public EngineObserver {
   // Waits `duration` through the device's clock, sampling as measure_idle
   // does, in phase `phase` ("cooldown").
   void wait(Nanos duration, const std::string& phase);
+  // A measured part the engine does not drive (the device's own loop):
+  // sampled at its start and end as one more repeat, in phase `phase`, and
+  // the device's warnings read after it. Confound rules read it as measured.
+  void measured_begin(const std::string& phase);
+  void measured_end();
   // A last sample and the device's last warnings; the record.
   MonitorRecord finish();
   const MonitorRecord& record() const { return record_; }

@@ -16,6 +16,8 @@
 #include "rig/device.hpp"
 #include "rig/device_spec.hpp"
 #include "rig/environment.hpp"
+#include "rig/monitor/monitor.hpp"
+#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/point.hpp"
 #include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
@@ -56,7 +58,9 @@ struct AbSettings {
   // "same" when the effect's interval lies within 1 / (1 + same_within) ..
   // 1 + same_within of 1.
   double same_within = 0.03;
-  uint64_t order_seed = 1;  // the generator of each pair's order (A B or B A)
+  uint64_t order_seed = 1;     // the generator of each pair's order (A B or B A)
+  MonitorSettings monitor;     // sampled beside every run (--no-monitor)
+  ConfoundSettings confounds;  // the confound rules' thresholds, --strict-confounds
 };
 
 Result<void> validate(const AbSettings& settings);
@@ -108,6 +112,11 @@ struct AbResult {
   std::string model_path;  // where the model came from (model_origin)
   std::vector<std::string> notes;
   std::vector<std::string> depth_notes;  // each side's depth clamp (also in notes)
+  // The monitor's series over every run. A shared device is watched from its
+  // open to the end; sides opened afresh are watched run by run, and the
+  // runs' records are joined in order (times continue from the run before;
+  // each run is one measured repeat; its device's warnings name the run).
+  MonitorRecord monitor;
   Verdict judgement;  // judge(AbResult): the rules behind `verdict`, for --strict and JSON
 };
 

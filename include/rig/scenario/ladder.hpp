@@ -12,6 +12,8 @@
 #include "rig/device.hpp"
 #include "rig/environment.hpp"
 #include "rig/model.hpp"
+#include "rig/monitor/monitor.hpp"
+#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/point.hpp"
 #include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
@@ -34,6 +36,8 @@ struct LadderSettings {
   // ... and it stays out when the device-reported compute time is at least
   // this share of the pipelined time per frame (it measures compute).
   double compute_bound_share = 0.8;
+  MonitorSettings monitor;     // sampled beside every rung (--no-monitor)
+  ConfoundSettings confounds;  // the confound rules' thresholds, --strict-confounds
 };
 
 Result<void> validate(const LadderSettings& settings);
@@ -100,7 +104,8 @@ struct LadderResult {
   std::optional<size_t> worst_spread_rung;
   std::vector<std::string> notes;         // what to change, and what the figures do not show
   std::optional<std::string> depth_note;  // the depth clamp, when it happened (also a note)
-  Verdict verdict;                        // judge(): errors, stability, the clock
+  MonitorRecord monitor;                  // the monitor's series over every rung
+  Verdict verdict;                        // judge(): errors, stability, the clock, confounds
 };
 
 // Builds each transport model (u8, 4 channels, output 1/4 of the input),

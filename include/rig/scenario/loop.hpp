@@ -13,6 +13,8 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
+#include "rig/monitor/monitor.hpp"
+#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
 
@@ -26,6 +28,8 @@ struct LoopSettings {
   // The loop's length and the pipelined run's (one repeat, 100 inferences at
   // least; warm-up as rig bench's).
   PointSettings point = {.duration = std::chrono::seconds(3), .min_inferences = 100, .repeats = 1};
+  MonitorSettings monitor;     // sampled beside both runs (--no-monitor)
+  ConfoundSettings confounds;  // the confound rules' thresholds, --strict-confounds
 };
 
 // Names the bad setting; independent of NDEBUG.
@@ -55,6 +59,9 @@ struct LoopResult {
   // exist on comparable clocks and the loop is the device's own (not a
   // fallback that includes the transfers).
   std::optional<double> transfer_cost_ms, transfer_cost_share;
+  // The monitor's series over both runs: the device loop is its first
+  // measured part (phase "device_loop"), the pipelined run its second.
+  MonitorRecord monitor;
   Verdict verdict;  // judge(LoopResult)
 };
 

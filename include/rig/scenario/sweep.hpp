@@ -13,6 +13,8 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
+#include "rig/monitor/monitor.hpp"
+#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/point.hpp"
 #include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
@@ -25,6 +27,8 @@ struct SweepSettings {
   double knee_fraction = 0.95;  // knee: the smallest depth reaching this share of the best rate
   bool refine = true;           // bisect between the knee and the depth measured before it
   uint64_t latency_samples = 50;
+  MonitorSettings monitor;     // sampled beside every depth (--no-monitor)
+  ConfoundSettings confounds;  // the confound rules' thresholds, --strict-confounds
 };
 
 Result<void> validate(const SweepSettings& settings);
@@ -81,7 +85,8 @@ struct SweepResult {
   std::optional<double> single_shot_ms, pipelined_ms, round_trip_ms, round_trip_share;
   std::string model_path;  // where the model came from (model_origin)
   std::vector<std::string> notes;
-  Verdict verdict;  // judge(): errors, stability, the clock
+  MonitorRecord monitor;  // the monitor's series over the whole sweep
+  Verdict verdict;        // judge(): errors, stability, the clock, confounds
 };
 
 Result<SweepResult> run_sweep(Device& device, const ModelSource& model,
