@@ -180,12 +180,15 @@ class JsonReader {
       io.object(
           "intervals",
           [&](JsonReader& iv) {
-            for (auto [k, ci] : {std::pair{"p50", &s.median_ci}, std::pair{"p90", &s.p90_ci},
-                                 std::pair{"p99", &s.p99_ci}})
-              iv.object(k, [&](JsonReader& c) {
+            // A structured binding is not captured (clang 14 cannot).
+            for (const auto& entry : {std::pair{"p50", &s.median_ci}, std::pair{"p90", &s.p90_ci},
+                                      std::pair{"p99", &s.p99_ci}}) {
+              PercentileInterval* ci = entry.second;
+              iv.object(entry.first, [&](JsonReader& c) {
                 c.interval(*ci);
                 ci->count = s.count;
               });
+            }
           },
           3);
     });
