@@ -949,7 +949,8 @@ RuleOutcome search_resolved(const RateSweepResult& r) {
 }
 
 // A probe's p99 without an interval: its meets / fails rests on a point
-// estimate from too few frames. The frames a probe sees are rate x duration.
+// estimate from too few frames. The frames a probe measures are about its
+// achieved rate x duration.
 RuleOutcome probe_percentiles_resolved(const RateSweepResult& r) {
   const auto& s = r.search;
   size_t resolved = 0;
@@ -960,7 +961,10 @@ RuleOutcome probe_percentiles_resolved(const RateSweepResult& r) {
   for (const auto& p : s.probes) {
     const PercentileInterval& ci = p.run.latency_ms.p99_ci;
     if (p.p99_enough || p.run.aborted) continue;
-    const double seconds = p.rate > 0 ? static_cast<double>(ci.needs) / p.rate : 0;
+    // Frames come back at the achieved rate (below the offered one when the
+    // device falls behind).
+    const double per_s = p.run.achieved_rate > 0 ? p.run.achieved_rate : p.rate;
+    const double seconds = per_s > 0 ? static_cast<double>(ci.needs) / per_s : 0;
     finding(o, probe_name(p) + ": p99 from arrival: not enough samples (n = " +
                    std::to_string(ci.count) + ", p99 needs >= " + std::to_string(ci.needs) +
                    " for a " + format_fixed(ci.confidence * 100, 0) + "% interval); " +

@@ -7,6 +7,7 @@
 
 #include "rig/scenario/ab.hpp"
 #include "rig/scenario/bench.hpp"
+#include "rig/scenario/rate_search.hpp"
 #include "rig/scenario/verdict.hpp"
 
 namespace rig {
@@ -198,6 +199,60 @@ TEST(Verdict, OfferedLoadRules) {
   v = judge(r);
   EXPECT_FALSE(v.valid);
   EXPECT_FALSE(find_rule(v, "offered_run_completed")->met);
+}
+
+// rig sweep --rate: a failed probe invalidates (and a device failure in it
+// exits 3); an unbracketed, unresolved or under-sampled search warns.
+TEST(Verdict, RateSearchRules) {
+  RateSweepResult r;
+  r.effective.min_rate = 10;
+  r.effective.max_rate = 1000;
+  r.effective.max_probes = 3;
+  RateProbe met;
+  met.rate = 10;
+  met.run.latency_ms = summarize(std::vector<double>(20, 2.0));
+  met.p99_enough = false;
+  met.keeps_up = met.meets = true;
+  RateProbe missed = met;
+  missed.rate = 1000;
+  missed.keeps_up = missed.meets = false;
+  r.search.probes = {missed, met, met};
+  r.search.best_rate = 10;
+  r.search.first_failing_rate = 1000;
+  r.search.end = RateSearchEnd::probes_exhausted;
+  Verdict v = judge(r);
+  EXPECT_TRUE(v.valid);
+  for (const char* rule : {"depth_within_queue", "no_lone_frame_errors", "probes_completed",
+                           "rate_bracketed", "search_resolved", "probe_percentiles_resolved"})
+    ASSERT_NE(find_rule(v, rule), nullptr) << rule;
+  EXPECT_TRUE(find_rule(v, "probes_completed")->met);
+  EXPECT_TRUE(find_rule(v, "rate_bracketed")->met);
+  EXPECT_FALSE(find_rule(v, "search_resolved")->met);
+  EXPECT_NE(find_rule(v, "search_resolved")->findings[0].find("raise --max-probes"),
+            std::string::npos);
+  ASSERT_FALSE(find_rule(v, "probe_percentiles_resolved")->met);
+  const auto& findings = find_rule(v, "probe_percentiles_resolved")->findings;
+  ASSERT_EQ(findings.size(), 3u);
+  EXPECT_NE(findings[1].find("probe at 10.00/s"), std::string::npos) << findings[1];
+  EXPECT_NE(findings[1].find("348 more samples needed (raise --duration to at least 37s)"),
+            std::string::npos)
+      << findings[1];
+  EXPECT_EQ(strict_exit_status(v, true), 0);
+
+  r.search.end = RateSearchEnd::min_rate_failed;
+  r.search.best_rate.reset();
+  v = judge(r);
+  EXPECT_FALSE(find_rule(v, "rate_bracketed")->met);
+  EXPECT_TRUE(v.valid);
+
+  r.search.probes[2].run.aborted = true;
+  r.search.probes[2].run.errors = 1;
+  r.search.probes[2].run.first_error = Error{ErrorCode::disconnected, "peer went away"};
+  r.search.end = RateSearchEnd::probe_failed;
+  v = judge(r);
+  EXPECT_FALSE(v.valid);
+  EXPECT_FALSE(find_rule(v, "probes_completed")->met);
+  EXPECT_EQ(strict_exit_status(v, false), 3);
 }
 
 }  // namespace
