@@ -975,6 +975,30 @@ RuleOutcome probe_percentiles_resolved(const RateSweepResult& r) {
   return o;
 }
 
+// The two probes that decide the answer (the best rate and the first failing
+// one): a bound inside a p99's interval means that probe's side of the
+// bound rests on the point estimate, within the noise of its sample.
+RuleOutcome bound_outside_intervals(const RateSweepResult& r) {
+  const auto& s = r.search;
+  const double bound_ms = to_ms(r.effective.latency_bound);
+  RuleOutcome o = outcome("bound_outside_intervals", Severity::warns,
+                          "the best and the first failing probe's p99 interval against the bound");
+  o.threshold = "latency_bound " + format_duration(r.effective.latency_bound);
+  for (const auto& p : s.probes) {
+    const bool deciding = (s.best_rate && p.rate == *s.best_rate) ||
+                          (s.first_failing_rate && p.rate == *s.first_failing_rate);
+    const PercentileInterval& ci = p.run.latency_ms.p99_ci;
+    if (!deciding || !ci.enough() || !p.keeps_up) continue;
+    if (*ci.lower <= bound_ms && bound_ms <= *ci.upper)
+      finding(o, probe_name(p) + ": the bound " + format_ms(bound_ms) + " lies inside its p99's " +
+                     format_fixed(ci.confidence * 100, 0) + "% interval (" + format_ms(*ci.lower) +
+                     " - " + format_ms(*ci.upper) + "): whether it " +
+                     (p.meets ? "meets" : "misses") +
+                     " the bound is within the noise of its frames; raise --duration");
+  }
+  return o;
+}
+
 }  // namespace
 
 Verdict judge(const RateSweepResult& r) {
@@ -988,6 +1012,7 @@ Verdict judge(const RateSweepResult& r) {
   v.add(rate_bracketed(r));
   v.add(search_resolved(r));
   v.add(probe_percentiles_resolved(r));
+  v.add(bound_outside_intervals(r));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock);
   return v;
 }

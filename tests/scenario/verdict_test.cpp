@@ -222,8 +222,9 @@ TEST(Verdict, RateSearchRules) {
   r.search.end = RateSearchEnd::probes_exhausted;
   Verdict v = judge(r);
   EXPECT_TRUE(v.valid);
-  for (const char* rule : {"depth_within_queue", "no_lone_frame_errors", "probes_completed",
-                           "rate_bracketed", "search_resolved", "probe_percentiles_resolved"})
+  for (const char* rule :
+       {"depth_within_queue", "no_lone_frame_errors", "probes_completed", "rate_bracketed",
+        "search_resolved", "probe_percentiles_resolved", "bound_outside_intervals"})
     ASSERT_NE(find_rule(v, rule), nullptr) << rule;
   EXPECT_TRUE(find_rule(v, "probes_completed")->met);
   EXPECT_TRUE(find_rule(v, "rate_bracketed")->met);
@@ -238,6 +239,26 @@ TEST(Verdict, RateSearchRules) {
             std::string::npos)
       << findings[1];
   EXPECT_EQ(strict_exit_status(v, true), 0);
+  EXPECT_TRUE(find_rule(v, "bound_outside_intervals")->met);  // no interval to compare
+
+  // The best probe's p99 interval holds the 10 ms bound: within the noise.
+  {
+    RateSweepResult close = r;
+    std::vector<double> ms;
+    for (int i = 0; i < 400; ++i) ms.push_back(8.0 + 4.0 * i / 399.0);  // 8..12 ms
+    close.search.probes[1].run.latency_ms = summarize(ms);
+    close.search.probes[1].p99_ms = close.search.probes[1].run.latency_ms.p99;
+    close.effective.latency_bound = 12ms;
+    const Verdict cv = judge(close);
+    const RuleOutcome* rule = find_rule(cv, "bound_outside_intervals");
+    ASSERT_NE(rule, nullptr);
+    ASSERT_FALSE(rule->met);
+    EXPECT_NE(rule->findings[0].find("probe at 10.00/s: the bound 12.00 ms lies inside"),
+              std::string::npos)
+        << rule->findings[0];
+    close.effective.latency_bound = 20ms;
+    EXPECT_TRUE(find_rule(judge(close), "bound_outside_intervals")->met);
+  }
 
   r.search.end = RateSearchEnd::min_rate_failed;
   r.search.best_rate.reset();
