@@ -210,6 +210,11 @@ Command add_sweep_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}));
   add_point_options(sub, o->point, true);
+  // The closed-loop repeats' settings: an offered-load probe runs for its
+  // schedule (--duration), not until it is stable.
+  for (const char* name : {"--repeats", "--min-inferences", "--tolerance", "--rate-tolerance",
+                           "--max-duration-factor", "--warmup-max"})
+    o->depth_only.emplace_back(name, sub->get_option(name));
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
   add_observe_options(sub, o->observe);

@@ -109,6 +109,8 @@ TEST_F(AnalysisCli, SweepRateBadInput) {
   const std::string out = path("rate.json");
   expect_error(rig(base + "--rate 10/s..100/s --depth 1..8 --json " + out), 2, "--depth");
   expect_error(rig(base + "--rate 10/s..100/s --knee 0.9"), 2, "--knee");
+  expect_error(rig(base + "--rate 10/s..100/s --repeats 2 --tolerance 0.1"), 2,
+               "--repeats, --tolerance belong(s) to the depth sweep");
   expect_error(rig(base + "--latency-bound 5ms"), 2,
                "--latency-bound belong(s) to the rate search");
   expect_error(rig(base + "--max-probes 4 --depth 1..2"), 2, "--max-probes");
