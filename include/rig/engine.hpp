@@ -241,6 +241,12 @@ struct OfferedRun {
   std::optional<Error> first_error;
   bool aborted = false;
   bool device_stuck = false;
+  // Every completion, warm-up and drain included (the bytes' denominator).
+  uint64_t completed_total = 0;
+  // Bytes moved during the whole run divided by completed_total, as
+  // SteadyRepeat counts them.
+  double payload_in_per_inference = 0, payload_out_per_inference = 0;
+  double link_in_per_inference = 0, link_out_per_inference = 0;
   // Dropped nothing, late_share <= 1%, and completed at the scheduled rate
   // (achieved >= 99% of scheduled_rate, no errors).
   bool keeps_up = false;

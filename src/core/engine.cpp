@@ -567,6 +567,7 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     advance_schedule();
   }
 
+  const ByteCounters bytes0 = device.bytes();
   const Nanos t0 = clock.now();
   const Nanos warmup = std::max<Nanos>(Nanos(0), s.warmup);
   const Nanos t_measure = t0 + warmup, t_end = t_measure + s.duration;
@@ -592,6 +593,7 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
   };
   auto complete = [&](const Completion& c, Nanos t_done) {
     --in_flight;
+    ++r.completed_total;
     const auto slot = static_cast<uint32_t>(c.tag);
     if (observer) observer->completed(slot, c, t_done);
     if (slot >= depth) {
@@ -709,6 +711,16 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     quarantine(workspace);
   }
   if (observer) observer->phase_end(EnginePhase::drain, clock.now());
+  const ByteCounters bytes1 = device.bytes();
+  if (r.completed_total > 0) {
+    const auto per = [&](uint64_t a, uint64_t b) {
+      return static_cast<double>(b - a) / static_cast<double>(r.completed_total);
+    };
+    r.payload_in_per_inference = per(bytes0.payload_in, bytes1.payload_in);
+    r.payload_out_per_inference = per(bytes0.payload_out, bytes1.payload_out);
+    r.link_in_per_inference = per(bytes0.link_in, bytes1.link_in);
+    r.link_out_per_inference = per(bytes0.link_out, bytes1.link_out);
+  }
 
   const Nanos span_end = std::max(t_end, last_completion);
   r.span = span_end - t_measure;

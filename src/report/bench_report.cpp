@@ -490,11 +490,13 @@ std::string format_bench_text(const BenchResult& r) {
         format_bytes(r.bytes.link_in) + " / " + format_bytes(r.bytes.link_out));
   else
     row(out, "on the link", "0 B", "in-process device: nothing crosses a link");
-  row(out, "steady payload traffic",
+  // An offered-load run's traffic is at its achieved rate.
+  const std::string traffic = r.offered ? "offered-load" : "steady";
+  row(out, traffic + " payload traffic",
       r.bytes.payload_mb_per_s ? format_fixed(*r.bytes.payload_mb_per_s, 2) + " MB/s" : "n/a",
-      "(in + out) x rate");
+      r.offered ? "(in + out) x achieved rate" : "(in + out) x rate");
   if (r.bytes.link_mb_per_s)
-    row(out, "steady link traffic", format_fixed(*r.bytes.link_mb_per_s, 2) + " MB/s");
+    row(out, traffic + " link traffic", format_fixed(*r.bytes.link_mb_per_s, 2) + " MB/s");
   out << '\n';
 
   out << "rig overhead\n";

@@ -183,6 +183,16 @@ Result<DiffResult> diff_documents(const DiffSide& a, const DiffSide& b) {
     return fail(ErrorCode::invalid_argument, a.label + " is a '" + ta + "' result and " + b.label +
                                                  " a '" + tb +
                                                  "' one: diff compares two results of one tool");
+  // One tool, two kinds of result (rig sweep: the depth sweep, or kind "rate"
+  // for the rate search) have no figures in common.
+  const auto kind_of = [](const json& j) {
+    const auto k = j.find("kind");
+    return k != j.end() && k->is_string() ? k->get<std::string>() : std::string();
+  };
+  if (kind_of(ja) != kind_of(jb))
+    return fail(ErrorCode::invalid_argument,
+                a.label + " is a '" + ta + "' result of kind '" + kind_of(ja) + "' and " + b.label +
+                    " one of kind '" + kind_of(jb) + "': diff compares two results of one kind");
   r.tool = ta;
   r.model_a = model_identity(ja);
   r.model_b = model_identity(jb);

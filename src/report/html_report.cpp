@@ -347,6 +347,16 @@ std::vector<Quantities> quantities_of(const ResultDoc& r) {
     q.out = number_at(d, "steady.payload_out_per_inference");
     q.link_in = number_at(d, "steady.link_in_per_inference");
     q.link_out = number_at(d, "steady.link_out_per_inference");
+  } else if (r.tool == "rig sweep" && string_at(d, "kind") == "rate") {
+    q.ttfo = number_at(d, "results.ttfo_ms");
+    q.rate = number_at(d, "results.best_rate_per_s");
+    q.rate_note = "highest offered rate with p99 <= " +
+                  report::display(report::at_path(d, "results.latency_bound_ms")
+                                      ? *report::at_path(d, "results.latency_bound_ms")
+                                      : json(nullptr)) +
+                  " ms";
+    q.in = number_at(d, "model.input_bytes");
+    q.out = number_at(d, "model.output_bytes");
   } else if (r.tool == "rig sweep") {
     q.rate = number_at(d, "results.best_rate_per_s");
     q.rate_note = "best depth " + report::display(report::at_path(d, "results.best_depth")
@@ -689,8 +699,74 @@ void ladder_section(Context& c, const ResultDoc& r) {
   c.out += c.plots.draw(std::move(p));
 }
 
+// rig sweep --rate (kind "rate"): the probes, and p99 from arrival against
+// the offered rate with the bound marked.
+void rate_sweep_section(Context& c, const ResultDoc& r) {
+  const json& d = r.doc;
+  const json* probes = report::at_path(d, "results.probes");
+  table_head(c.out, {"offered rate", "achieved rate", "p99 from arrival", "p99 interval",
+                     "late share", "keeps up", "meets the bound"});
+  DataBlock meets{"meets", {}}, fails{"fails", {}}, ci{"ci", {}};
+  if (probes && probes->is_array())
+    for (const auto& g : *probes) {
+      const auto rate = number_at(g, "offered_rate_per_s");
+      const auto p99 = number_at(g, "p99_ms");
+      const auto lo = number_at(g, "latency_from_arrival_ms.intervals.p99.lower");
+      const auto hi = number_at(g, "latency_from_arrival_ms.intervals.p99.upper");
+      const json* keeps = report::at_path(g, "keeps_up");
+      const json* met = report::at_path(g, "meets");
+      const bool ok = met && met->is_boolean() && met->get<bool>();
+      table_row(c.out,
+                {num(rate, "/s"), num(number_at(g, "achieved_rate_per_s"), "/s"), num(p99, "ms"),
+                 lo && hi ? num(lo, "ms") + " .. " + num(hi, "ms") : "not enough samples",
+                 number_at(g, "late_share") ? num(*number_at(g, "late_share") * 100, "%") : "n/a",
+                 keeps ? report::display(*keeps) : "n/a", met ? report::display(*met) : "n/a"});
+      if (!rate || !p99) continue;
+      (ok ? meets : fails).rows.push_back({*rate, *p99});
+      if (lo && hi) ci.rows.push_back({*rate, *p99, *lo, *hi});
+    }
+  table_end(c.out);
+  const auto bound = number_at(d, "results.latency_bound_ms");
+  table_head(c.out, {"figure", "value"});
+  table_row(c.out, {"latency bound (p99 from arrival)", num(bound, "ms")});
+  table_row(c.out,
+            {"best rate meeting the bound", num(number_at(d, "results.best_rate_per_s"), "/s")});
+  table_row(c.out,
+            {"first failing rate", num(number_at(d, "results.first_failing_rate_per_s"), "/s")});
+  table_row(c.out, {"search stopped", string_at(d, "results.search_end")});
+  table_row(c.out, {"lone frame (median)", num(number_at(d, "results.lone_ms.median"), "ms")});
+  table_end(c.out);
+  if (meets.rows.empty() && fails.rows.empty()) return;
+  PlotSpec p;
+  p.title = "Rate search: p99 latency from arrival against the offered rate";
+  p.xlabel = "offered rate (frames/s)";
+  p.ylabel = "p99 latency from arrival (ms)";
+  p.setup = "set logscale x\nset logscale y\nset offsets graph 0.05, graph 0.05, 0, 0\n";
+  std::string plot;
+  auto add = [&](const std::string& part) { plot += (plot.empty() ? "" : ", ") + part; };
+  if (!ci.rows.empty())
+    add("$ci using 1:2:3:4 with yerrorbars pointtype 0 linecolor rgb \"#7f7f7f\" "
+        "title \"p99 interval\"");
+  if (!meets.rows.empty())
+    add("$meets using 1:2 with points pointtype 7 pointsize 1.3 linecolor rgb \"#2ca02c\" "
+        "title \"meets the bound\"");
+  if (!fails.rows.empty())
+    add("$fails using 1:2 with points pointtype 5 pointsize 1.3 linecolor rgb \"#d62728\" "
+        "title \"does not\"");
+  if (bound)
+    add(
+        report::line("%.9g with lines dashtype 2 linewidth 2 linecolor rgb \"#1f77b4\" "
+                     "title \"bound %.4g ms\"",
+                     *bound, *bound));
+  p.plot = plot;
+  for (auto* b : {&ci, &meets, &fails})
+    if (!b->rows.empty()) p.data.push_back(std::move(*b));
+  c.out += c.plots.draw(std::move(p));
+}
+
 void sweep_section(Context& c, const ResultDoc& r) {
   const json& d = r.doc;
+  if (string_at(d, "kind") == "rate") return rate_sweep_section(c, r);
   const json* points = report::at_path(d, "results.points");
   table_head(c.out,
              {"depth", "median rate", "min", "max", "fraction of best", "stable", "refined"});

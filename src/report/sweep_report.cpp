@@ -24,7 +24,101 @@ json sweep_settings_json(const SweepSettings& s) {
   return j;
 }
 
+json rate_sweep_settings_json(const RateSweepSettings& s) {
+  return {{"min_rate_per_s", s.min_rate},
+          {"max_rate_per_s", s.max_rate},
+          {"latency_bound_ms", to_ms(s.latency_bound)},
+          {"max_probes", s.max_probes},
+          {"resolution", s.resolution},
+          {"arrival", std::string(to_string(s.arrival))},
+          {"on_full", std::string(to_string(s.on_full))},
+          {"late_threshold_ms", to_ms(s.late_threshold)},
+          {"depth", s.depth},
+          {"duration_s", to_seconds(s.point.duration)},
+          {"windows", s.point.windows},
+          {"request_timeout_s", to_seconds(s.point.request_timeout)},
+          {"seed", s.point.seed},
+          {"latency_samples", s.latency_samples},
+          {"confidence", s.confidence}};
+}
+
+json probe_json(const RateProbe& p) {
+  const OfferedRun& o = p.run;
+  return {{"offered_rate_per_s", p.rate},
+          {"scheduled_rate_per_s", o.scheduled_rate},
+          {"achieved_rate_per_s", o.achieved_rate},
+          {"p99_ms", json_number(p.p99_ms)},
+          {"p99_enough", p.p99_enough},
+          {"keeps_up", p.keeps_up},
+          {"meets", p.meets},
+          {"depth", o.depth},
+          {"arrivals", o.arrivals},
+          {"completed", o.completed},
+          {"dropped", o.dropped},
+          {"late", o.late},
+          {"late_share", o.late_share},
+          {"latency_from_arrival_ms", json_summary(o.latency_ms)},
+          {"latency_from_submission_ms", json_summary(o.service_ms)},
+          {"errors", o.errors},
+          {"first_error", error_json(o.first_error)},
+          {"aborted", o.aborted}};
+}
+
 }  // namespace
+
+std::string format_rate_sweep_text(const RateSweepResult& r) {
+  const auto& e = r.effective;
+  std::string out = "rig sweep --rate: " + r.model.name + " on " + r.device.spec + " (" +
+                    queue_text(r.device) + ")\n";
+  out +=
+      "highest offered rate with p99 latency from arrival <= " + format_duration(e.latency_bound) +
+      ", " + std::string(to_string(e.arrival)) + " arrivals, " + format_fixed(e.min_rate, 2) +
+      ".." + format_fixed(e.max_rate, 2) + " frames/s, " + format_duration(e.point.duration) +
+      " per probe, up to " + std::to_string(e.depth) + " in flight\n";
+  out += "lone frame (depth 1): " + opt_ms(r.lone.overall_ms.median) + " median\n\n";
+  out += line("%10s %10s %-48s %8s %6s\n", "offered/s", "achieved/s", "p99 from arrival",
+              "keeps up", "meets");
+  for (const auto& p : r.search.probes) {
+    std::string p99 = percentile_ms(p.p99_ms, p.run.latency_ms.p99_ci);
+    if (p.run.aborted) p99 = "aborted";
+    out += line("%10.2f %10.2f %-48s %8s %6s\n", p.rate, p.run.achieved_rate, p99.c_str(),
+                p.keeps_up ? "yes" : "no", p.meets ? "yes" : "no");
+  }
+  out += "\n";
+  out += "best rate meeting the bound: " +
+         (r.search.best_rate ? format_fixed(*r.search.best_rate, 2) + " frames/s"
+                             : std::string("none")) +
+         "\n";
+  out += "first failing rate: " +
+         (r.search.first_failing_rate ? format_fixed(*r.search.first_failing_rate, 2) + " frames/s"
+                                      : std::string("none")) +
+         " (search stopped: " + std::string(to_string(r.search.end)) + ")\n";
+  append_notes(out, r.notes);
+  out += verdict_text(r.verdict);
+  return out;
+}
+
+std::string rate_sweep_to_json(const RateSweepResult& r) {
+  json doc = document("rig sweep");
+  doc["kind"] = "rate";
+  doc["settings"] = {{"requested", rate_sweep_settings_json(r.requested)},
+                     {"effective", rate_sweep_settings_json(r.effective)}};
+  doc["environment"] = environment_json(r.environment, r.virtual_clock, {{"device", &r.device}});
+  doc["model"] = model_summary_json(r.model);
+  doc["model"]["path"] = r.model_path;
+  json probes = json::array();
+  for (const auto& p : r.search.probes) probes.push_back(probe_json(p));
+  doc["results"] = {{"probes", probes},
+                    {"best_rate_per_s", json_number(r.search.best_rate)},
+                    {"first_failing_rate_per_s", json_number(r.search.first_failing_rate)},
+                    {"search_end", std::string(to_string(r.search.end))},
+                    {"latency_bound_ms", to_ms(r.effective.latency_bound)},
+                    {"lone_ms", json_summary(r.lone.overall_ms)},
+                    {"ttfo_ms", to_ms(r.ttfo.total)}};
+  doc["notes"] = r.notes;
+  doc["verdict"] = verdict_json(r.verdict);
+  return dump(doc);
+}
 
 std::string format_sweep_text(const SweepResult& r) {
   std::string out =

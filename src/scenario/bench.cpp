@@ -41,6 +41,24 @@ BytesResult bytes_of(const SteadyResult& steady, const ModelInfo& model) {
   return b;
 }
 
+// Bytes of an offered-load run: its own per-inference counts (every
+// completion, warm-up and drain included); the MB/s at the achieved rate.
+BytesResult bytes_of(const OfferedRun& run, const ModelInfo& model) {
+  BytesResult b;
+  b.model_in = model.input_bytes();
+  b.model_out = model.output_bytes();
+  b.payload_in = run.payload_in_per_inference;
+  b.payload_out = run.payload_out_per_inference;
+  b.link_in = run.link_in_per_inference;
+  b.link_out = run.link_out_per_inference;
+  if (run.achieved_rate > 0) {
+    b.payload_mb_per_s = (b.payload_in + b.payload_out) * run.achieved_rate / 1e6;
+    if (b.link_in + b.link_out > 0)
+      b.link_mb_per_s = (b.link_in + b.link_out) * run.achieved_rate / 1e6;
+  }
+  return b;
+}
+
 // The rig's own cost: bookkeeping between a completion and the next submit,
 // against the time per frame; and whether the engine thread ever waited.
 // Not measured on a virtual clock.
@@ -133,7 +151,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
     os.observer = observer;
     r.offered = measure_offered(device, ws, os);
     r.steady.depth = depth;
-    r.bytes = bytes_of(r.steady, r.model);
+    r.bytes = bytes_of(*r.offered, r.model);
     r.monitor = monitor.finish();  // no energy figure: an offered-load run has no steady rate
     r.verdict = judge(r);
     return r;

@@ -1,10 +1,33 @@
-// The bounded search for the highest rate that meets a latency bound.
+// The bounded search for the highest rate that meets a latency bound, and
+// rig sweep --rate around it.
 #include "rig/scenario/rate_search.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "rig/model.hpp"
+#include "rig/model_graph.hpp"
+#include "rig/units.hpp"
+
 namespace rig {
+
+std::string_view to_string(RateSearchEnd end) {
+  switch (end) {
+    case RateSearchEnd::max_rate_met:
+      return "max_rate_met";
+    case RateSearchEnd::min_rate_failed:
+      return "min_rate_failed";
+    case RateSearchEnd::resolved:
+      return "resolved";
+    case RateSearchEnd::probes_exhausted:
+      return "probes_exhausted";
+    case RateSearchEnd::probe_failed:
+      return "probe_failed";
+    case RateSearchEnd::not_run:
+      return "not_run";
+  }
+  return "not_run";
+}
 
 RateSearch find_max_rate(Device& device, const Workspace& workspace, const RateSearchSettings& s) {
   RateSearch out;
@@ -12,29 +35,168 @@ RateSearch find_max_rate(Device& device, const Workspace& workspace, const RateS
   auto probe = [&](double rate) {
     OfferedSettings os = s.offered;
     os.rate = rate;
-    const OfferedRun run = measure_offered(device, workspace, os);
     RateProbe p;
+    p.run = measure_offered(device, workspace, os);
     p.rate = rate;
-    p.p99_ms = run.latency_ms.p99;
-    p.p99_enough = run.latency_ms.p99_ci.enough();
-    p.keeps_up = run.keeps_up;
-    p.meets = run.keeps_up && p.p99_ms && *p.p99_ms <= bound_ms;
-    out.probes.push_back(p);
-    if (p.meets)
+    p.p99_ms = p.run.latency_ms.p99;
+    p.p99_enough = p.run.latency_ms.p99_ci.enough();
+    p.keeps_up = p.run.keeps_up;
+    p.meets = p.run.keeps_up && p.p99_ms && *p.p99_ms <= bound_ms;
+    const bool aborted = p.run.aborted;
+    out.probes.push_back(std::move(p));
+    if (aborted) {
+      out.end = RateSearchEnd::probe_failed;
+      return false;
+    }
+    if (out.probes.back().meets)
       out.best_rate = std::max(out.best_rate.value_or(0), rate);
     else
       out.first_failing_rate = std::min(out.first_failing_rate.value_or(rate), rate);
-    return p.meets;
+    return out.probes.back().meets;
   };
+  auto failed = [&] { return out.end == RateSearchEnd::probe_failed; };
   if (!(s.min_rate > 0) || s.max_rate < s.min_rate || s.max_probes == 0) return out;
-  if (probe(s.max_rate)) return out;
-  if (out.probes.size() >= s.max_probes || !probe(s.min_rate)) return out;
+  if (probe(s.max_rate)) {
+    out.end = RateSearchEnd::max_rate_met;
+    return out;
+  }
+  if (failed()) return out;
+  if (out.probes.size() >= s.max_probes) {
+    out.end = RateSearchEnd::probes_exhausted;
+    return out;
+  }
+  if (!probe(s.min_rate)) {
+    if (!failed()) out.end = RateSearchEnd::min_rate_failed;
+    return out;
+  }
   double lo = s.min_rate, hi = s.max_rate;
   while (out.probes.size() < s.max_probes && hi / lo - 1 > s.resolution) {
     const double mid = std::sqrt(lo * hi);
     (probe(mid) ? lo : hi) = mid;
+    if (failed()) return out;
   }
+  out.end = hi / lo - 1 > s.resolution ? RateSearchEnd::probes_exhausted : RateSearchEnd::resolved;
   return out;
+}
+
+// ---------------------------------------------------------------------------
+// rig sweep --rate
+
+Result<std::pair<double, double>> parse_rate_range(std::string_view text) {
+  const auto dots = text.find("..");
+  const auto bad = [&](const std::string& why) {
+    return fail(ErrorCode::invalid_argument, "rate range '" + std::string(text) + "': " + why +
+                                                 " (use LO..HI, e.g. 10/s..1000/s)");
+  };
+  if (dots == std::string_view::npos) return bad("no '..' between the lowest and highest rate");
+  auto lo = parse_frame_rate(text.substr(0, dots));
+  if (!lo) return bad(lo.error().message);
+  auto hi = parse_frame_rate(text.substr(dots + 2));
+  if (!hi) return bad(hi.error().message);
+  if (*lo > *hi) return bad("it runs backwards (LO must be <= HI)");
+  return std::pair<double, double>{*lo, *hi};
+}
+
+Result<void> validate(const RateSweepSettings& s) {
+  auto bad = [](const std::string& m) { return fail(ErrorCode::invalid_argument, m); };
+  if (auto ok = validate(s.point); !ok) return ok;
+  if (!(s.min_rate > 0) || !std::isfinite(s.min_rate) || !std::isfinite(s.max_rate))
+    return bad("the rate range must be positive, e.g. --rate 10/s..1000/s");
+  if (s.max_rate < s.min_rate)
+    return bad("the rate range runs backwards: " + format_fixed(s.min_rate, 2) + ".." +
+               format_fixed(s.max_rate, 2) + " frames/s");
+  if (s.latency_bound <= Nanos(0)) return bad("latency bound must be positive, e.g. 10ms");
+  if (s.max_probes < 2) return bad("max probes must be >= 2 (the range's two ends)");
+  if (!(s.resolution > 0)) return bad("rate resolution must be positive");
+  if (s.late_threshold < Nanos(0)) return bad("late threshold must not be negative");
+  if (s.latency_samples == 0) return bad("latency samples must be >= 1");
+  if (!(s.confidence > 0 && s.confidence < 1))
+    return bad("confidence must be between 0 and 1 (exclusive), e.g. 0.95");
+  return {};
+}
+
+namespace {
+
+void add_notes(RateSweepResult& r) {
+  const auto& s = r.search;
+  const std::string bound = format_duration(r.effective.latency_bound);
+  switch (s.end) {
+    case RateSearchEnd::max_rate_met:
+      r.notes.push_back("the highest rate of the range (" + format_fixed(r.effective.max_rate, 2) +
+                        "/s) met the bound: the device may do more; raise --rate's upper end");
+      break;
+    case RateSearchEnd::min_rate_failed:
+      r.notes.push_back("no rate in the range met p99 <= " + bound + ", not even " +
+                        format_fixed(r.effective.min_rate, 2) +
+                        "/s; lower --rate's lower end or raise --latency-bound (a lone frame "
+                        "takes " +
+                        (r.lone.overall_ms.median ? format_ms(*r.lone.overall_ms.median) : "n/a") +
+                        ")");
+      break;
+    case RateSearchEnd::probes_exhausted:
+      r.notes.push_back("the search ran out of probes (--max-probes " +
+                        std::to_string(r.effective.max_probes) +
+                        ") before the best and the first failing rate were within " +
+                        format_fixed(r.effective.resolution * 100, 1) + "%");
+      break;
+    case RateSearchEnd::probe_failed:
+      r.notes.push_back("a probe failed; the search stopped there");
+      break;
+    case RateSearchEnd::resolved:
+    case RateSearchEnd::not_run:
+      break;
+  }
+  if (r.depth_note) r.notes.push_back(*r.depth_note);
+  if (r.virtual_clock)
+    r.notes.push_back(
+        "virtual clock: figures are the sim device's model, not a measurement of hardware");
+  for (const auto& w : r.device.warnings) r.notes.push_back("device: " + w);
+}
+
+}  // namespace
+
+Result<RateSweepResult> run_rate_sweep(Device& device, const ModelSource& model,
+                                       const RateSweepSettings& s) {
+  if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
+  RateSweepResult r;
+  start_result(r, device, s);
+  const uint32_t depth = settle_depth(r);
+  EngineObserver* observer = s.point.observer;
+
+  auto cold = cold_start(device, model, depth, s.point.seed, observer);
+  if (!cold) return tl::unexpected(cold.error());
+  r.ttfo = cold->ttfo;
+  r.model = device.model_info();
+  r.model.sha256 = model_sha256(model);  // after the cold start: never timed
+  r.model_path = model_origin(model);
+  const Workspace& ws = cold->workspace;
+  LatencySettings lone =
+      latency_settings(s.latency_samples, s.point.duration, s.point.request_timeout, observer);
+  lone.confidence = s.confidence;
+  r.lone = measure_latency(device, ws, lone);
+
+  RateSearchSettings rs;
+  rs.min_rate = s.min_rate;
+  rs.max_rate = s.max_rate;
+  rs.latency_bound = s.latency_bound;
+  rs.max_probes = s.max_probes;
+  rs.resolution = s.resolution;
+  OfferedSettings& os = rs.offered;
+  os.arrival = s.arrival;
+  os.on_full = s.on_full;
+  os.late_threshold = s.late_threshold;
+  os.duration = s.point.duration;
+  os.warmup = default_warmup_window(s.point.duration, s.point.windows);
+  os.windows = s.point.windows;
+  os.depth = depth;
+  os.request_timeout = s.point.request_timeout;
+  os.confidence = s.confidence;
+  os.seed = s.point.seed;
+  os.observer = observer;
+  r.search = find_max_rate(device, ws, rs);
+  add_notes(r);
+  r.verdict = judge(r);
+  return r;
 }
 
 }  // namespace rig

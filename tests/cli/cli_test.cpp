@@ -181,6 +181,9 @@ TEST_F(Cli, TheTokenIsNeverEchoed) {
       {"ladder", "ladder -d " + spec + " --sizes 64x64 --duration 300ms --repeats 1 --json " +
                      path("ladder.json")},
       {"sweep", "sweep " + model_ + d + "--depth 1..2 --repeats 1 --json " + path("sweep.json")},
+      {"sweep --rate", "sweep " + model_ + d +
+                           "--rate 20/s..40/s --max-probes 2 --latency-samples 5 --json " +
+                           path("rate.json")},
       {"ab", "ab " + model_ + " -d " + spec + " --a depth=1 --b depth=2 --pairs 1 --json " +
                  path("ab.json")},
       {"predict",
@@ -192,8 +195,8 @@ TEST_F(Cli, TheTokenIsNeverEchoed) {
       {"check", "check " + model_ + " -d " + spec + " --json " + path("check.json")},
       {"compare",
        "compare " + model_ + " " + model_ + " -d " + spec + " --json " + path("compare.json")},
-      {"report",
-       "report " + path("bench.json") + " " + path("soak.json") + " -o " + path("report.html")},
+      {"report", "report " + path("bench.json") + " " + path("soak.json") + " " +
+                     path("rate.json") + " -o " + path("report.html")},
       {"export", "export " + path("bench.json") + " --csv -o " + path("bench.csv")},
   };
   for (const auto& [name, args] : commands) {
@@ -212,6 +215,7 @@ TEST_F(Cli, TheTokenIsNeverEchoed) {
     EXPECT_EQ(text.find("SECRET"), std::string::npos) << e.path() << " holds the token";
   }
   EXPECT_GE(files, 8u);  // bench, loop, ladder, sweep, predict, soak, ... at least
+  EXPECT_TRUE(fs::exists(path("rate.json")));  // the rate search ran against the server
 }
 
 TEST_F(Cli, StrictExitsNonZeroWhenInvalid) {

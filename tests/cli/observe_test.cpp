@@ -144,6 +144,7 @@ TEST_F(CliFixture, EveryMeasuringCommandTakesTrace) {
   for (const std::string& cmd :
        {"loop " + model_ + " -d " + kSim + " --duration 0.2s",
         "sweep " + model_ + " -d " + kSim + " --depth 1..2 --duration 0.2s --repeats 1",
+        "sweep " + model_ + " -d " + kSim + " --rate 10/s..100/s --max-probes 2 --duration 0.2s",
         "ladder -d " + kSim + " --sizes 64x64,128x128 --duration 0.2s --repeats 1",
         "ab " + model_ + " -d " + kSim + " --a depth=1 --b depth=2 --pairs 4 --duration 0.2s"}) {
     std::filesystem::remove(path("t.json"));

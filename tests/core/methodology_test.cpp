@@ -114,6 +114,24 @@ TEST(Methodology, BytesPerInferenceEqualTheModelFrames) {
   EXPECT_NEAR(*r->bytes.payload_mb_per_s, (kIn + kOut) * *r->steady.rate.median / 1e6, 1e-9);
 }
 
+// rig bench --rate: the bytes per inference of an offered-load run are the
+// model's frames too (they were 0: counted from steady repeats it has none of).
+TEST(Methodology, BytesPerInferenceOfAnOfferedLoadRun) {
+  auto dev = sim("compute=1ms,bw=1GB/s,depth=4");
+  BenchSettings s = quick(4);
+  s.point.duration = 1s;
+  s.offered.rate = 100;
+  auto r = run_bench(*dev, transport_512p(), s);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r->offered.has_value());
+  EXPECT_TRUE(r->offered->keeps_up);
+  EXPECT_DOUBLE_EQ(r->bytes.payload_in, kIn);
+  EXPECT_DOUBLE_EQ(r->bytes.payload_out, kOut);
+  EXPECT_DOUBLE_EQ(r->bytes.payload_in + r->bytes.payload_out, kIn + kOut);
+  ASSERT_TRUE(r->bytes.payload_mb_per_s.has_value());
+  EXPECT_NEAR(*r->bytes.payload_mb_per_s, (kIn + kOut) * r->offered->achieved_rate / 1e6, 1e-9);
+}
+
 TEST(Methodology, LatencyOverlapsWhenPipelined) {
   // A large fixed latency with tiny frames: depth 1 pays it twice per frame,
   // a deep queue hides it entirely (the seed note's 724 -> 2094 climb).

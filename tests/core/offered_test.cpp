@@ -223,11 +223,27 @@ TEST(RateSearch, FindsTheHighestRateThatMeetsTheBound) {
   EXPECT_LE(*r.first_failing_rate / *r.best_rate - 1, s.resolution + 1e-9);
   EXPECT_LE(r.probes.size(), 16u);
   EXPECT_FALSE(r.probes.front().meets);  // 1000/s does not keep up
+  EXPECT_EQ(r.end, RateSearchEnd::resolved);
+  EXPECT_FALSE(r.probes.front().run.keeps_up);
+  EXPECT_EQ(r.probes.front().run.offered_rate, 1000.0);
   // A bound below the lone-frame latency is met by no rate.
   s.latency_bound = 1ms;
   const RateSearch none = find_max_rate(*rig.device, rig.workspace, s);
   EXPECT_FALSE(none.best_rate.has_value());
   EXPECT_EQ(none.probes.size(), 2u);
+  EXPECT_EQ(none.end, RateSearchEnd::min_rate_failed);
+  // Too few probes to resolve: said so.
+  s.latency_bound = 5ms;
+  s.max_probes = 4;
+  const RateSearch short_search = find_max_rate(*rig.device, rig.workspace, s);
+  EXPECT_EQ(short_search.probes.size(), 4u);
+  EXPECT_EQ(short_search.end, RateSearchEnd::probes_exhausted);
+  // A range whose top is met: the best rate is only a lower bound.
+  s.max_rate = 300;
+  const RateSearch low = find_max_rate(*rig.device, rig.workspace, s);
+  EXPECT_EQ(low.probes.size(), 1u);
+  EXPECT_EQ(low.end, RateSearchEnd::max_rate_met);
+  EXPECT_EQ(low.best_rate, 300.0);
 }
 
 }  // namespace

@@ -290,6 +290,14 @@ TEST(Diff, ConfidenceIntervalsWinOverMinMaxAndToolsMustMatch) {
   auto mixed = diff_documents({"a", a.dump()}, {"l", ladder.dump()});
   ASSERT_FALSE(mixed.has_value());
   EXPECT_NE(mixed.error().message.find("one tool"), std::string::npos);
+  // rig sweep's two kinds (depths, and the rate search) share no figures.
+  json depths = {{"schema_version", 3}, {"tool", "rig sweep"}};
+  json rates = {{"schema_version", 3}, {"tool", "rig sweep"}, {"kind", "rate"}};
+  auto kinds = diff_documents({"s", depths.dump()}, {"r", rates.dump()});
+  ASSERT_FALSE(kinds.has_value());
+  EXPECT_NE(kinds.error().message.find("of kind 'rate'"), std::string::npos)
+      << kinds.error().message;
+  EXPECT_TRUE(diff_documents({"r1", rates.dump()}, {"r2", rates.dump()}).has_value());
 }
 
 TEST(Diff, ASummarysMedianIntervalIsItsRange) {

@@ -31,9 +31,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::vector<std::string> kFixtures = {"bench-v2.json", "bench-v1.json",   "loop-v2.json",
-                                            "loop-v1.json",  "ladder-v2.json",  "sweep-v2.json",
-                                            "ab-v2.json",    "predict-v2.json", "unknown-v2.json"};
+const std::vector<std::string> kFixtures = {
+    "bench-v2.json", "bench-v1.json", "loop-v2.json",    "loop-v1.json",    "ladder-v2.json",
+    "sweep-v2.json", "ab-v2.json",    "predict-v2.json", "unknown-v2.json", "sweep-rate-v3.json"};
 
 std::string fixture(const std::string& name) {
   return std::string(RIG_TEST_DIR) + "/fixtures/" + name;
@@ -113,8 +113,9 @@ TEST_F(Scratch, EveryKindAndVersionIsValidHtmlWithEverySectionAndFigure) {
   const std::string& html = page->html;
   ASSERT_TRUE(write_file_atomic(path("report.html"), html).has_value());
 
-  // bench x2 (windows, CDF), loop x2 (rates), ladder, sweep, ab, the unknown kind's windows.
-  const size_t expected_plots = 2 + 2 + 1 + 1 + 1 + 1 + 1;
+  // bench x2 (windows, CDF), loop x2 (rates), ladder, sweep, ab, the unknown kind's windows,
+  // the rate search.
+  const size_t expected_plots = 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1;
   if (have_gnuplot()) {
     EXPECT_EQ(page->plots, expected_plots);
     EXPECT_TRUE(page->skipped.empty()) << page->skipped.front();
@@ -125,6 +126,9 @@ TEST_F(Scratch, EveryKindAndVersionIsValidHtmlWithEverySectionAndFigure) {
     EXPECT_NE(html.find("Plots skipped"), std::string::npos);
   }
   expect_valid_html(path("report.html"), files.size(), page->plots);
+  if (have_gnuplot()) {  // the rate search's plot marks its bound
+    EXPECT_NE(html.find("bound 10 ms"), std::string::npos);
+  }
 
   // The summary, then one section per result with its kind's own parts.
   EXPECT_NE(html.find("<section id=\"summary\">"), std::string::npos);
@@ -136,7 +140,9 @@ TEST_F(Scratch, EveryKindAndVersionIsValidHtmlWithEverySectionAndFigure) {
         "Lone-frame latency CDF", "Device loop rate beside the host-observed rate",
         "Link ladder: MB/s against frame size", "Depth sweep: rate against requests in flight",
         "A/B pairs: B / A per pair, with the noise band", "No dedicated section for 'rig future'",
-        "Settings (requested and effective)", "Environment"})
+        "Rate search: p99 latency from arrival against the offered rate",
+        "best rate meeting the bound", "not enough samples", "Settings (requested and effective)",
+        "Environment"})
     EXPECT_NE(html.find(part), std::string::npos) << part;
 
   // Every figure of every document is in the page: its name, and its value

@@ -433,6 +433,80 @@ TEST(SweepReport, KneeAndRoundTripLines) {
   EXPECT_EQ(doc["verdict"]["status"], "VALID");
 }
 
+// rig sweep --rate: each probe's line (p99 with its interval, or "not
+// enough samples", or "aborted"), the best and first failing rate; JSON
+// with kind "rate", the documented keys, null for a p99 never measured.
+TEST(SweepReport, RateSearchProbesBestAndFirstFailing) {
+  RateSweepResult r;
+  r.device = fixture_device();
+  r.model.name = "m";
+  r.model_path = "m.onnx";
+  r.effective.min_rate = 10;
+  r.effective.max_rate = 1000;
+  r.effective.depth = 8;
+  auto probe = [](double rate, std::initializer_list<double> ms, bool keeps, bool meets) {
+    RateProbe p;
+    p.rate = rate;
+    p.run.offered_rate = rate;
+    p.run.achieved_rate = keeps ? rate : 500;
+    p.run.latency_ms = summary_of(ms);
+    p.p99_ms = p.run.latency_ms.p99;
+    p.p99_enough = p.run.latency_ms.p99_ci.enough();
+    p.keeps_up = keeps;
+    p.meets = meets;
+    return p;
+  };
+  std::vector<double> many(400, 2.0);
+  RateProbe resolved;
+  resolved.rate = 400;
+  resolved.run.offered_rate = 400;
+  resolved.run.achieved_rate = 400;
+  resolved.run.latency_ms = summarize(many);
+  resolved.p99_ms = 2.0;
+  resolved.p99_enough = true;
+  resolved.keeps_up = resolved.meets = true;
+  RateProbe failed;
+  failed.rate = 700;
+  failed.run.aborted = true;
+  failed.run.errors = 1;
+  r.search.probes = {probe(1000, {500, 600, 700}, false, false), probe(10, {2, 2, 2}, true, true),
+                     resolved, failed};
+  r.search.best_rate = 400;
+  r.search.first_failing_rate = 1000;
+  r.search.end = RateSearchEnd::probe_failed;
+  r.verdict = fixture_verdict();
+  const std::string text = format_rate_sweep_text(r);
+  for (const char* needle :
+       {"rig sweep --rate: m on sim:", "offered/s", "not enough samples (n = 3", "2.000 ms (95% CI",
+        "aborted", "best rate meeting the bound: 400.00", "first failing rate: 1000.00",
+        "search stopped: probe_failed"})
+    EXPECT_NE(text.find(needle), std::string::npos) << needle << " in\n" << text;
+  const std::string serialized = rate_sweep_to_json(r);
+  EXPECT_EQ(serialized.find("NaN"), std::string::npos);
+  const json doc = json::parse(serialized);
+  EXPECT_EQ(doc["tool"], "rig sweep");
+  EXPECT_EQ(doc["kind"], "rate");
+  EXPECT_EQ(doc["schema_version"], kJsonSchemaVersion);
+  for (const char* key :
+       {"min_rate_per_s", "max_rate_per_s", "latency_bound_ms", "max_probes", "resolution",
+        "arrival", "on_full", "late_threshold_ms", "depth", "duration_s", "windows",
+        "request_timeout_s", "seed", "latency_samples", "confidence"})
+    EXPECT_TRUE(doc["settings"]["effective"].contains(key)) << key;
+  ASSERT_EQ(doc["results"]["probes"].size(), 4u);
+  for (const char* key : {"offered_rate_per_s", "scheduled_rate_per_s", "achieved_rate_per_s",
+                          "p99_ms", "p99_enough", "keeps_up", "meets", "depth", "arrivals",
+                          "completed", "dropped", "late", "late_share", "latency_from_arrival_ms",
+                          "latency_from_submission_ms", "errors", "first_error", "aborted"})
+    EXPECT_TRUE(doc["results"]["probes"][0].contains(key)) << key;
+  EXPECT_TRUE(doc["results"]["probes"][3]["p99_ms"].is_null());
+  EXPECT_EQ(doc["results"]["best_rate_per_s"], 400.0);
+  EXPECT_EQ(doc["results"]["first_failing_rate_per_s"], 1000.0);
+  EXPECT_EQ(doc["results"]["search_end"], "probe_failed");
+  r.search.best_rate.reset();
+  EXPECT_TRUE(json::parse(rate_sweep_to_json(r))["results"]["best_rate_per_s"].is_null());
+  EXPECT_NE(format_rate_sweep_text(r).find("best rate meeting the bound: none"), std::string::npos);
+}
+
 TEST(AbReport, PairsAndVerdictText) {
   AbResult r;
   r.a.knobs = {"depth=1"};

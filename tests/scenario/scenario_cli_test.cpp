@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +101,99 @@ TEST_F(AnalysisCli, SweepWritesJson) {
   for (const char* needle : {"frames/s", "knee: depth", "round trip", "queue depth 32"})
     EXPECT_NE(r.output.find(needle), std::string::npos) << needle << " in\n" << r.output;
   expect_complete_json(out, "rig sweep");
+}
+
+// rig sweep --rate: refusals name the option; nothing is written.
+TEST_F(AnalysisCli, SweepRateBadInput) {
+  const std::string base = "sweep " + model_ + " " + kSim + " ";
+  const std::string out = path("rate.json");
+  expect_error(rig(base + "--rate 10/s..100/s --depth 1..8 --json " + out), 2, "--depth");
+  expect_error(rig(base + "--rate 10/s..100/s --knee 0.9"), 2, "--knee");
+  expect_error(rig(base + "--rate 10/s..100/s --repeats 2 --tolerance 0.1"), 2,
+               "--repeats, --tolerance belong(s) to the depth sweep");
+  expect_error(rig(base + "--latency-bound 5ms"), 2,
+               "--latency-bound belong(s) to the rate search");
+  expect_error(rig(base + "--max-probes 4 --depth 1..2"), 2, "--max-probes");
+  expect_error(rig(base + "--rate 100/s..10/s"), 2, "runs backwards");
+  expect_error(rig(base + "--rate 100/s"), 2, "--rate: rate range '100/s'");
+  expect_error(rig(base + "--rate fast..100/s"), 2, "--rate: rate range 'fast..100/s'");
+  expect_error(rig(base + "--rate 10/s..100/s --latency-bound 0ms"), 2, "--latency-bound");
+  const CliRun one = rig(base + "--rate 10/s..100/s --max-probes 1");  // refused by CLI11
+  EXPECT_EQ(one.status, 2) << one.output;
+  EXPECT_NE(one.output.find("--max-probes"), std::string::npos) << one.output;
+  expect_error(rig(base + "--rate 10/s..100/s --json " + path("missing/dir/out.json")), 2,
+               "does not exist");
+  EXPECT_FALSE(fs::exists(out));
+  // The device cannot be reached: a device failure, exit 3.
+  const CliRun r = rig("sweep " + model_ + " -d tcp://127.0.0.1:1 -q --rate 10/s..100/s");
+  EXPECT_EQ(r.status, 3) << r.output;
+}
+
+// Ground truth on the sim's virtual clock: 2 ms compute per frame and a fast
+// link serve at most 500 frames/s; constant arrivals keep up at 400/s and not
+// at 600/s, so with a 10 ms p99 bound (5 frames of compute: met by an idle
+// device, missed once a backlog builds) the best rate lies in [400, 600).
+TEST_F(AnalysisCli, SweepRateFindsTheHighestRateMeetingTheBound) {
+  const std::string out = path("rate.json");
+  const CliRun r = rig("sweep " + model_ +
+                       " -d sim:compute=2ms,bw=10GB/s,depth=8 -q --duration 2s --rate 10/s..1000/s "
+                       "--latency-bound 10ms --arrival constant --max-probes 12 --json " +
+                       out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* needle : {"offered/s", "achieved/s", "p99 from arrival", "keeps up", "meets",
+                             "best rate meeting the bound:", "first failing rate:",
+                             "not enough samples (n = 20, p99 needs >= 368)", "95% CI"})
+    EXPECT_NE(r.output.find(needle), std::string::npos) << needle << " in\n" << r.output;
+  expect_complete_json(out, "rig sweep");
+  const auto doc = read_json(out);
+  EXPECT_EQ(doc["kind"], "rate");
+  const double best = doc["results"]["best_rate_per_s"].get<double>();
+  const double failing = doc["results"]["first_failing_rate_per_s"].get<double>();
+  EXPECT_GE(best, 400.0);
+  EXPECT_LT(best, 600.0);
+  EXPECT_LE(best, 500.0);  // the device's own ceiling
+  EXPECT_GT(failing, best);
+  EXPECT_LT(failing, 600.0);
+  EXPECT_EQ(doc["results"]["search_end"], "resolved");
+  EXPECT_EQ(doc["results"]["latency_bound_ms"], 10.0);
+  const auto& probes = doc["results"]["probes"];
+  ASSERT_GE(probes.size(), 3u);
+  EXPECT_LE(probes.size(), 12u);
+  EXPECT_EQ(probes[0]["offered_rate_per_s"], 1000.0);  // the top of the range first
+  EXPECT_EQ(probes[0]["meets"], false);
+  EXPECT_EQ(probes[1]["offered_rate_per_s"], 10.0);
+  EXPECT_EQ(probes[1]["meets"], true);
+  for (const auto& p : probes) {
+    const double rate = p["offered_rate_per_s"].get<double>();
+    EXPECT_EQ(p["meets"].get<bool>(), rate <= best) << rate;
+    // An idle device: every frame sees the lone-frame latency (<= 10 ms).
+    if (rate <= 400) {
+      EXPECT_TRUE(p["keeps_up"].get<bool>()) << rate;
+    }
+    if (rate >= 600) {
+      EXPECT_FALSE(p["keeps_up"].get<bool>()) << rate;
+    }
+    EXPECT_TRUE(p["latency_from_arrival_ms"]["intervals"]["p99"].contains("enough"));
+  }
+  // The verdict names its rules; the 10/s probe's p99 lacks samples.
+  std::vector<std::string> rules;
+  for (const auto& rule : doc["verdict"]["rules"]) rules.push_back(rule["rule"]);
+  for (const char* name :
+       {"probes_completed", "rate_bracketed", "search_resolved", "probe_percentiles_resolved"})
+    EXPECT_NE(std::find(rules.begin(), rules.end(), name), rules.end()) << name;
+  EXPECT_EQ(doc["verdict"]["status"], "VALID");
+
+  // A bound below the lone frame: no rate meets it, the verdict warns.
+  const CliRun none = rig("sweep " + model_ +
+                          " -d sim:compute=2ms,bw=10GB/s,depth=8 -q --duration 1s --rate "
+                          "10/s..1000/s --latency-bound 1ms --json " +
+                          out);
+  ASSERT_EQ(none.status, 0) << none.output;
+  EXPECT_NE(none.output.find("best rate meeting the bound: none"), std::string::npos)
+      << none.output;
+  EXPECT_NE(none.output.find("no rate in the range met p99 <= 1.000 ms"), std::string::npos)
+      << none.output;
+  EXPECT_TRUE(read_json(out)["results"]["best_rate_per_s"].is_null());
 }
 
 TEST_F(AnalysisCli, AbBadInput) {

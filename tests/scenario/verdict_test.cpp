@@ -7,6 +7,7 @@
 
 #include "rig/scenario/ab.hpp"
 #include "rig/scenario/bench.hpp"
+#include "rig/scenario/rate_search.hpp"
 #include "rig/scenario/verdict.hpp"
 
 namespace rig {
@@ -198,6 +199,81 @@ TEST(Verdict, OfferedLoadRules) {
   v = judge(r);
   EXPECT_FALSE(v.valid);
   EXPECT_FALSE(find_rule(v, "offered_run_completed")->met);
+}
+
+// rig sweep --rate: a failed probe invalidates (and a device failure in it
+// exits 3); an unbracketed, unresolved or under-sampled search warns.
+TEST(Verdict, RateSearchRules) {
+  RateSweepResult r;
+  r.effective.min_rate = 10;
+  r.effective.max_rate = 1000;
+  r.effective.max_probes = 3;
+  RateProbe met;
+  met.rate = 10;
+  met.run.latency_ms = summarize(std::vector<double>(20, 2.0));
+  met.p99_enough = false;
+  met.keeps_up = met.meets = true;
+  RateProbe missed = met;
+  missed.rate = 1000;
+  missed.keeps_up = missed.meets = false;
+  r.search.probes = {missed, met, met};
+  r.search.best_rate = 10;
+  r.search.first_failing_rate = 1000;
+  r.search.end = RateSearchEnd::probes_exhausted;
+  Verdict v = judge(r);
+  EXPECT_TRUE(v.valid);
+  for (const char* rule :
+       {"depth_within_queue", "no_lone_frame_errors", "probes_completed", "rate_bracketed",
+        "search_resolved", "probe_percentiles_resolved", "bound_outside_intervals"})
+    ASSERT_NE(find_rule(v, rule), nullptr) << rule;
+  EXPECT_TRUE(find_rule(v, "probes_completed")->met);
+  EXPECT_TRUE(find_rule(v, "rate_bracketed")->met);
+  EXPECT_FALSE(find_rule(v, "search_resolved")->met);
+  EXPECT_NE(find_rule(v, "search_resolved")->findings[0].find("raise --max-probes"),
+            std::string::npos);
+  ASSERT_FALSE(find_rule(v, "probe_percentiles_resolved")->met);
+  const auto& findings = find_rule(v, "probe_percentiles_resolved")->findings;
+  ASSERT_EQ(findings.size(), 3u);
+  EXPECT_NE(findings[1].find("probe at 10.00/s"), std::string::npos) << findings[1];
+  EXPECT_NE(findings[1].find("348 more samples needed (raise --duration to at least 37s)"),
+            std::string::npos)
+      << findings[1];
+  EXPECT_EQ(strict_exit_status(v, true), 0);
+  EXPECT_TRUE(find_rule(v, "bound_outside_intervals")->met);  // no interval to compare
+
+  // The best probe's p99 interval holds the 10 ms bound: within the noise.
+  {
+    RateSweepResult close = r;
+    std::vector<double> ms;
+    for (int i = 0; i < 400; ++i) ms.push_back(8.0 + 4.0 * i / 399.0);  // 8..12 ms
+    close.search.probes[1].run.latency_ms = summarize(ms);
+    close.search.probes[1].p99_ms = close.search.probes[1].run.latency_ms.p99;
+    close.effective.latency_bound = 12ms;
+    const Verdict cv = judge(close);
+    const RuleOutcome* rule = find_rule(cv, "bound_outside_intervals");
+    ASSERT_NE(rule, nullptr);
+    ASSERT_FALSE(rule->met);
+    EXPECT_NE(rule->findings[0].find("probe at 10.00/s: the bound 12.00 ms lies inside"),
+              std::string::npos)
+        << rule->findings[0];
+    close.effective.latency_bound = 20ms;
+    EXPECT_TRUE(find_rule(judge(close), "bound_outside_intervals")->met);
+  }
+
+  r.search.end = RateSearchEnd::min_rate_failed;
+  r.search.best_rate.reset();
+  v = judge(r);
+  EXPECT_FALSE(find_rule(v, "rate_bracketed")->met);
+  EXPECT_TRUE(v.valid);
+
+  r.search.probes[2].run.aborted = true;
+  r.search.probes[2].run.errors = 1;
+  r.search.probes[2].run.first_error = Error{ErrorCode::disconnected, "peer went away"};
+  r.search.end = RateSearchEnd::probe_failed;
+  v = judge(r);
+  EXPECT_FALSE(v.valid);
+  EXPECT_FALSE(find_rule(v, "probes_completed")->met);
+  EXPECT_EQ(strict_exit_status(v, false), 3);
 }
 
 }  // namespace

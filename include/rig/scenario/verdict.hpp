@@ -51,6 +51,7 @@ struct BenchResult;
 struct LoopResult;
 struct LadderResult;
 struct SweepResult;
+struct RateSweepResult;
 struct AbResult;
 struct ConfoundInputs;
 
@@ -58,6 +59,7 @@ Verdict judge(const BenchResult& result);
 Verdict judge(const LoopResult& result);
 Verdict judge(const LadderResult& result);
 Verdict judge(const SweepResult& result);
+Verdict judge(const RateSweepResult& result);
 Verdict judge(const AbResult& result);
 
 // The confound rules over a result's monitor record, cold start and
