@@ -78,11 +78,11 @@ Command add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--knee", o->knee, "the knee reaches this share of the best rate")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(in_range(0.01, 1.0));
   sub->add_flag("--no-refine", o->no_refine, "do not bisect between powers of two at the knee");
   sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}));
+      ->check(in_range(uint64_t{1}, uint64_t{1000000}));
   add_point_options(sub, o->point, true);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
