@@ -107,6 +107,14 @@ struct InferenceTimings {
   std::optional<Nanos> transfer_out;  // device -> host
 };
 
+// The engine's check of a device's timings: each one given must lie in
+// [0, limit], where limit is the inference's elapsed time on the engine's
+// clock when the device's timings are on that clock too, else kMaxDuration
+// (a remote device hosting a simulation reports virtual times over a real
+// link). Outside it the inference failed: an Error (code device) whose
+// message begins "implausible device timing". nullopt: plausible.
+std::optional<Error> implausible_timings(const InferenceTimings& t, Nanos limit);
+
 using BindingId = uint32_t;
 
 struct Bindings {
@@ -172,6 +180,11 @@ struct LinkFloor {
   Nanos max{0};
   Nanos spent{0};  // wall time the calibration took: its budget plus at most one round trip
 };
+
+struct DeviceInfo;
+// Whether a device's own timings are on `clock`, so that they can be bounded
+// by an elapsed time read from it (implausible_timings).
+bool timings_on_clock(const DeviceInfo& info, const Clock& clock);
 
 struct DeviceInfo {
   std::string spec;          // the effective spec, all parameters spelled out

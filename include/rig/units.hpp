@@ -2,6 +2,12 @@
 // Sizes: MB = 10^6 bytes, MiB = 2^20 bytes (k/K = 10^3, KiB = 2^10, ...).
 // Durations: ns, us, ms, s, m (minutes), h; a bare number is rejected.
 // Bandwidth: a size per second, "290MB/s", "1.2GB/s", "100MiB/s".
+// Ranges where the arithmetic on them holds: a duration's magnitude is at
+// most kMaxDuration (1e6 s, about 11.6 days), so sums and products of
+// thousands of them stay inside int64 nanoseconds; a size or bandwidth is at
+// most kMaxBytes (1e18 bytes), so it converts to uint64 and its double stays
+// exact to the byte where it matters. Beyond them parsing refuses, naming the
+// bound.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +19,9 @@
 #include "rig/error.hpp"
 
 namespace rig {
+
+inline constexpr Nanos kMaxDuration{1'000'000'000'000'000};  // 1e6 s
+inline constexpr double kMaxBytes = 1e18;
 
 Result<Nanos> parse_duration(std::string_view text);
 Result<double> parse_bytes(std::string_view text);      // returns bytes

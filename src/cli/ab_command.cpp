@@ -104,14 +104,14 @@ Command add_ab_command(CLI::App& app) {
   // The lower bound is checked in run_ab_command, which says why.
   sub->add_option("--pairs", o->pairs, "A B pairs to run (at least 4; 9 recommended)")
       ->capture_default_str()
-      ->check(CLI::Range(0u, 10000u));
+      ->check(in_range(0u, 10000u));
   sub->add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 0.25));
+      ->check(in_range(0.001, 0.25));
   sub->add_option("--same-within", o->same_within,
                   "'same' when the B/A interval lies within this of 1 (0.03 = +/-3%)")
       ->capture_default_str()
-      ->check(CLI::Range(1e-4, 0.5));
+      ->check(in_range(1e-4, 0.5));
   sub->add_option("--order-seed", o->order_seed,
                   "seed of the order within each pair (A B or B A), recorded in the result")
       ->capture_default_str();

@@ -116,31 +116,31 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--repeats", o->point.repeats, "repeats of the steady-state measurement")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_option("--windows", o->point.windows,
                   "windows per repeat (stability compares the last 3)")
       ->capture_default_str()
-      ->check(CLI::Range(3u, 100000u));
+      ->check(in_range(3u, 100000u));
   sub->add_option("--min-inferences", o->point.min_inferences, "inferences per repeat, at least")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_option("--tolerance", o->point.tolerance, "stability tolerance of the last 3 windows")
       ->capture_default_str()
-      ->check(CLI::Range(1e-6, 10.0));
+      ->check(in_range(1e-6, 10.0));
   sub->add_option("--repeat-tolerance", o->repeat_tolerance, "allowed spread across repeats")
       ->capture_default_str()
-      ->check(CLI::Range(1e-6, 10.0));
+      ->check(in_range(1e-6, 10.0));
   sub->add_option("--warmup-max", o->point.warmup_max, "cap on the warm-up")->capture_default_str();
   add_stop_options(sub, o->point);
   sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{10000000}));
+      ->check(in_range(uint64_t{1}, uint64_t{10000000}));
   sub->add_option("--latency-duration", o->latency_max, "cap on the lone-frame phase")
       ->capture_default_str();
   sub->add_option("--confidence", o->confidence,
                   "confidence of every percentile's interval (order statistics)")
       ->capture_default_str()
-      ->check(CLI::Range(0.5, 0.9999));
+      ->check(in_range(0.5, 0.9999));
   sub->add_option("--rate", o->rate,
                   "offered load: frames arrive at this rate (e.g. 30/s) and are submitted on "
                   "arrival, instead of keeping --depth full; runs for --duration");

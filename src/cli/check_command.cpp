@@ -59,7 +59,7 @@ Command add_check_command(CLI::App& app) {
   sub->add_option("--seed", o->seed, "seed of the generated inputs")->capture_default_str();
   sub->add_option("--guard-bytes", o->guard_bytes, "guard bytes on each side of every buffer")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+      ->check(in_range(size_t{1}, size_t{1} << 20));
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no messages on stderr");
   return {sub, [o] { return run_check_command(*o); }};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,37 @@ struct Command {
 
 // Prints "rig: error: <message>" to stderr and returns the exit status for it.
 int report_error(const Error& error);
+
+// A command-line error in the same form, exit 2: an unknown subcommand is
+// named with the nearest one ("did you mean 'bench'?"). options.cpp.
+int report_parse_error(const CLI::App& app, const CLI::ParseError& error, int argc,
+                       const char* const* argv);
+
+// Range checks worded as rig's other errors ("--repeats: must be in 1..1000,
+// got 0"); CLI11's own say "Value 0 not in range 0.000000 to 1.797e308".
+template <class T>
+CLI::Validator in_range(T lo, T hi) {
+  std::ostringstream text;
+  text << lo << ".." << hi;
+  return CLI::Validator(
+      [lo, hi, range = text.str()](std::string& input) -> std::string {
+        T value{};
+        if (!CLI::detail::lexical_cast(input, value)) return "'" + input + "' is not a number";
+        if (value < lo || value > hi) return "must be in " + range + ", got " + input;
+        return {};
+      },
+      "in " + text.str());
+}
+inline CLI::Validator positive() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(input, value)) return "'" + input + "' is not a number";
+        if (!(value > 0)) return "must be positive, got " + input;
+        return {};
+      },
+      "positive");
+}
 
 // --history PATH and --no-history, on the app itself so that every subcommand
 // accepts them (the app falls through to them; call before adding

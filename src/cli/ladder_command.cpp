@@ -85,11 +85,11 @@ Command add_ladder_command(CLI::App& app) {
   sub->add_option("--depth", o->depth, "requests in flight when pipelined (default 4)");
   sub->add_option("--latency-samples", o->latency_samples, "lone frames per size")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}));
+      ->check(in_range(uint64_t{1}, uint64_t{1000000}));
   sub->add_option("--plateau-tolerance", o->plateau_tolerance,
                   "MB/s of plateau sizes agree within this share")
       ->capture_default_str()
-      ->check(CLI::Range(1e-6, 10.0));
+      ->check(in_range(1e-6, 10.0));
   add_point_options(sub, o->point, true);
   sub->add_option("--json", o->json, "also write the result as JSON to this file");
   sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");

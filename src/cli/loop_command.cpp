@@ -50,11 +50,11 @@ Result<Nanos> sleep_option(const std::string& text) {
                 "--sleep-between-frames: expected milliseconds or a duration such as 5ms, got '" +
                     text + "'");
   // Checked before the conversion: out of range it would be undefined. The
-  // bound is parse_duration's (1e18 ns, about 31 years).
+  // bound is parse_duration's (kMaxDuration, 1e6 s).
   const double ns = *ms * 1e6;
-  if (!(ns <= 1e18))
+  if (!(ns <= static_cast<double>(kMaxDuration.count())))
     return fail(ErrorCode::invalid_argument,
-                "--sleep-between-frames: '" + text + "' ms is too large (at most 1e12 ms)");
+                "--sleep-between-frames: '" + text + "' ms is out of range (at most 1e9 ms)");
   return Nanos(static_cast<int64_t>(ns));
 }
 

@@ -164,7 +164,7 @@ Command add_model_command(CLI::App& app) {
       ->capture_default_str();
   transport->add_option("--channels", o->channels, "input channels")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   transport->add_option("--out-fraction", o->output_fraction, "output bytes / input bytes")
       ->capture_default_str();
   CLI::App* cnn = sub->add_subcommand("cnn", "N x (conv3x3 + ReLU), global average pool, Gemm");
@@ -172,13 +172,13 @@ Command add_model_command(CLI::App& app) {
   cnn->add_option("--frame", o->cnn_frame, "input frame, WxH or a name")->capture_default_str();
   cnn->add_option("--layers", o->layers, "conv layers")
       ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+      ->check(in_range(1, 256));
   cnn->add_option("--width", o->width, "channels per conv layer")
       ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+      ->check(in_range(1, 4096));
   cnn->add_option("--classes", o->classes, "outputs of the final Gemm")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+      ->check(in_range(1, 1000000));
   cnn->add_option("--seed", o->seed, "seed of the random weights")->capture_default_str();
   CLI::App* inspect =
       sub->add_subcommand("inspect",

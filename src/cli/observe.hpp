@@ -33,7 +33,7 @@ inline void add_observe_options(CLI::App* sub, ObserveOptions& o) {
                   "chrome://tracing)");
   sub->add_option("--trace-limit", o.trace_limit, "events the trace records at most")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{100000000}));
+      ->check(in_range(size_t{1}, size_t{100000000}));
 }
 
 // Owns the observers of one command. Create it after the options are

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 
@@ -16,6 +18,68 @@
 #include "rig/units.hpp"
 
 namespace rig::cli {
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The word where the subcommand belongs: the first argument that is not an
+// option of the app itself (--history takes a value).
+std::optional<std::string> command_word(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--history") {
+      ++i;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') continue;
+    return arg;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int report_parse_error(const CLI::App& app, const CLI::ParseError& error, int argc,
+                       const char* const* argv) {
+  std::vector<std::string> names;
+  bool chosen = false;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+    chosen = chosen || sub->parsed();
+  }
+  std::string message = error.what();
+  if (!chosen) {
+    const auto word = command_word(argc, argv);
+    if (word && std::find(names.begin(), names.end(), *word) == names.end()) {
+      std::string nearest;
+      size_t best = SIZE_MAX;
+      for (const auto& name : names)
+        if (const size_t d = edit_distance(*word, name); d < best) best = d, nearest = name;
+      message = "unknown command '" + *word + "'";
+      if (best <= std::max<size_t>(2, word->size() / 3))
+        message += " (did you mean '" + nearest + "'?)";
+      message += "; rig --help lists the commands";
+    } else if (!word && dynamic_cast<const CLI::RequiredError*>(&error)) {
+      message = "a command is required; rig --help lists them";
+    }
+  }
+  std::fprintf(stderr, "rig: error: %s\n", message.c_str());
+  return 2;
+}
 
 Result<Nanos> positive_duration(const std::string& option, const std::string& text) {
   auto d = parse_duration(text);

@@ -36,11 +36,11 @@ inline void add_stop_options(CLI::App* sub, PointOptions& o) {
   sub->add_option("--rate-tolerance", o.rate_tolerance,
                   "a run goes on until its rate's 95% interval is within this share of the rate")
       ->capture_default_str()
-      ->check(CLI::Range(1e-6, 10.0));
+      ->check(in_range(1e-6, 10.0));
   sub->add_option("--max-duration-factor", o.max_factor,
                   "a run stops at --duration x this even when its stop rule is unmet")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 1000.0));
+      ->check(in_range(1.0, 1000.0));
 }
 
 inline void add_point_options(CLI::App* sub, PointOptions& o, bool with_repeats) {
@@ -49,16 +49,16 @@ inline void add_point_options(CLI::App* sub, PointOptions& o, bool with_repeats)
   if (with_repeats)
     sub->add_option("--repeats", o.repeats, "repeats per point (reproducibility)")
         ->capture_default_str()
-        ->check(CLI::Range(1u, 1000u));
+        ->check(in_range(1u, 1000u));
   sub->add_option("--windows", o.windows, "windows per run (stability compares the last 3)")
       ->capture_default_str()
-      ->check(CLI::Range(3u, 100000u));
+      ->check(in_range(3u, 100000u));
   sub->add_option("--min-inferences", o.min_inferences, "inferences per run, at least")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+      ->check(in_range(uint64_t{1}, uint64_t{1} << 40));
   sub->add_option("--tolerance", o.tolerance, "stability tolerance of the last 3 windows")
       ->capture_default_str()
-      ->check(CLI::Range(1e-6, 10.0));
+      ->check(in_range(1e-6, 10.0));
   sub->add_option("--warmup-max", o.warmup_max, "cap on the warm-up")->capture_default_str();
   add_stop_options(sub, o);
   sub->add_option("--timeout", o.timeout, "per-request timeout")->capture_default_str();

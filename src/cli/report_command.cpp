@@ -93,7 +93,7 @@ Command add_report_command(CLI::App& app) {
   sub->add_option("--max-plot-points", o->max_plot_points,
                   "points per plotted series (longer series are thinned; tables keep all)")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{2}, size_t{1} << 24));
+      ->check(in_range(size_t{2}, size_t{1} << 24));
   sub->add_option("--title", o->title, "the page's title")->capture_default_str();
   sub->add_flag("-q,--quiet", o->quiet, "no message on stderr");
   return {sub, [o] { return run_report_command(*o); }};

@@ -172,7 +172,7 @@ Command add_sweep_command(CLI::App& app) {
           ->capture_default_str();
   auto* knee = sub->add_option("--knee", o->knee, "the knee reaches this share of the best rate")
                    ->capture_default_str()
-                   ->check(CLI::Range(0.01, 1.0));
+                   ->check(in_range(0.01, 1.0));
   auto* no_refine =
       sub->add_flag("--no-refine", o->no_refine, "do not bisect between powers of two at the knee");
   o->depth_only = {{"--depth", depth}, {"--knee", knee}, {"--no-refine", no_refine}};
@@ -198,21 +198,21 @@ Command add_sweep_command(CLI::App& app) {
       {"--max-probes",
        sub->add_option("--max-probes", o->max_probes, "rate search: offered-load runs, at most")
            ->capture_default_str()
-           ->check(CLI::Range(2u, 1000u))},
+           ->check(in_range(2u, 1000u))},
       {"--resolution",
        sub->add_option("--resolution", o->resolution,
                        "rate search: stop when the first failing rate is within this share above "
                        "the best")
            ->capture_default_str()
-           ->check(CLI::Range(1e-6, 10.0))},
+           ->check(in_range(1e-6, 10.0))},
       {"--confidence", sub->add_option("--confidence", o->confidence,
                                        "rate search: confidence of each p99's interval")
                            ->capture_default_str()
-                           ->check(CLI::Range(0.5, 0.9999))},
+                           ->check(in_range(0.5, 0.9999))},
   };
   sub->add_option("--latency-samples", o->latency_samples, "lone frames to time")
       ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1000000}));
+      ->check(in_range(uint64_t{1}, uint64_t{1000000}));
   add_point_options(sub, o->point, true);
   // The closed-loop repeats' settings: an offered-load probe runs for its
   // schedule (--duration), not until it is stable.

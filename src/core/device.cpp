@@ -3,7 +3,27 @@
 #include <algorithm>
 #include <string>
 
+#include "rig/units.hpp"
+
 namespace rig {
+
+std::optional<Error> implausible_timings(const InferenceTimings& t, Nanos limit) {
+  for (const auto& [name, value] :
+       {std::pair{"transfer_in", t.transfer_in}, std::pair{"queue_wait", t.queue_wait},
+        std::pair{"compute", t.compute}, std::pair{"transfer_out", t.transfer_out}}) {
+    if (!value || (*value >= Nanos(0) && *value <= limit)) continue;
+    return Error{ErrorCode::device,
+                 std::string("implausible device timing: ") + name + " " +
+                     std::to_string(value->count()) + " ns is outside [0, " +
+                     std::to_string(limit.count()) + " ns]" +
+                     (limit == kMaxDuration ? "" : ", the inference's elapsed time")};
+  }
+  return std::nullopt;
+}
+
+bool timings_on_clock(const DeviceInfo& info, const Clock& clock) {
+  return (info.clock == ClockKind::virtual_time) == clock.is_virtual();
+}
 
 std::string_view to_string(ElementType t) {
   switch (t) {

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "rig/units.hpp"
+
 namespace rig {
 namespace {
 
@@ -159,6 +161,15 @@ Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots
 
 namespace {
 
+// Turns a completion whose device timings are implausible into a failed one.
+void refuse_implausible(Completion& c, Nanos elapsed, bool comparable) {
+  if (c.error) return;
+  if (auto bad = implausible_timings(c.timings, comparable ? elapsed : kMaxDuration)) {
+    c.error = std::move(*bad);
+    c.timings = {};
+  }
+}
+
 Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, uint32_t slots,
                                      uint64_t seed, EngineObserver* observer) {
   Clock& clock = device.clock();
@@ -192,6 +203,10 @@ Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, u
   begin(EnginePhase::first_inference, t3);
   auto first = device.run(cs.workspace.bindings[0]);
   const Nanos t4 = clock.now();
+  if (first)
+    if (auto bad = implausible_timings(
+            *first, timings_on_clock(device.info(), clock) ? t4 - t3 : kMaxDuration))
+      first = tl::unexpected(std::move(*bad));
   if (observer) {
     observer->submitted(0, t3);
     Completion c;
@@ -234,12 +249,16 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   overall.reserve(std::min<uint64_t>(settings.samples, 1u << 20));
   const BindingId binding = workspace.bindings.at(0);
   EngineObserver* observer = settings.observer;
+  const bool comparable = timings_on_clock(device.info(), clock);
   const Nanos start = clock.now();
   if (observer) observer->phase_begin(EnginePhase::latency, start);
   for (uint64_t i = 0; i < settings.samples; ++i) {
     const Nanos t0 = clock.now();
     auto t = device.run(binding);
     const Nanos t1 = clock.now();
+    if (t)
+      if (auto bad = implausible_timings(*t, comparable ? t1 - t0 : kMaxDuration))
+        t = tl::unexpected(std::move(*bad));
     if (observer) {
       observer->submitted(0, t0);
       Completion c;
@@ -347,6 +366,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     return relative_spread(rates);
   };
 
+  const bool comparable = timings_on_clock(device.info(), clock);
   while (in_flight > 0) {
     const Nanos tw = clock.now();
     auto c = device.wait_next(s.request_timeout);
@@ -359,6 +379,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     --in_flight;
     ++all_completed;
     const auto slot = static_cast<uint32_t>(c->tag);
+    if (slot < depth) refuse_implausible(*c, t_done - submitted_at[slot], comparable);
     if (phase == Phase::measure) waited += t_done - tw;
     if (observer) observer->completed(slot, *c, t_done);
     if (c->error) {
@@ -591,10 +612,12 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
       if (observer) observer->window_closed(w, window_start);
     }
   };
-  auto complete = [&](const Completion& c, Nanos t_done) {
+  const bool comparable = timings_on_clock(device.info(), clock);
+  auto complete = [&](Completion c, Nanos t_done) {
     --in_flight;
     ++r.completed_total;
     const auto slot = static_cast<uint32_t>(c.tag);
+    if (slot < depth) refuse_implausible(c, t_done - slots[slot].submitted, comparable);
     if (observer) observer->completed(slot, c, t_done);
     if (slot >= depth) {
       record_error(Error{ErrorCode::internal, "completion with an unknown tag"});

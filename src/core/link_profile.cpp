@@ -48,7 +48,7 @@ Result<LinkProfile> parse_custom(std::string_view text) {
     if (key == "bw" || key == "bw_in" || key == "bw_out") {
       auto b = parse_bandwidth(value);
       if (!b) return bad(b.error().message);
-      if (!(*b > 0)) return bad("must be > 0");
+      if (!(*b >= 1)) return bad("must be at least 1 B/s");
       if (key == "bw") {
         p.bw_in = p.bw_out = *b;
         has_bw = true;

@@ -87,9 +87,9 @@ Result<Nanos> parse_duration(std::string_view text) {
     return fail(ErrorCode::invalid_argument, "unknown duration unit '" + std::string(unit) +
                                                  "' in '" + std::string(trim(text)) + "'");
   const double ns = value * ns_per;
-  if (ns > 1e18 || ns < -1e18)
-    return fail(ErrorCode::invalid_argument,
-                "duration '" + std::string(trim(text)) + "' is too large");
+  if (!(std::fabs(ns) <= static_cast<double>(kMaxDuration.count())))
+    return fail(ErrorCode::invalid_argument, "duration '" + std::string(trim(text)) +
+                                                 "' is out of range (at most 1e6 s, 277.8 h)");
   return Nanos(static_cast<int64_t>(std::llround(ns)));
 }
 
@@ -98,7 +98,11 @@ Result<double> parse_bytes(std::string_view text) {
   if (!parts) return tl::unexpected(parts.error());
   auto mult = size_multiplier(parts->second);
   if (!mult) return tl::unexpected(mult.error());
-  return parts->first * *mult;
+  const double bytes = parts->first * *mult;
+  if (!(std::fabs(bytes) <= kMaxBytes))
+    return fail(ErrorCode::invalid_argument,
+                "size '" + std::string(trim(text)) + "' is out of range (at most 1e18 bytes)");
+  return bytes;
 }
 
 Result<double> parse_bandwidth(std::string_view text) {
@@ -131,6 +135,10 @@ Result<double> parse_frame_rate(std::string_view text) {
   if (!(parts->first > 0))
     return fail(ErrorCode::invalid_argument,
                 "frame rate " + quoted(trim(text)) + " must be positive");
+  // Its period must be a duration (at most kMaxDuration) and at least 1 ns.
+  if (parts->first < 1e-6 || parts->first > 1e9)
+    return fail(ErrorCode::invalid_argument,
+                "frame rate " + quoted(trim(text)) + " is out of range (1e-6/s to 1e9/s)");
   return parts->first;
 }
 

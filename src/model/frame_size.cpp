@@ -7,8 +7,9 @@
 namespace rig {
 namespace {
 
-// Frames larger than this on a side are a typo, not a camera.
-constexpr int64_t kMaxSide = 65536;
+// Frames larger than this on a side are a typo, not a camera; it is also the
+// model builder's cap (build.cpp), so a frame this accepts can be built.
+constexpr int64_t kMaxSide = 16384;
 
 bool parse_side(std::string_view text, int64_t& out) {
   if (text.empty() || text.front() < '0' || text.front() > '9') return false;

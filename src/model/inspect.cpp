@@ -1,10 +1,16 @@
 // inspect_onnx and the ONNX helpers shared with the builders.
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -15,6 +21,7 @@
 
 #include "model/onnx_util.hpp"
 #include "rig/model.hpp"
+#include "rig/units.hpp"
 
 namespace rig {
 namespace onnx_util {
@@ -138,38 +145,70 @@ static bool write_all(int fd, const std::string& data) {
   return true;
 }
 
-// Runs ONNX shape inference in a child process. libonnx 1.12 crashes (SIGFPE,
-// SIGSEGV in convPoolShapeInference) on some malformed graphs, and a model
-// file is untrusted input: a crash there must be an error, not rig's death.
-// The child sends back "1" + the inferred model, or "0" + the error text.
-Result<void> infer_shapes_isolated(onnx::ModelProto& model, bool data_propagation) {
+namespace {
+
+std::atomic<int64_t> configured_timeout_ns{0};  // 0: not set
+
+Nanos timeout_from_environment() {
+  constexpr Nanos kDefault = std::chrono::seconds(30);
+  const char* text = std::getenv("RIG_SHAPE_INFERENCE_TIMEOUT");
+  if (!text || !*text) return kDefault;
+  auto d = parse_duration(text);
+  return d && *d > Nanos(0) ? *d : kDefault;
+}
+
+}  // namespace
+
+Nanos shape_inference_timeout() {
+  if (const int64_t ns = configured_timeout_ns.load(); ns > 0) return Nanos(ns);
+  static const Nanos from_environment = timeout_from_environment();
+  return from_environment;
+}
+
+void set_shape_inference_timeout(Nanos timeout) {
+  configured_timeout_ns.store(std::max<int64_t>(1, timeout.count()));
+}
+
+Result<std::string> run_in_child(const std::function<std::string()>& body, Nanos timeout,
+                                 const std::string& what) {
   int fds[2];
-  if (::pipe(fds) != 0)
-    return fail(ErrorCode::io, std::string("shape inference: pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return fail(ErrorCode::io, what + ": pipe: " + std::strerror(errno));
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return fail(ErrorCode::io, std::string("shape inference: fork: ") + std::strerror(errno));
+    return fail(ErrorCode::io, what + ": fork: " + std::strerror(errno));
   }
   if (pid == 0) {
     ::close(fds[0]);
-    // The crash is reported as an error by the parent; keep the child quiet.
+    // A crash here is the parent's to report: the default action kills the
+    // child, whatever handler the parent installed (libFuzzer's writes a
+    // crash-* artifact for a crash rig contains).
+    for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS})
+      ::signal(sig, SIG_DFL);
     if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, STDERR_FILENO);
-    std::string out;
-    try {
-      onnx::ShapeInferenceOptions options(false, 0, data_propagation);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-      out = "1" + model.SerializeAsString();
-    } catch (const std::exception& e) {
-      out = std::string("0") + e.what();
-    }
+    const std::string out = body();
     ::_exit(write_all(fds[1], out) ? 0 : 1);
   }
   ::close(fds[1]);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left_ms = [&] {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    return static_cast<int>(std::clamp<int64_t>(left.count() + 1, 0, INT_MAX));
+  };
   std::string in;
   char buf[65536];
+  bool expired = false;
   for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, left_ms());
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0 || std::chrono::steady_clock::now() >= deadline) {
+      expired = true;
+      break;
+    }
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -177,17 +216,57 @@ Result<void> infer_shapes_isolated(onnx::ModelProto& model, bool data_propagatio
   }
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  // After the end of its output the child is exiting; it is killed if not
+  // gone by the deadline (or at once when the deadline already passed).
+  for (;;) {
+    if (expired) ::kill(pid, SIGKILL);
+    const pid_t r = ::waitpid(pid, &status, expired ? 0 : WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return fail(ErrorCode::internal, what + ": waitpid failed");
+    if (r == 0) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        expired = true;
+      else
+        ::poll(nullptr, 0, 1);
+    }
   }
+  if (expired)
+    return fail(ErrorCode::timeout, what + " did not finish within " + format_duration(timeout) +
+                                        " and was stopped (RIG_SHAPE_INFERENCE_TIMEOUT sets "
+                                        "the deadline; declaring the graph's output shapes "
+                                        "avoids the inference)");
   if (WIFSIGNALED(status))
-    return fail(ErrorCode::unsupported, "ONNX shape inference crashed on this model (signal " +
+    return fail(ErrorCode::unsupported, what + " crashed on this model (signal " +
                                             std::to_string(WTERMSIG(status)) +
                                             "): declare the graph's output shapes");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || in.empty())
-    return fail(ErrorCode::unsupported, "ONNX shape inference did not complete");
-  if (in[0] == '0') return fail(ErrorCode::unsupported, "shape inference failed: " + in.substr(1));
+    return fail(ErrorCode::unsupported, what + " did not complete");
+  return in;
+}
+
+// Runs ONNX shape inference in a child process (run_in_child). libonnx 1.12
+// crashes (SIGFPE, SIGSEGV in convPoolShapeInference) on some malformed
+// graphs, and a model file is untrusted input: a crash there must be an
+// error, not rig's death, and a loop must not hang inspect or a server's
+// device thread. The child sends back "1" + the inferred model, or "0" +
+// the error text.
+Result<void> infer_shapes_isolated(onnx::ModelProto& model, bool data_propagation) {
+  auto in = run_in_child(
+      [&]() -> std::string {
+        try {
+          onnx::ShapeInferenceOptions options(false, 0, data_propagation);
+          onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+          return "1" + model.SerializeAsString();
+        } catch (const std::exception& e) {
+          return std::string("0") + e.what();
+        }
+      },
+      shape_inference_timeout(), "ONNX shape inference");
+  if (!in) return tl::unexpected(in.error());
+  if ((*in)[0] == '0')
+    return fail(ErrorCode::unsupported, "shape inference failed: " + in->substr(1));
   onnx::ModelProto inferred;
-  if (!inferred.ParseFromArray(in.data() + 1, static_cast<int>(in.size() - 1)))
+  if (!inferred.ParseFromArray(in->data() + 1, static_cast<int>(in->size() - 1)))
     return fail(ErrorCode::internal, "shape inference returned an unreadable model");
   model = std::move(inferred);
   return {};
@@ -204,11 +283,12 @@ bool fully_static(const onnx::TypeProto& type) {
   return true;
 }
 
-// Dynamic dimensions (symbolic, missing or non-positive) are fixed to 1.
+// Dynamic dimensions (symbolic, missing or 0) are fixed to 1. A negative
+// one is left for tensor_info to refuse: it is no size, not a free one.
 void fix_dynamic_dims(onnx::TypeProto* type) {
   if (!type->has_tensor_type() || !type->tensor_type().has_shape()) return;
   for (auto& dim : *type->mutable_tensor_type()->mutable_shape()->mutable_dim())
-    if (!dim.has_dim_value() || dim.dim_value() < 1) dim.set_dim_value(1);
+    if (!dim.has_dim_value() || dim.dim_value() == 0) dim.set_dim_value(1);
 }
 
 Result<TensorInfo> tensor_info(const onnx::ValueInfoProto& value, std::string_view role) {
@@ -233,7 +313,14 @@ Result<TensorInfo> tensor_info(const onnx::ValueInfoProto& value, std::string_vi
   // OpenCV indexes dimensions with int, so larger dimensions are refused too.
   constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
   uint64_t bytes = element_size(*type);
-  for (const auto& dim : tensor.shape().dim()) {
+  for (int i = 0; i < tensor.shape().dim_size(); ++i) {
+    const auto& dim = tensor.shape().dim(i);
+    if (dim.has_dim_value() && dim.dim_value() < 0)
+      return fail(ErrorCode::invalid_argument,
+                  what + " dimension " + std::to_string(i) + " is " +
+                      std::to_string(dim.dim_value()) +
+                      ": a dimension cannot be negative (fix the model, or give the input's "
+                      "shape with --shape)");
     int64_t d = dim.has_dim_value() && dim.dim_value() >= 1 ? dim.dim_value() : 1;
     if (d > std::numeric_limits<int32_t>::max() ||
         __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > kMaxTensorBytes)

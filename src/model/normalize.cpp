@@ -152,6 +152,13 @@ Result<void> fix_input_shapes(onnx::GraphProto& graph, const std::vector<InputSh
     for (int i = 0; i < tensor->shape().dim_size(); ++i) {
       auto* dim = tensor->mutable_shape()->mutable_dim(i);
       if (dim->has_dim_value() && dim->dim_value() >= 1) continue;
+      if (dim->has_dim_value() && dim->dim_value() < 0)
+        return fail(ErrorCode::invalid_argument,
+                    what + " dimension " + std::to_string(i) + " is " +
+                        std::to_string(dim->dim_value()) +
+                        " in the model: a dimension cannot be negative; give its size with "
+                        "--shape " +
+                        input.name() + "=DIMS");
       const std::string label =
           dim->has_dim_param() && !dim->dim_param().empty() ? " ('" + dim->dim_param() + "')" : "";
       if (i == 0) {
@@ -603,6 +610,8 @@ Result<NormalizedModel> normalize_onnx(std::span<const std::byte> bytes,
       if (auto ok = onnx_util::infer_shapes_isolated(inferring, true); ok) {
         model = std::move(inferring);
         inferred = true;
+      } else if (ok.error().code == ErrorCode::timeout) {
+        return tl::unexpected(named(name, ok.error()));  // inspect would wait as long again
       } else {
         facts_failed = true;
         report.notes.push_back("shape facts unavailable (" + ok.error().message +

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,9 +32,28 @@ std::vector<std::byte> serialize(const onnx::ModelProto& model);
 Result<void> check_attributes(const onnx::GraphProto& graph, int depth = 0);
 
 // ONNX shape inference in a child process: libonnx crashes on some malformed
-// graphs, and a crash there must be an error, not rig's death.
+// graphs, and a crash there must be an error, not rig's death; a graph that
+// makes it loop is killed at the deadline (shape_inference_timeout), a
+// timeout error "ONNX shape inference did not finish within ...".
 // With data propagation, shapes computed in the graph (Shape -> Gather ->
 // Concat -> Reshape) are followed too.
 Result<void> infer_shapes_isolated(onnx::ModelProto& model, bool data_propagation = false);
+
+// The deadline of the shape-inference child: 30 s by default, else
+// $RIG_SHAPE_INFERENCE_TIMEOUT (a duration, e.g. 5s) read at first use, else
+// what set_shape_inference_timeout() last set (> 0). Thread-safe.
+Nanos shape_inference_timeout();
+void set_shape_inference_timeout(Nanos timeout);
+
+// The isolation itself, what infer_shapes_isolated runs its body in: `body`
+// runs in a forked child with the fatal signals at their default action (a
+// crash kills the child, and no handler the parent installed - a fuzzer's,
+// a crash reporter's - runs in it, so a contained crash is no finding); its
+// result comes back through a pipe. The child is killed (SIGKILL) when it has
+// not finished within `timeout`: a timeout error naming `what`. A crash is
+// unsupported, naming the signal. Exposed for the tests' children that never
+// finish or crash.
+Result<std::string> run_in_child(const std::function<std::string()>& body, Nanos timeout,
+                                 const std::string& what);
 
 }  // namespace rig::onnx_util

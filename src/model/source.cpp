@@ -15,6 +15,9 @@ Result<ModelBytes> read_model_source(const ModelSource& source) {
   if (!source.path.empty()) {
     auto file = read_file(source.path);
     if (!file) return tl::unexpected(file.error());
+    if (file->empty())
+      return fail(ErrorCode::invalid_argument,
+                  "model file '" + source.path + "' is empty (0 bytes): nothing to load");
     model.owned = std::move(*file);
     model.bytes = model.owned;
     return model;

@@ -36,10 +36,20 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
 
   // 1. The device's own rate.
   watch.monitor().measured_begin("device_loop");
+  const Nanos loop_start = device.clock().now();
   auto loop = device.run_for_duration(cold->workspace.bindings[0], settings.point.duration,
                                       settings.sleep_between_frames);
   watch.monitor().measured_end();
   if (!loop) return tl::unexpected(loop.error());
+  // The device's span of its loop lies inside the call's (as a frame's
+  // timings inside its elapsed time: implausible_timings).
+  const Nanos call = device.clock().now() - loop_start;
+  const Nanos limit = r.mixed_clocks ? kMaxDuration : call;
+  if (loop->elapsed < Nanos(0) || loop->elapsed > limit)
+    return fail(ErrorCode::device, "implausible device timing: the loop's elapsed " +
+                                       std::to_string(loop->elapsed.count()) +
+                                       " ns is outside [0, " + std::to_string(limit.count()) +
+                                       " ns]" + (r.mixed_clocks ? "" : ", the call's duration"));
   r.loop = *loop;
   if (r.loop.frames_per_second > 0) r.device_rate = r.loop.frames_per_second;
   if (r.device_rate && r.loop.rate_step > 0)

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "rig/model.hpp"
+#include "rig/units.hpp"
 
 namespace rig {
 namespace {
@@ -168,8 +169,13 @@ Result<Inference> infer(Device& device, std::span<const std::vector<std::byte>> 
   }
   auto binding = device.bind(b);
   if (!binding) return tl::unexpected(binding.error());
+  const Nanos t0 = device.clock().now();
   auto timings = device.run(*binding);
   if (!timings) return tl::unexpected(timings.error());
+  const Nanos elapsed = device.clock().now() - t0;
+  if (auto bad = implausible_timings(
+          *timings, timings_on_clock(device.info(), device.clock()) ? elapsed : kMaxDuration))
+    return tl::unexpected(std::move(*bad));
   out.timings = *timings;
   return out;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include <algorithm>
@@ -31,13 +32,27 @@ Result<std::string> resolve_model_name(const std::filesystem::path& model_root,
   if (name.empty() || name.find('\0') != std::string::npos || p.is_absolute())
     return fail(ErrorCode::invalid_argument,
                 "model name '" + name + "' must be a relative path under --model-dir");
-  for (const auto& part : p)
+  // Too long for the filesystem: said so (the name is not echoed whole).
+  if (name.size() >= PATH_MAX)
+    return fail(ErrorCode::invalid_argument, "model name of " + std::to_string(name.size()) +
+                                                 " bytes is too long: a path is at most " +
+                                                 std::to_string(PATH_MAX - 1) + " bytes");
+  for (const auto& part : p) {
     if (part == "..")
       return fail(ErrorCode::permission, "model name '" + name + "' escapes --model-dir");
+    if (part.string().size() > NAME_MAX)
+      return fail(ErrorCode::invalid_argument,
+                  "model name '" + name.substr(0, 64) + "...' has a part of " +
+                      std::to_string(part.string().size()) + " bytes: a file name is at most " +
+                      std::to_string(NAME_MAX) + " bytes");
+  }
   std::error_code ec;
   const fs::path full = fs::weakly_canonical(model_root / p, ec);
+  if (ec)
+    return fail(ErrorCode::not_found,
+                "cannot resolve model name '" + name + "' under --model-dir: " + ec.message());
   const std::string root = model_root.string() + "/";
-  if (ec || full.string().rfind(root, 0) != 0)  // e.g. a symlink pointing outside
+  if (full.string().rfind(root, 0) != 0)  // e.g. a symlink pointing outside
     return fail(ErrorCode::permission, "model name '" + name + "' escapes --model-dir");
   if (!fs::is_regular_file(full, ec))
     return fail(ErrorCode::not_found, "no model '" + name + "' under --model-dir");

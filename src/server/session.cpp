@@ -129,6 +129,9 @@ std::optional<Error> Session::admit_load(const wire::Header& h, const pb::Body& 
                  "load_model carries the model as its one buffer, or no buffer when loading by "
                  "name; got " +
                      std::to_string(buffers)};
+  if (buffers == 1 && body.buffer_sizes(0) == 0)
+    return Error{ErrorCode::invalid_argument,
+                 "load_model: the uploaded model is empty (0 bytes): nothing to load"};
   if (auto full = models_full()) return full;
   if (buffers == 1) {
     // The parser allocates the model buffer as its bytes arrive

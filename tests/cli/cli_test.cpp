@@ -100,6 +100,41 @@ TEST_F(Cli, BadFrameSizeForModelBuilder) {
   EXPECT_FALSE(fs::exists(path("x.onnx")));
 }
 
+// Messages that mislead no more: each says what is wrong, in rig's form,
+// with the documented exit code.
+TEST_F(Cli, ParseErrorsAreRigErrorsNamingTheProblem) {
+  // CLI11's range wording ("Value 0 not in range 0.000000 to 1.797e308") is
+  // replaced by rig's, under "rig: error:".
+  const CliRun repeats = rig("bench " + model_ + " " + kSim + " --repeats 0");
+  expect_error(repeats, 2, "--repeats: must be positive, got 0");
+  EXPECT_EQ(repeats.output.find("not in range"), std::string::npos) << repeats.output;
+  expect_error(rig("model cnn --layers 300 -o " + path("c.onnx")), 2,
+               "--layers: must be in 1..256, got 300");
+  // An unknown subcommand is named, with the nearest one.
+  const CliRun typo = rig("benhc " + model_);
+  expect_error(typo, 2, "unknown command 'benhc' (did you mean 'bench'?)");
+  EXPECT_EQ(typo.output.find("A subcommand is required"), std::string::npos) << typo.output;
+  expect_error(rig("zzzzzzzzzz"), 2, "unknown command 'zzzzzzzzzz';");
+  expect_error(rig(""), 2, "a command is required");
+  // An unknown option keeps CLI11's message, in rig's form.
+  expect_error(rig("bench " + model_ + " " + kSim + " --no-such-option"), 2, "--no-such-option");
+  // --help still prints the help and succeeds.
+  EXPECT_EQ(rig("bench --help").status, 0);
+}
+
+TEST_F(Cli, FramesTheBuilderRefusesAreRefusedByTheCliRange) {
+  // The range the CLI says is the one the builder takes: 20000 is refused
+  // up front, naming 16384, not accepted as "1..65536" then refused.
+  const CliRun r = rig("model transport --frame 20000x20000 -o " + path("t.onnx"));
+  expect_error(r, 2, "sides 1..16384");
+  EXPECT_FALSE(fs::exists(path("t.onnx")));
+}
+
+TEST_F(Cli, AnEmptyModelFileIsSaidToBeEmpty) {
+  std::ofstream(path("empty.onnx")).flush();
+  expect_error(rig("bench " + path("empty.onnx") + " " + kSim), 2, "is empty (0 bytes)");
+}
+
 TEST_F(Cli, SimBenchWritesCompleteJsonAtomically) {
   const std::string out = path("result.json");
   const CliRun r = rig("bench " + model_ + " " + kSim + " --json " + out);

@@ -52,6 +52,82 @@ double ms(Nanos d) {
   return static_cast<double>(d.count()) / 1e6;
 }
 
+// A sim whose reported compute time is scaled after its first `skip`
+// inferences: beyond the inference's elapsed time (on the same clock), or
+// negative, it is implausible.
+class InflatedCompute final : public Device {
+ public:
+  InflatedCompute(std::unique_ptr<Device> inner, double factor, int skip)
+      : inner_(std::move(inner)), factor_(factor), skip_(skip) {}
+  DeviceInfo info() const override { return inner_->info(); }
+  Clock& clock() override { return inner_->clock(); }
+  Result<LoadTimings> load(const ModelSource& m) override { return inner_->load(m); }
+  const ModelInfo& model_info() const override { return inner_->model_info(); }
+  Result<BindingId> bind(const Bindings& b) override { return inner_->bind(b); }
+  Result<InferenceTimings> run(BindingId b) override {
+    auto t = inner_->run(b);
+    if (t) inflate(*t);
+    return t;
+  }
+  Result<void> submit(BindingId b, uint64_t tag) override { return inner_->submit(b, tag); }
+  Result<Completion> wait_next(Nanos timeout) override {
+    auto c = inner_->wait_next(timeout);
+    if (c) inflate(c->timings);
+    return c;
+  }
+  uint32_t in_flight() const override { return inner_->in_flight(); }
+  Result<DurationRun> run_for_duration(BindingId b, Nanos d, Nanos s) override {
+    return inner_->run_for_duration(b, d, s);
+  }
+  ByteCounters bytes() const override { return inner_->bytes(); }
+
+ private:
+  void inflate(InferenceTimings& t) {
+    if (skip_-- > 0 || !t.compute) return;
+    t.compute = Nanos(static_cast<int64_t>(static_cast<double>(t.compute->count()) * factor_));
+  }
+  std::unique_ptr<Device> inner_;
+  double factor_;
+  int skip_;
+};
+
+TEST(Methodology, DeviceTimingsOutsideTheElapsedTimeAreRefused) {
+  // compute=2ms of a ~15 ms round trip: x1 is plausible, x100 exceeds the
+  // elapsed time, x-1 is negative.
+  for (const double factor : {1.0, 100.0, -1.0}) {
+    // From the first inference: the cold start is refused, the run stops.
+    InflatedCompute first(sim("compute=2ms,bw=100MB/s,depth=4"), factor, 0);
+    BenchSettings s = quick(4);
+    s.point.repeats = 1;
+    auto r = run_bench(first, transport_512p(), s);
+    if (factor == 1.0) {
+      ASSERT_TRUE(r) << r.error().to_string();
+      EXPECT_TRUE(r->verdict.valid);
+      continue;
+    }
+    ASSERT_FALSE(r) << factor;
+    EXPECT_EQ(r.error().code, ErrorCode::device);
+    EXPECT_NE(r.error().message.find("implausible device timing: compute"), std::string::npos)
+        << r.error().message;
+    EXPECT_EQ(exit_code_for(r.error().code), 3);
+    // After the cold start: the lone frames and the steady state fail, the
+    // result is INVALID by no_errors, and the run is a device failure (exit 3).
+    InflatedCompute later(sim("compute=2ms,bw=100MB/s,depth=4"), factor, 1);
+    auto late = run_bench(later, transport_512p(), s);
+    ASSERT_TRUE(late) << late.error().to_string();
+    EXPECT_FALSE(late->verdict.valid);
+    ASSERT_TRUE(late->verdict.failure);
+    EXPECT_NE(late->verdict.failure->message.find("implausible device timing"), std::string::npos);
+    EXPECT_EQ(late->latency.samples, 0u);
+    bool named = false;
+    for (const auto& rule : late->verdict.rules)
+      if (rule.rule == "no_errors" && !rule.met)
+        for (const auto& f : rule.findings)
+          named = named || f.find("implausible device timing") != std::string::npos;
+    EXPECT_TRUE(named);
+  }
+}
+
 TEST(Methodology, TtfoBreakdownEqualsConfiguredCosts) {
   // bw 100 MB/s: in 10.48576 ms, out 2.62144 ms; lat 0.5 ms each way.
   auto dev = sim("compute=2ms,bw=100MB/s,lat=0.5ms,depth=8,load=250ms,first=40ms");

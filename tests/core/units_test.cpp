@@ -19,6 +19,37 @@ TEST(Units, Durations) {
   EXPECT_FALSE(parse_duration("3 parsecs").has_value());
 }
 
+// Out of the range where sums and products of them fit int64 nanoseconds
+// (or uint64 bytes), a quantity is refused, naming the bound.
+TEST(Units, QuantitiesOutOfRangeAreRefused) {
+  EXPECT_EQ(*parse_duration("1000000s"), kMaxDuration);
+  EXPECT_EQ(*parse_duration("-1000000s"), -kMaxDuration);
+  for (const char* text : {"1000001s", "1e300s", "-1e300ms", "1e9h"}) {
+    auto d = parse_duration(text);
+    ASSERT_FALSE(d) << text;
+    EXPECT_NE(d.error().message.find("out of range (at most 1e6 s"), std::string::npos)
+        << d.error().message;
+  }
+  EXPECT_EQ(*parse_bytes("1e18B"), 1e18);
+  for (const char* text : {"1e300MB", "2EB", "1e19", "-1e300GB"}) {
+    auto b = parse_bytes(text);
+    if (std::string(text) == "2EB") {
+      EXPECT_FALSE(b);  // an unknown unit
+      continue;
+    }
+    ASSERT_FALSE(b) << text;
+    EXPECT_NE(b.error().message.find("out of range (at most 1e18 bytes)"), std::string::npos)
+        << b.error().message;
+  }
+  EXPECT_FALSE(parse_bandwidth("1e300MB/s"));
+  EXPECT_EQ(*parse_frame_rate("1e9/s"), 1e9);
+  for (const char* text : {"1e-300/s", "1e10Hz"}) {
+    auto r = parse_frame_rate(text);
+    ASSERT_FALSE(r) << text;
+    EXPECT_NE(r.error().message.find("out of range"), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(Units, SizesUseSiAndBinaryPrefixes) {
   EXPECT_DOUBLE_EQ(*parse_bytes("1MB"), 1e6);
   EXPECT_DOUBLE_EQ(*parse_bytes("1MiB"), 1048576);

@@ -4,7 +4,9 @@
 
 #include "rig/device.hpp"
 #include "rig/device_spec.hpp"
+#include "rig/link_profile.hpp"
 #include "rig/model.hpp"
+#include "rig/units.hpp"
 
 namespace rig {
 namespace {
@@ -192,6 +194,70 @@ TEST(SimClock, SleepUntilLetsEventsHappenAtTheirOwnTimes) {
   // Sleeping into the past leaves the clock where it is.
   clock.sleep_until(t0);
   EXPECT_EQ(clock.now(), t0 + std::chrono::milliseconds(10));
+}
+
+// The sim's parameters are refused outside the ranges where its arithmetic
+// holds (a transfer time beyond int64 nanoseconds made bw=1e-300MB/s free);
+// a step that would leave them saturates instead of wrapping.
+TEST(SimArithmetic, ParametersOutOfRangeAreRefusedNaming) {
+  const std::pair<std::string, std::string> refused[] = {
+      {"bw=1e-300MB/s", "bw must be at least 1 B/s"},
+      {"bw=1e-12MB/s", "bw must be at least 1 B/s"},
+      {"bw_in=0.5B/s", "bw_in must be at least 1 B/s"},
+      {"bw=1e300MB/s", "out of range"},
+      {"compute=1e300s", "out of range"},
+      {"lat=1e7s", "out of range"},
+      {"drift=1e300", "drift must be <= 1e6"},
+      {"slow_at=0s,slow_factor=1e9", "slow_factor must be <= 1e6"},
+  };
+  for (const auto& [params, message] : refused) {
+    auto device = open_device("sim:" + params);
+    ASSERT_FALSE(device) << params;
+    EXPECT_EQ(device.error().code, ErrorCode::invalid_argument);
+    EXPECT_NE(device.error().message.find(message), std::string::npos)
+        << params << ": " << device.error().message;
+  }
+  auto custom = parse_link_profile("bw=1e-12MB/s,lat=1ms,depth=4");
+  ASSERT_FALSE(custom);
+  EXPECT_NE(custom.error().message.find("at least 1 B/s"), std::string::npos);
+}
+
+TEST(SimArithmetic, ATransferBeyondOneStepIsRefusedAtLoadAndComputeSaturates) {
+  TransportSpec transport;
+  transport.frame = {512, 512};  // 1 MiB in
+  auto bytes = build_transport_model(transport);
+  ASSERT_TRUE(bytes);
+  ModelSource source;
+  source.bytes = *bytes;
+  // 1 MiB at 1 B/s is 12 days: beyond the 1e6 s a step may last.
+  auto slow = open_device("sim:bw=1B/s");
+  ASSERT_TRUE(slow) << slow.error().to_string();
+  auto load = (*slow)->load(source);
+  ASSERT_FALSE(load);
+  EXPECT_NE(load.error().message.find("longer than the simulation's limit of 1e6 s"),
+            std::string::npos)
+      << load.error().message;
+  // 1e5 s x 1e6 is 1e20 ns, out of int64: the compute saturates at 1e6 s.
+  auto huge = open_device("sim:load=0ms,compute=1e5s,slow_at=0s,slow_factor=1e6,bw=1TB/s");
+  ASSERT_TRUE(huge) << huge.error().to_string();
+  ASSERT_TRUE((*huge)->load(source));
+  const ModelInfo& model = (*huge)->model_info();
+  std::vector<std::byte> in(model.input_bytes()), out(model.output_bytes());
+  Bindings b;
+  b.inputs = {std::span<const std::byte>(in)};
+  b.outputs = {std::span<std::byte>(out)};
+  auto binding = (*huge)->bind(b);
+  ASSERT_TRUE(binding);
+  const Nanos t0 = (*huge)->clock().now();
+  auto t = (*huge)->run(*binding);
+  ASSERT_TRUE(t) << t.error().to_string();
+  ASSERT_TRUE(t->compute);
+  EXPECT_EQ(*t->compute, kMaxDuration);
+  EXPECT_GT((*huge)->clock().now() - t0, kMaxDuration);
+  // A server passes a client's loop duration through: out of range, refused.
+  auto loop = (*huge)->run_for_duration(*binding, Nanos::max(), Nanos(0));
+  ASSERT_FALSE(loop);
+  EXPECT_NE(loop.error().message.find("at most 1e6 s"), std::string::npos);
 }
 
 }  // namespace

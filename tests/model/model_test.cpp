@@ -1,5 +1,7 @@
 // Model building, inspection and files (rig_model).
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -11,6 +13,7 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include "model/onnx_util.hpp"
 #include "rig/model.hpp"
 
 namespace rig {
@@ -57,14 +60,19 @@ TEST(FrameSize, ParsesNames) {
 }
 
 TEST(FrameSize, RejectsBadText) {
-  for (const char* text : {"", "512", "x480", "640x", "0x480", "640x0", "-640x480", "+640x480",
-                           "640x480x3", "640 x 480", "640X480", "8k", "640x48a", "99999x10"}) {
+  for (const char* text :
+       {"", "512", "x480", "640x", "0x480", "640x0", "-640x480", "+640x480", "640x480x3",
+        "640 x 480", "640X480", "8k", "640x48a", "99999x10", "20000x20000", "16385x1"}) {
     auto size = parse_frame_size(text);
     ASSERT_FALSE(size) << "'" << text << "' parsed";
     EXPECT_EQ(size.error().code, ErrorCode::invalid_argument);
     EXPECT_NE(size.error().message.find("'" + std::string(text) + "'"), std::string::npos)
         << size.error().message;
+    // The range said is the one the model builder takes.
+    EXPECT_NE(size.error().message.find("sides 1..16384"), std::string::npos)
+        << size.error().message;
   }
+  EXPECT_TRUE(parse_frame_size("16384x1"));
 }
 
 struct LadderCase {
@@ -233,6 +241,30 @@ TEST(Inspect, InfersUndeclaredOutputShapesAndFixesDynamicDims) {
   EXPECT_EQ(info->outputs[0].bytes, 20u);
 }
 
+TEST(Inspect, ANegativeDimensionIsRefusedNotMeasuredAsOne) {
+  auto bytes = *build_cnn_model(CnnSpec{{8, 8}, 3, 4, 1, 5, 1});
+  auto model = parse(bytes);
+  model.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(2)
+      ->set_dim_value(-5);
+  std::string text = model.SerializeAsString();
+  const auto span = std::as_bytes(std::span(text.data(), text.size()));
+  auto info = inspect_onnx(span, "neg");
+  ASSERT_FALSE(info);
+  EXPECT_EQ(info.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(info.error().message.find("dimension 2 is -5: a dimension cannot be negative"),
+            std::string::npos)
+      << info.error().message;
+  auto normalized = normalize_onnx(span, {}, "neg");
+  ASSERT_FALSE(normalized);
+  EXPECT_NE(normalized.error().message.find("dimension 2 is -5 in the model"), std::string::npos)
+      << normalized.error().message;
+}
+
 TEST(Inspect, ZeroStrideIsRefusedBeforeShapeInference) {
   // libonnx's Conv shape inference divides by the stride: a crafted model with
   // stride 0 and undeclared outputs crashed it (found by fuzzing).
@@ -290,6 +322,70 @@ TEST(Inspect, ShapeInferenceCrashIsAnError) {
   ASSERT_FALSE(info);
   EXPECT_EQ(info.error().code, ErrorCode::unsupported);
   EXPECT_NE(info.error().message.find("shape"), std::string::npos) << info.error().message;
+}
+
+// A shape-inference child that never finishes is killed at the deadline:
+// a named timeout error, and the child reaped.
+TEST(Inspect, AChildThatDoesNotFinishIsKilledAtItsDeadline) {
+  auto r = onnx_util::run_in_child(
+      []() -> std::string {
+        for (;;) ::pause();
+      },
+      std::chrono::milliseconds(50), "test child");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::timeout);
+  EXPECT_NE(r.error().message.find("test child did not finish within 50.00 ms and was stopped"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);  // no child left behind
+  EXPECT_EQ(errno, ECHILD);
+  // A child that finishes in time returns its output.
+  auto ok = onnx_util::run_in_child([] { return std::string("done"); }, std::chrono::seconds(60),
+                                    "test child");
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(*ok, "done");
+  // The deadline is a setting.
+  const Nanos before = onnx_util::shape_inference_timeout();
+  EXPECT_GT(before, Nanos(0));
+  onnx_util::set_shape_inference_timeout(std::chrono::seconds(7));
+  EXPECT_EQ(onnx_util::shape_inference_timeout(), std::chrono::seconds(7));
+  onnx_util::set_shape_inference_timeout(before);
+}
+
+// A crash in the child runs none of the parent's handlers (a fuzzer's would
+// write a crash-* artifact for a crash rig contains): the signal's default
+// action kills the child, and the parent names it.
+int g_handler_marker = -1;  // a pipe's write end: the handler says it ran
+void marking_handler(int) {
+  const char c = 'x';
+  (void)!::write(g_handler_marker, &c, 1);
+  ::_exit(42);
+}
+
+TEST(Inspect, ACrashInTheChildRunsNoHandlerOfTheParent) {
+  int marker[2];
+  ASSERT_EQ(::pipe(marker), 0);
+  g_handler_marker = marker[1];
+  struct sigaction handler {
+  }, old{};
+  handler.sa_handler = marking_handler;
+  ASSERT_EQ(::sigaction(SIGSEGV, &handler, &old), 0);
+  auto r = onnx_util::run_in_child(
+      []() -> std::string {
+        ::raise(SIGSEGV);
+        return "survived";
+      },
+      std::chrono::seconds(60), "test child");
+  ::sigaction(SIGSEGV, &old, nullptr);
+  ::close(marker[1]);
+  char c = 0;
+  EXPECT_EQ(::read(marker[0], &c, 1), 0) << "the parent's handler ran in the child";
+  ::close(marker[0]);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::unsupported);
+  EXPECT_NE(r.error().message.find("crashed on this model (signal " + std::to_string(SIGSEGV)),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(Files, WriteAtomicThenRead) {

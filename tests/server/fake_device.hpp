@@ -37,8 +37,9 @@ struct FakeControl {
   bool hold = false;                       // wait_next blocks while set
   std::optional<DurationRun> loop_result;  // scripted run_for_duration result
   std::optional<Error> loop_error;
-  std::optional<Error> run_error;  // completions fail with this
-  bool throw_on_submit = false;    // submit() breaks the Device contract: throws std::bad_alloc
+  std::optional<Error> run_error;           // completions fail with this
+  std::optional<InferenceTimings> timings;  // reported instead of the compute time
+  bool throw_on_submit = false;  // submit() breaks the Device contract: throws std::bad_alloc
   int loads = 0, runs = 0, loops = 0;
   int submits = 0;  // requests accepted by submit()
 
@@ -242,6 +243,10 @@ class FakeDevice final : public Device {
     }
   }
   InferenceTimings timings() const {
+    {
+      std::lock_guard lock(o_.control->mu);
+      if (o_.control->timings) return *o_.control->timings;
+    }
     InferenceTimings t;
     t.compute = o_.compute;
     return t;

@@ -21,6 +21,7 @@
 
 #include "devices/remote/remote_device.hpp"
 #include "proto/convert.hpp"
+#include "rig/engine.hpp"
 #include "server/fake_device.hpp"
 #include "server/raw_client.hpp"
 #include "server/server.hpp"
@@ -360,6 +361,63 @@ TEST(Server, RunErrorsReachTheirCompletion) {
   EXPECT_NE(sync.error().message.find("bad frame"), std::string::npos);
 }
 
+// A server's timings are untrusted figures: a negative compute time, or a
+// transfer of +-4.6e12 ms, fails the inference with a named error (a device
+// failure: the run's verdict INVALID, exit 3) instead of being measured.
+TEST(Server, ImplausibleDeviceTimingsFailTheInference) {
+  auto control = std::make_shared<FakeControl>();
+  FakeOptions o;
+  o.control = control;
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d);
+  auto cs = cold_start(*d, fake_model("in=8,out=8"), 2, 1, nullptr);
+  ASSERT_TRUE(cs) << cs.error().to_string();
+  const auto timings = [](std::optional<Nanos> in, std::optional<Nanos> wait,
+                          std::optional<Nanos> compute, std::optional<Nanos> out) {
+    InferenceTimings t;
+    t.transfer_in = in;
+    t.queue_wait = wait;
+    t.compute = compute;
+    t.transfer_out = out;
+    return t;
+  };
+  const Nanos huge(4'600'000'000'000'000'000);
+  const std::pair<InferenceTimings, std::string> lies[] = {
+      {timings({}, {}, Nanos(-5'000'000), {}), "compute -5000000 ns"},
+      {timings({}, {}, {}, huge), "transfer_out"},
+      {timings(-huge, {}, {}, {}), "transfer_in -45"},
+      {timings({}, Nanos::max(), {}, {}), "queue_wait"},  // the server's sum saturates
+  };
+  for (const auto& [lie, named] : lies) {
+    {
+      std::lock_guard lock(control->mu);
+      control->timings = lie;
+    }
+    LatencySettings ls;
+    ls.samples = 2;
+    const LatencyResult lat = measure_latency(*d, cs->workspace, ls);
+    EXPECT_EQ(lat.samples, 0u) << named;
+    ASSERT_TRUE(lat.first_error) << named;
+    EXPECT_EQ(lat.first_error->code, ErrorCode::device);
+    EXPECT_NE(lat.first_error->message.find("implausible device timing: " + named),
+              std::string::npos)
+        << lat.first_error->message;
+    SteadySettings ss;
+    ss.depth = 2;
+    const SteadyRepeat steady = measure_steady(*d, cs->workspace, ss);
+    EXPECT_EQ(steady.inferences, 0u);
+    ASSERT_TRUE(steady.first_error);
+    EXPECT_NE(steady.first_error->message.find("implausible device timing"), std::string::npos)
+        << steady.first_error->message;
+  }
+  // The first inference of a cold start is refused the same way.
+  auto refused = cold_start(*d, fake_model("in=8,out=8"), 1, 1, nullptr);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::device);
+  EXPECT_NE(refused.error().message.find("implausible device timing"), std::string::npos);
+}
+
 // Two clients with different models on one device: the server swaps the model
 // on the device as their requests alternate, and every answer is right.
 TEST(Server, ClientsWithDifferentModelsShareTheDevice) {
@@ -457,13 +515,25 @@ TEST(Server, LoadByNameStaysUnderTheModelDir) {
            {"link.fake", ErrorCode::permission},
            {(root / "outside.fake").string(), ErrorCode::invalid_argument},
            {"missing.fake", ErrorCode::not_found},
-           {"", ErrorCode::invalid_argument}}) {
+           {"", ErrorCode::invalid_argument},
+           {std::string(5000, 'a'), ErrorCode::invalid_argument},
+           {"sub/" + std::string(300, 'b') + ".fake", ErrorCode::invalid_argument}}) {
     ModelSource m;
     m.server_name = name;
     auto r = d->load(m);
     ASSERT_FALSE(r) << name;
     EXPECT_EQ(r.error().code, code) << name << ": " << r.error().to_string();
+    // A name too long for the filesystem is said to be, not to escape.
+    if (name.size() > 255) {
+      EXPECT_EQ(r.error().message.find("escapes"), std::string::npos) << r.error().message;
+    }
   }
+  ModelSource too_long;
+  too_long.server_name = std::string(5000, 'a');
+  EXPECT_NE(d->load(too_long).error().message.find("model name of 5000 bytes is too long"),
+            std::string::npos);
+  too_long.server_name = "sub/" + std::string(300, 'b');
+  EXPECT_NE(d->load(too_long).error().message.find("has a part of 300 bytes"), std::string::npos);
   fs::remove_all(root);
   // Without --model-dir, loading by name is refused.
   auto plain = start_server();
@@ -788,6 +858,57 @@ TEST(Server, ServerGoneMidRunFailsEveryPendingRequest) {
   stopper.join();
 }
 
+// An upload of no bytes is said to be empty (not "file not found: ").
+TEST(Server, AnEmptyUploadIsNamed) {
+  auto server = start_server();
+  auto c = RawClient::connect(server->address());
+  ASSERT_EQ(c.hello().header.status, Status::ok);
+  pb::Body b;
+  b.mutable_load_model_request()->set_name("m");
+  const std::vector<std::byte> none;
+  auto f = c.request(2, Action::load_model, b, {std::span<const std::byte>(none)});
+  EXPECT_EQ(f.header.status, Status::invalid_argument);
+  EXPECT_NE(f.body.error_reply().message().find("the uploaded model is empty (0 bytes)"),
+            std::string::npos)
+      << f.body.error_reply().message();
+}
+
+// A reply over the client's limits (a 4 GiB body) is the server's failure:
+// protocol, exit 3, not the limit_exceeded of bad input.
+TEST(Server, AnOversizedReplyIsAProtocolFailure) {
+  auto listener = wire::Listener::listen(*wire::parse_listen_address("127.0.0.1:0"));
+  ASSERT_TRUE(listener);
+  std::thread fake([&] {
+    auto s = listener->accept();
+    ASSERT_TRUE(s);
+    RawClient peer(std::move(*s));
+    auto hello = peer.read();
+    ASSERT_TRUE(hello);
+    pb::Body b;
+    b.mutable_hello_reply()->set_version(1);
+    b.mutable_hello_reply()->set_queue_depth(4);
+    peer.send(hello->header.message_id, Action::hello, b);
+    auto request = peer.read();
+    if (!request) return;
+    wire::Header h;
+    h.body_size = 0xffffffffu;
+    h.message_id = request->header.message_id;
+    h.action = request->header.action;
+    peer.send_bytes(wire::encode_header(h));
+    while (peer.read()) {
+    }
+  });
+  auto d = open(listener->bound().to_string() + "?calibrate=0");
+  ASSERT_TRUE(d);
+  auto load = d->load(fake_model("in=4,out=4"));
+  ASSERT_FALSE(load);
+  EXPECT_EQ(load.error().code, ErrorCode::protocol) << load.error().to_string();
+  EXPECT_NE(load.error().message.find("max_body_bytes"), std::string::npos) << load.error().message;
+  EXPECT_EQ(exit_code_for(load.error().code), 3);
+  d.reset();
+  fake.join();
+}
+
 // A server that accepts and then never answers: the client gives up after
 // its timeout, and every pending request fails.
 TEST(Server, SilentServerTimesOut) {
@@ -868,10 +989,12 @@ TEST(Server, ConnectionsOverTheLimitAreAnsweredAndClosed) {
   EXPECT_NE(f.body.error_reply().message().find("max_connections is 2"), std::string::npos)
       << f.body.error_reply().message();
   EXPECT_TRUE(c.at_eof());
-  // The remote device reports the server's reason.
+  // The remote device reports the server's reason, as a device failure (a
+  // full server is busy, exit 3; not bad input, exit 2).
   auto d = open_device(server->address());
   ASSERT_FALSE(d);
-  EXPECT_EQ(d.error().code, ErrorCode::limit_exceeded) << d.error().to_string();
+  EXPECT_EQ(d.error().code, ErrorCode::queue_full) << d.error().to_string();
+  EXPECT_EQ(exit_code_for(d.error().code), 3);
   EXPECT_NE(d.error().message.find("max_connections is 2"), std::string::npos);
   EXPECT_EQ(server->stats().refused, 2u);
   // The connections being served go on.

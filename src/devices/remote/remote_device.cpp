@@ -131,7 +131,13 @@ class RemoteDevice final : public Device {
     h->set_token(options_.token);
     h->set_client(std::string(kVersionString) + " remote device");
     auto reply = call(Action::hello, body, {}, Nanos(0), std::nullopt, false);
-    if (!reply) return tl::unexpected(reply.error());
+    if (!reply) {
+      // A hello carries nothing of the user's to be too large: a server at
+      // its connection limits is busy (a device failure, exit 3), not bad input.
+      Error e = reply.error();
+      if (e.code == ErrorCode::limit_exceeded) e.code = ErrorCode::queue_full;
+      return tl::unexpected(e);
+    }
     if (!reply->frame.body.has_hello_reply()) return wrong_reply(reply->frame);
     const auto& r = reply->frame.body.hello_reply();
     if (r.version() < wire::kMinVersion || r.version() > wire::kMaxVersion)
@@ -428,12 +434,19 @@ class RemoteDevice final : public Device {
   InferenceTimings timings_of(const Reply& reply) const {
     const auto& r = reply.frame.body.run_reply();
     const auto& d = r.device();
+    // The server's figures are untrusted: their sums saturate rather than
+    // wrap, and the engine refuses what lies outside [0, elapsed].
+    const auto sum = [](int64_t a, int64_t b) {
+      int64_t out = 0;
+      if (__builtin_add_overflow(a, b, &out)) return b > 0 ? Nanos::max() : Nanos::min();
+      return Nanos(out);
+    };
     InferenceTimings t;
     t.compute = Nanos(r.compute_ns());
-    t.transfer_in = Nanos(r.receive_ns() + (d.has_transfer_in_ns() ? d.transfer_in_ns() : 0));
-    t.queue_wait = Nanos(r.queue_wait_ns() + (d.has_queue_wait_ns() ? d.queue_wait_ns() : 0));
-    t.transfer_out =
-        reply.completed - reply.started + Nanos(d.has_transfer_out_ns() ? d.transfer_out_ns() : 0);
+    t.transfer_in = sum(r.receive_ns(), d.has_transfer_in_ns() ? d.transfer_in_ns() : 0);
+    t.queue_wait = sum(r.queue_wait_ns(), d.has_queue_wait_ns() ? d.queue_wait_ns() : 0);
+    t.transfer_out = sum((reply.completed - reply.started).count(),
+                         d.has_transfer_out_ns() ? d.transfer_out_ns() : 0);
     return t;
   }
 
@@ -578,10 +591,11 @@ class RemoteDevice final : public Device {
           while (auto frame = parser_.pop()) on_frame(std::move(*frame));
         }
       }
+      // A reply over this client's limits is the server's fault: protocol.
       if (!fed)
-        return tl::unexpected(
-            kill({fed.error().code, "reply stream from " + options_.endpoint.to_string() + ": " +
-                                        fed.error().message}));
+        return tl::unexpected(kill(
+            {fed.error().code == ErrorCode::limit_exceeded ? ErrorCode::protocol : fed.error().code,
+             "reply stream from " + options_.endpoint.to_string() + ": " + fed.error().message}));
       if (dead_) return tl::unexpected(*dead_);
       // A short read drained the socket: poll() says when there is more,
       // which saves a recv() that would only fail with EAGAIN.

@@ -23,6 +23,7 @@
 #include <optional>
 #include <queue>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -31,6 +32,13 @@
 
 namespace rig {
 namespace {
+
+// The ranges where the simulation's arithmetic holds. Every duration is
+// parse_duration's (at most kMaxDuration, 1e6 s); a single step of the
+// simulation (a transfer, a compute) saturates there too, so a run of
+// thousands of them stays inside the virtual clock's int64 nanoseconds.
+constexpr double kSimMinBandwidth = 1;  // bytes per second
+constexpr double kSimMaxFactor = 1e6;   // drift, slow_factor
 
 struct SimParams {
   Nanos compute{std::chrono::milliseconds(1)};
@@ -90,8 +98,10 @@ Result<SimParams> parse_params(const std::map<std::string, std::string>& params)
     auto bw = [&](double& out) -> Result<void> {
       auto b = parse_bandwidth(value);
       if (!b) return bad(b.error());
-      if (*b <= 0)
-        return fail(ErrorCode::invalid_argument, "sim parameter " + key + " must be > 0");
+      // Below 1 B/s a frame's transfer time leaves the virtual clock's range.
+      if (!(*b >= kSimMinBandwidth))
+        return fail(ErrorCode::invalid_argument,
+                    "sim parameter " + key + " must be at least 1 B/s, got '" + value + "'");
       out = *b;
       return {};
     };
@@ -101,6 +111,10 @@ Result<SimParams> parse_params(const std::map<std::string, std::string>& params)
       if (*n < lo)
         return fail(ErrorCode::invalid_argument,
                     "sim parameter " + key + " must be >= " + format_fixed(lo, 0));
+      // Factors beyond this only saturate the compute time (compute_time).
+      if (*n > kSimMaxFactor)
+        return fail(ErrorCode::invalid_argument,
+                    "sim parameter " + key + " must be <= 1e6, got '" + value + "'");
       out = *n;
       return {};
     };
@@ -154,7 +168,10 @@ Result<SimParams> parse_params(const std::map<std::string, std::string>& params)
       p.sensors[name] = std::move(*series);
     } else if (key == "idle_power") {
       double w = 0;
-      r = num(w, 0);
+      auto n = parse_number(value);
+      if (!n) return bad(n.error());
+      if (*n < 0) return fail(ErrorCode::invalid_argument, "sim parameter idle_power must be >= 0");
+      w = *n;
       p.idle_power = w;
     } else if (key == "sensor_step") {
       r = dur(p.sensor_step, true);
@@ -208,8 +225,16 @@ std::string effective_spec(const SimParams& p) {
   return s;
 }
 
+// A double count of nanoseconds as Nanos, saturated at kMaxDuration: llround
+// of a value outside int64 is unspecified, and the clock must never wrap.
+Nanos saturated_nanos(double ns) {
+  if (!(ns > 0)) return Nanos(0);
+  if (ns >= static_cast<double>(kMaxDuration.count())) return kMaxDuration;
+  return Nanos(static_cast<int64_t>(std::llround(ns)));
+}
+
 Nanos transfer_time(size_t bytes, double bw) {
-  return Nanos(static_cast<int64_t>(std::llround(static_cast<double>(bytes) / bw * 1e9)));
+  return saturated_nanos(static_cast<double>(bytes) / bw * 1e9);
 }
 
 class SimDevice final : public Device {
@@ -245,6 +270,17 @@ class SimDevice final : public Device {
     reset_model();
     auto prepared = prepare_onnx_model(source);  // the same normalisation as the cpu device's
     if (!prepared) return tl::unexpected(prepared.error());
+    // A frame whose transfer would take longer than one step may last is
+    // refused here, not simulated as a saturated (wrong) time.
+    for (const auto& [bytes, bw, dir] :
+         {std::tuple{prepared->info.input_bytes(), p_.bw_in, "input"},
+          std::tuple{prepared->info.output_bytes(), p_.bw_out, "output"}})
+      if (static_cast<double>(bytes) / bw >= to_seconds(kMaxDuration))
+        return fail(ErrorCode::invalid_argument,
+                    std::string("sim: moving the model's ") + dir + " (" +
+                        format_bytes(static_cast<double>(bytes)) + ") at " + format_rate(bw) +
+                        " would take longer than the simulation's limit of 1e6 s per step; "
+                        "raise the bandwidth");
     model_ = std::move(prepared->info);
     loaded_ = true;
     first_pending_ = true;
@@ -300,6 +336,11 @@ class SimDevice final : public Device {
     if (sleep_between < Nanos(0))
       return fail(ErrorCode::invalid_argument,
                   "run_for_duration: sleep between frames must not be negative");
+    // A server passes a client's figures through: keep the clock's sums in range.
+    if (duration > kMaxDuration || sleep_between > kMaxDuration)
+      return fail(ErrorCode::invalid_argument,
+                  "run_for_duration: the duration and the sleep between frames must be at most "
+                  "1e6 s each");
     // The input crosses once, the device loops on it, the output crosses once.
     const size_t in = model_.input_bytes(), out = model_.output_bytes();
     advance_to(clock_.now() + transfer_time(in, p_.bw_in) + p_.latency);
@@ -409,7 +450,7 @@ class SimDevice final : public Device {
           static_cast<double>((rng_ * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
       c *= 1 + p_.jitter * (2 * u - 1);
     }
-    Nanos cost(static_cast<int64_t>(std::llround(c)));
+    Nanos cost = saturated_nanos(c);
     if (first_pending_) {
       cost += p_.first;
       first_pending_ = false;
