@@ -100,17 +100,25 @@ std::unique_ptr<GrpcEcho> GrpcEcho::start() {
   impl->server = builder.BuildAndStart();
   if (!impl->server || port == 0) fail("the server did not start on 127.0.0.1");
   impl->address = "127.0.0.1:" + std::to_string(port);
+  std::unique_ptr<GrpcEcho> echo(new GrpcEcho(std::move(impl)));
+  echo->reconnect();
+  return echo;
+}
 
+void GrpcEcho::reconnect() {
+  impl_->stub.reset();
+  impl_->channel.reset();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
-  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);  // loopback, whatever http_proxy says
-  impl->channel =
-      grpc::CreateCustomChannel(impl->address, grpc::InsecureChannelCredentials(), args);
-  if (!impl->channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)))
-    fail("no connection to " + impl->address + " within 10 s");
-  impl->stub = Echo::NewStub(impl->channel);
-  return std::unique_ptr<GrpcEcho>(new GrpcEcho(std::move(impl)));
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);          // loopback, whatever http_proxy says
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+  impl_->channel =
+      grpc::CreateCustomChannel(impl_->address, grpc::InsecureChannelCredentials(), args);
+  if (!impl_->channel->WaitForConnected(std::chrono::system_clock::now() +
+                                        std::chrono::seconds(10)))
+    fail("no connection to " + impl_->address + " within 10 s");
+  impl_->stub = Echo::NewStub(impl_->channel);
 }
 
 double GrpcEcho::unary_round_trip_us(size_t bytes, int count) {

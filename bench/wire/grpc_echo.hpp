@@ -31,6 +31,9 @@ class GrpcEcho {
   static std::string version();
   std::string address() const;
 
+  // A new channel to the server, on a new TCP connection, for what follows.
+  void reconnect();
+
   // Microseconds per round trip of `bytes` each way, `count` of them, one at
   // a time: a unary call each, or one write and one read on one stream.
   double unary_round_trip_us(size_t bytes, int count);

@@ -278,10 +278,10 @@ double rig_ping_round_trip(const std::string& address) {
   return seconds_since(t0) / kPings * 1e6;
 }
 
-double rig_round_trip(Device& d, BindingId id) {
+double rig_round_trip(Device& d, BindingId id, int count = kPings) {
   const auto t0 = Clock::now();
-  for (int i = 0; i < kPings; ++i) must(d.run(id), "run");
-  return seconds_since(t0) / kPings * 1e6;
+  for (int i = 0; i < count; ++i) must(d.run(id), "run");
+  return seconds_since(t0) / count * 1e6;
 }
 
 struct Pair {
@@ -348,11 +348,26 @@ int frames_for(const Size& s) {
   return static_cast<int>(std::clamp(f, static_cast<double>(kFrames), 2000.0));
 }
 
+// Warm-up count per connection: a tenth of a measurement, at least 8.
+int warm_up(int count) {
+  return std::min(count, std::max(8, count / 10));
+}
+
+// "[min-max]" of the repeats, for the spread beside a median.
+std::string range(const std::vector<double>& v, int decimals = 2) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  char text[64];
+  std::snprintf(text, sizeof text, "[%.*f-%.*f]", decimals, *lo, decimals, *hi);
+  return text;
+}
+
 const char* verdict(bool met) {
   return met ? "target met" : "target missed";
 }
 
 // rig and gRPC alternate within each repeat (rig, unary, stream, rig, ...),
+// each repeat of each on a new connection (so a connection whose threads the
+// scheduler placed badly on this shared machine spoils one repeat, not all),
 // medians over repeats. Returns whether both targets are met.
 bool compare_grpc() {
   auto echo = bench::GrpcEcho::start();
@@ -364,27 +379,32 @@ bool compare_grpc() {
 
   {  // 64-byte round trips: rig's run vs a unary call vs a write + read on a stream.
     auto server = start_server("127.0.0.1:0");
-    auto device = must(open_device(server->address()), "open remote");
-    must(device->load(fake_model(64, 64)), "load");
-    const Slots slots = bind_slots(*device, 1, 64, 64);
-    rig_round_trip(*device, slots.ids[0]);
-    echo->unary_round_trip_us(64, kPings / 10 + 1);
-    echo->stream_round_trip_us(64, kPings / 10 + 1);
     std::vector<double> rig, unary, stream;
     for (int r = 0; r < kRepeats; ++r) {
-      rig.push_back(rig_round_trip(*device, slots.ids[0]));
+      {
+        auto device = must(open_device(server->address()), "open remote");
+        must(device->load(fake_model(64, 64)), "load");
+        const Slots slots = bind_slots(*device, 1, 64, 64);
+        rig_round_trip(*device, slots.ids[0], warm_up(kPings));
+        rig.push_back(rig_round_trip(*device, slots.ids[0], kPings));
+      }
+      echo->reconnect();
+      echo->unary_round_trip_us(64, warm_up(kPings));
       unary.push_back(echo->unary_round_trip_us(64, kPings));
+      echo->stream_round_trip_us(64, warm_up(kPings));
       stream.push_back(echo->stream_round_trip_us(64, kPings));
     }
     const double r = median(rig), u = median(unary), st = median(stream);
     const double best = std::min(u, st) / r;  // rig's rate / the faster gRPC's
     ok &= best >= 2.0;
     std::printf(
-        "  64-byte round trip, %d x %d repeats (medians, us; rig x = gRPC time / rig time)\n",
+        "  64-byte round trip, %d x %d repeats (medians [min-max], us; rig x = gRPC time / rig "
+        "time)\n",
         kPings, kRepeats);
     std::printf(
-        "    rig %7.2f us   gRPC unary %7.2f us (rig %.2fx)   gRPC stream %7.2f us (rig %.2fx)\n",
-        r, u, u / r, st, st / r);
+        "    rig %7.2f us %s   gRPC unary %7.2f us %s (rig %.2fx)   gRPC stream %7.2f us %s "
+        "(rig %.2fx)\n",
+        r, range(rig).c_str(), u, range(unary).c_str(), u / r, st, range(stream).c_str(), st / r);
     std::printf("    rig / faster gRPC %.2fx  (target >= 2.00) %s\n", best, verdict(best >= 2.0));
   }
 
@@ -395,25 +415,28 @@ bool compare_grpc() {
   for (const Size& size : kSizes) {
     const int frames = frames_for(size);
     auto server = start_server("127.0.0.1:0");
-    auto device = must(open_device(server->address()), "open remote");
-    must(device->load(fake_model(size.in, size.out)), "load");
-    const Slots slots = bind_slots(*device, kDepth, size.in, size.out);
-    // Warm-up: buffers touched, HTTP/2 flow-control windows grown.
-    rig_pipelined(*device, slots, std::min(frames, 64));
-    echo->unary_pipelined_mbs(size.in, size.out, kDepth, std::min(frames, 64));
-    echo->stream_pipelined_mbs(size.in, size.out, kDepth, std::min(frames, 64));
     std::vector<double> rig, unary, stream;
     for (int r = 0; r < kRepeats; ++r) {
-      rig.push_back(rig_pipelined(*device, slots, frames));
+      {
+        auto device = must(open_device(server->address()), "open remote");
+        must(device->load(fake_model(size.in, size.out)), "load");
+        const Slots slots = bind_slots(*device, kDepth, size.in, size.out);
+        rig_pipelined(*device, slots, warm_up(frames));  // buffers touched, server slots made
+        rig.push_back(rig_pipelined(*device, slots, frames));
+      }
+      echo->reconnect();  // then HTTP/2's flow-control windows grow in the warm-ups
+      echo->unary_pipelined_mbs(size.in, size.out, kDepth, warm_up(frames));
       unary.push_back(echo->unary_pipelined_mbs(size.in, size.out, kDepth, frames));
+      echo->stream_pipelined_mbs(size.in, size.out, kDepth, warm_up(frames));
       stream.push_back(echo->stream_pipelined_mbs(size.in, size.out, kDepth, frames));
     }
     const double r = median(rig), u = median(unary), st = median(stream);
     const double best = r / std::max(u, st);
     std::printf(
-        "    %-7s %8zu in %7zu out x %4d  rig %8.1f   gRPC unary %8.1f (rig %.2fx)   "
-        "gRPC stream %8.1f (rig %.2fx)",
-        size.name, size.in, size.out, frames, r, u, r / u, st, r / st);
+        "    %-7s %8zu in %7zu out x %4d  rig %8.1f %s   gRPC unary %8.1f %s (rig %.2fx)   "
+        "gRPC stream %8.1f %s (rig %.2fx)",
+        size.name, size.in, size.out, frames, r, range(rig, 0).c_str(), u, range(unary, 0).c_str(),
+        r / u, st, range(stream, 0).c_str(), r / st);
     if (size.in == kFrameIn) {
       ok &= best >= 1.5;
       std::printf("\n    4K: rig / faster gRPC %.2fx  (target >= 1.50) %s", best,
