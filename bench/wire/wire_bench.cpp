@@ -17,7 +17,8 @@
 //     against the faster of gRPC's two ways. Built only where gRPC was found
 //     at configure time; the output says when it was not.
 // Exits 1 when a target is missed (not run by CI: it measures wall time).
-// `wire_bench [4k|rt|grpc] [PINGS [REPEATS]]` runs one part only.
+// `wire_bench [4k|rt|grpc|grpc-rt|grpc-frames] [PINGS [REPEATS]]` runs one
+// part only (grpc-rt: gRPC's round trips, grpc-frames: its pipelined frames).
 //
 // The hosted device is the scripted fake (tests/server/fake_device.hpp) that
 // does no work, so what is measured is the protocol and the sockets. Kinds
@@ -34,6 +35,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -368,8 +370,8 @@ const char* verdict(bool met) {
 // rig and gRPC alternate within each repeat (rig, unary, stream, rig, ...),
 // each repeat of each on a new connection (so a connection whose threads the
 // scheduler placed badly on this shared machine spoils one repeat, not all),
-// medians over repeats. Returns whether both targets are met.
-bool compare_grpc() {
+// medians over repeats. Returns whether the targets of the parts run are met.
+bool compare_grpc(bool round_trips, bool frames_too) {
   auto echo = bench::GrpcEcho::start();
   std::printf(
       "\ngRPC %s over loopback TCP (sync server and stub, in this process, %s): "
@@ -377,7 +379,7 @@ bool compare_grpc() {
       bench::GrpcEcho::version().c_str(), echo->address().c_str());
   bool ok = true;
 
-  {  // 64-byte round trips: rig's run vs a unary call vs a write + read on a stream.
+  if (round_trips) {  // 64 B: rig's run vs a unary call vs a write + read on a stream.
     auto server = start_server("127.0.0.1:0");
     std::vector<double> rig, unary, stream;
     for (int r = 0; r < kRepeats; ++r) {
@@ -408,11 +410,12 @@ bool compare_grpc() {
     std::printf("    rig / faster gRPC %.2fx  (target >= 2.00) %s\n", best, verdict(best >= 2.0));
   }
 
-  std::printf(
-      "  pipelined frames, depth %u, %d repeats (medians, MB/s of in + out; rig x = rig MB/s / "
-      "gRPC MB/s)\n",
-      kDepth, kRepeats);
-  for (const Size& size : kSizes) {
+  if (frames_too)
+    std::printf(
+        "  pipelined frames, depth %u, %d repeats (medians [min-max], MB/s of in + out; rig x = "
+        "rig MB/s / gRPC MB/s)\n",
+        kDepth, kRepeats);
+  for (const Size& size : frames_too ? std::span(kSizes) : std::span<const Size>()) {
     const int frames = frames_for(size);
     auto server = start_server("127.0.0.1:0");
     std::vector<double> rig, unary, stream;
@@ -467,16 +470,19 @@ std::string cpu_model() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `wire_bench 4k`, `wire_bench rt` or `wire_bench grpc` runs one part only.
+  // `wire_bench 4k`, `rt`, `grpc`, `grpc-rt` or `grpc-frames` runs one part only.
   const std::string only = argc > 1 ? argv[1] : "";
-  if (!only.empty() && only != "4k" && only != "rt" && only != "grpc") {
-    std::fprintf(stderr, "wire_bench: unknown part '%s' (use 4k, rt or grpc)\n", only.c_str());
+  if (!only.empty() && only != "4k" && only != "rt" && only != "grpc" && only != "grpc-rt" &&
+      only != "grpc-frames") {
+    std::fprintf(stderr,
+                 "wire_bench: unknown part '%s' (use 4k, rt, grpc, grpc-rt or grpc-frames)\n",
+                 only.c_str());
     return 2;
   }
   if (argc > 2) kPings = std::max(1, std::atoi(argv[2]));
   if (argc > 3) kRepeats = std::max(1, std::atoi(argv[3]));
   const bool run_4k = only.empty() || only == "4k", run_rt = only.empty() || only == "rt",
-             run_grpc = only.empty() || only == "grpc";
+             run_grpc = only.empty() || only.rfind("grpc", 0) == 0;
   const std::string sock =
       (std::filesystem::temp_directory_path() / ("rig-wire-bench-" + std::to_string(::getpid())))
           .string();
@@ -518,7 +524,7 @@ int main(int argc, char** argv) {
   }
   if (run_grpc) {
 #if RIG_WIRE_BENCH_GRPC
-    ok &= compare_grpc();
+    ok &= compare_grpc(only != "grpc-frames", only != "grpc-rt");
 #else
     std::printf(
         "\ngRPC comparison not built: gRPC was not found at configure time "
