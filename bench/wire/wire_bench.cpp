@@ -112,54 +112,58 @@ std::pair<wire::Socket, wire::Socket> raw_pair(const wire::Endpoint& where) {
   return {std::move(client), std::move(server)};
 }
 
-// Frames of kFrameIn bytes one way and kFrameOut bytes back, both directions
-// at once, kDepth frames ahead: MB/s of in + out.
-double raw_4k(const wire::Endpoint& where) {
+// `frames` frames of `frame_in` bytes one way and `frame_out` bytes back,
+// both directions at once, kDepth frames ahead: MB/s of in + out.
+double raw_pipelined(const wire::Endpoint& where, size_t frame_in, size_t frame_out, int frames) {
   auto [client, server] = raw_pair(where);
-  std::vector<std::byte> in(kFrameIn, std::byte{1}), out(kFrameOut, std::byte{2});
-  std::vector<std::byte> server_in(kFrameIn), client_out(kFrameOut);
+  std::vector<std::byte> in(frame_in, std::byte{1}), out(frame_out, std::byte{2});
+  std::vector<std::byte> server_in(frame_in), client_out(frame_out);
   // The server: one thread reads frames, another writes the replies.
   std::mutex mu;
   std::condition_variable cv;
   int received = 0, acknowledged = 0;
   std::thread server_reader([&] {
-    for (int i = 0; i < kFrames; ++i) {
-      read_exactly(server.fd(), server_in.data(), kFrameIn);
+    for (int i = 0; i < frames; ++i) {
+      read_exactly(server.fd(), server_in.data(), frame_in);
       std::lock_guard lock(mu);
       ++received;
       cv.notify_all();
     }
   });
   std::thread server_writer([&] {
-    for (int i = 0; i < kFrames; ++i) {
+    for (int i = 0; i < frames; ++i) {
       {
         std::unique_lock lock(mu);
         cv.wait(lock, [&] { return received > i; });
       }
-      write_exactly(server.fd(), out.data(), kFrameOut);
+      write_exactly(server.fd(), out.data(), frame_out);
     }
   });
   const auto t0 = Clock::now();
   std::thread client_reader([&] {
-    for (int i = 0; i < kFrames; ++i) {
-      read_exactly(client.fd(), client_out.data(), kFrameOut);
+    for (int i = 0; i < frames; ++i) {
+      read_exactly(client.fd(), client_out.data(), frame_out);
       std::lock_guard lock(mu);
       ++acknowledged;
       cv.notify_all();
     }
   });
-  for (int i = 0; i < kFrames; ++i) {
+  for (int i = 0; i < frames; ++i) {
     {
       std::unique_lock lock(mu);
       cv.wait(lock, [&] { return acknowledged + static_cast<int>(kDepth) > i; });
     }
-    write_exactly(client.fd(), in.data(), kFrameIn);
+    write_exactly(client.fd(), in.data(), frame_in);
   }
   client_reader.join();
   const double s = seconds_since(t0);
   server_reader.join();
   server_writer.join();
-  return static_cast<double>(kFrames) * (kFrameIn + kFrameOut) / s / 1e6;
+  return static_cast<double>(frames) * static_cast<double>(frame_in + frame_out) / s / 1e6;
+}
+
+double raw_4k(const wire::Endpoint& where) {
+  return raw_pipelined(where, kFrameIn, kFrameOut, kFrames);
 }
 
 // Microseconds per 64-byte round trip.
@@ -363,11 +367,18 @@ std::string range(const std::vector<double>& v, int decimals = 2) {
   return text;
 }
 
+// Whole MB/s, or tenths below 100 MB/s.
+int mbs_decimals(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end()) < 100 ? 1 : 0;
+}
+
 const char* verdict(bool met) {
   return met ? "target met" : "target missed";
 }
 
-// rig and gRPC alternate within each repeat (rig, unary, stream, rig, ...),
+// rig and gRPC alternate within each repeat (rig, unary, stream, rig, ...;
+// for frames also a raw socket moving the same bytes: the ceiling of rig's
+// ratio over a socket),
 // each repeat of each on a new connection (so a connection whose threads the
 // scheduler placed badly on this shared machine spoils one repeat, not all),
 // medians over repeats. Returns whether the targets of the parts run are met.
@@ -418,8 +429,10 @@ bool compare_grpc(bool round_trips, bool frames_too) {
   for (const Size& size : frames_too ? std::span(kSizes) : std::span<const Size>()) {
     const int frames = frames_for(size);
     auto server = start_server("127.0.0.1:0");
-    std::vector<double> rig, unary, stream;
+    const wire::Endpoint raw_where = must(wire::parse_listen_address("127.0.0.1:0"), "raw");
+    std::vector<double> rig, unary, stream, raw;
     for (int r = 0; r < kRepeats; ++r) {
+      raw.push_back(raw_pipelined(raw_where, size.in, size.out, frames));
       {
         auto device = must(open_device(server->address()), "open remote");
         must(device->load(fake_model(size.in, size.out)), "load");
@@ -433,13 +446,15 @@ bool compare_grpc(bool round_trips, bool frames_too) {
       echo->stream_pipelined_mbs(size.in, size.out, kDepth, warm_up(frames));
       stream.push_back(echo->stream_pipelined_mbs(size.in, size.out, kDepth, frames));
     }
-    const double r = median(rig), u = median(unary), st = median(stream);
+    const double r = median(rig), u = median(unary), st = median(stream), w = median(raw);
     const double best = r / std::max(u, st);
     std::printf(
         "    %-7s %8zu in %7zu out x %4d  rig %8.1f %s   gRPC unary %8.1f %s (rig %.2fx)   "
-        "gRPC stream %8.1f %s (rig %.2fx)",
-        size.name, size.in, size.out, frames, r, range(rig, 0).c_str(), u, range(unary, 0).c_str(),
-        r / u, st, range(stream, 0).c_str(), r / st);
+        "gRPC stream %8.1f %s (rig %.2fx)   raw socket %8.1f %s (raw / faster gRPC %.2fx)",
+        size.name, size.in, size.out, frames, r, range(rig, mbs_decimals(rig)).c_str(), u,
+        range(unary, mbs_decimals(unary)).c_str(), r / u, st,
+        range(stream, mbs_decimals(stream)).c_str(), r / st, w,
+        range(raw, mbs_decimals(raw)).c_str(), w / std::max(u, st));
     if (size.in == kFrameIn) {
       ok &= best >= 1.5;
       std::printf("\n    4K: rig / faster gRPC %.2fx  (target >= 1.50) %s", best,
