@@ -16,7 +16,8 @@
 //     gRPC's round-trip rate at 64 B, >= 1.5x gRPC's MB/s on 4K frames, each
 //     against the faster of gRPC's two ways. Built only where gRPC was found
 //     at configure time; the output says when it was not.
-// Exits 1 when a target is missed (not run by CI: it measures wall time).
+// Exits 1 when a target is missed (not run by CI: it measures wall time), 2
+// on an unknown part or a gRPC part asked of a build without gRPC.
 // `wire_bench [4k|rt|grpc|grpc-rt|grpc-frames] [PINGS [REPEATS]]` runs one
 // part only (grpc-rt: gRPC's round trips, grpc-frames: its pipelined frames).
 //
