@@ -14,8 +14,10 @@
 //     against rig, 64-byte round trips and pipelined frames of 64 B ... 33 MB
 //     in (a quarter of that out, at least 64 B), depth 4. Targets: rig >= 2x
 //     gRPC's round-trip rate at 64 B, >= 1.5x gRPC's MB/s on 4K frames, each
-//     against the faster of gRPC's two ways. Built only where gRPC was found
-//     at configure time; the output says when it was not.
+//     against the faster of gRPC's two ways; frames also beside a raw socket
+//     moving the same bytes (the most any protocol over a socket reaches).
+//     Built only where gRPC was found at configure time; the output says
+//     when it was not.
 // Exits 1 when a target is missed (not run by CI: it measures wall time), 2
 // on an unknown part or a gRPC part asked of a build without gRPC.
 // `wire_bench [4k|rt|grpc|grpc-rt|grpc-frames] [PINGS [REPEATS]]` runs one
