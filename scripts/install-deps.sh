@@ -30,6 +30,7 @@ test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-html5lib  # strict HTML5 parse of rig report's page
   chromium python3-pil  # the report's headless browser test and its screenshot check
+  libgrpc++-dev protobuf-compiler-grpc  # bench/wire's gRPC reference (wire_bench)
 )
 if [[ $profile == test ]]; then packages+=("${test_packages[@]}"); fi
 # Not installed by either profile: tools/check-torchvision.py (a manual check,

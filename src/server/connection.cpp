@@ -186,7 +186,8 @@ void Connection::writer_main() {
 void Connection::writer_loop() {
   std::unique_lock lock(write_mu_);
   for (;;) {
-    write_cv_.wait(lock, [&] { return !queue_.empty() || writer_exit_; });
+    // dead_: close_down() joins this thread once the connection has ended.
+    write_cv_.wait(lock, [&] { return !queue_.empty() || writer_exit_ || dead_; });
     if (dead_) {
       queue_.clear();  // replies of a dead connection go nowhere
       queued_bytes_ = 0;

@@ -1474,6 +1474,27 @@ TEST(Server, EndedConnectionsGiveTheirDescriptorsBack) {
   EXPECT_LE(open_fds(), before);
 }
 
+// A connection whose writer thread has started (a reply larger than the
+// socket takes at once) and then gone idle still ends when its client goes:
+// the writer sees the connection dead, so the reader's close-down can join it
+// and give the descriptor back.
+TEST(Server, AConnectionWithAnIdleWriterEndsWhenItsClientGoes) {
+  auto server = start_server();
+  const size_t before = open_fds();
+  {
+    auto client = open(server->address());
+    ASSERT_TRUE(client->load(fake_model("in=4,out=16777216")));
+    auto f = bind(*client, 4, 16u << 20, 1);
+    ASSERT_TRUE(client->run(f.id));  // 16 MiB back: more than one write of the socket
+  }                                  // the client closes
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (open_fds() > before && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool ended = open_fds() <= before;
+  EXPECT_TRUE(ended) << "the connection did not end within 20 s of its client closing";
+  if (!ended) (void)server.release();  // stopping it would wait for that connection forever
+}
+
 // A client that sends requests and never reads the replies: once its unsent
 // replies reach its share of max_pending_bytes the server stops reading from
 // it, so what the server holds for it stays bounded; other clients are served.
