@@ -84,6 +84,8 @@ std::string to_string(Action action) {
       return "release_model";
     case Action::ping:
       return "ping";
+    case Action::cancel:
+      return "cancel";
   }
   return "action " + std::to_string(static_cast<uint32_t>(action));
 }
@@ -92,7 +94,7 @@ bool is_known(Action action) {
   const auto v = static_cast<uint32_t>(action);
   return (v >= static_cast<uint32_t>(Action::hello) &&
           v <= static_cast<uint32_t>(Action::release_model)) ||
-         action == Action::ping;
+         action == Action::ping || action == Action::cancel;
 }
 
 Status status_for(ErrorCode code) {

@@ -66,7 +66,8 @@ enum class Action : uint32_t {
   run_for_duration = 5,
   read_sensors = 6,
   release_model = 7,
-  ping = 9,  // answered by the connection, never by the device
+  ping = 9,     // answered by the connection, never by the device
+  cancel = 10,  // cuts this connection's loop short
 };
 std::string to_string(Action action);  // "run"; "action 99" for unknown values
 bool is_known(Action action);

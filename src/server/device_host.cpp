@@ -128,6 +128,23 @@ void DeviceHost::cancel_until_stopped() {
   }
 }
 
+bool DeviceHost::cancel_loops(const void* owner) {
+  bool found = false, running = false;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& job : queue_)
+      if (job->kind == Job::Kind::loop && job->owner == owner) found = job->cut = true;
+    if (loop_job_ && loop_job_->owner == owner) found = running = loop_job_->cut = true;
+  }
+  if (running) device_->cancel();
+  return found;
+}
+
+bool DeviceHost::was_cut(const Job& job) const {
+  std::lock_guard lock(mu_);
+  return job.cut;
+}
+
 void DeviceHost::fail_queued() {
   std::deque<std::shared_ptr<Job>> queued;
   {
@@ -365,7 +382,15 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       if (!binding) return failed(binding.error());
       outcome.started_at = steady_now();
       loops_started_.fetch_add(1);
+      {
+        std::lock_guard lock(mu_);
+        loop_job_ = job;
+      }
       auto run = run_loop(*job, *binding);
+      {
+        std::lock_guard lock(mu_);
+        loop_job_.reset();
+      }
       if (!run) return failed(run.error());
       // Cut short by stop(): the figures are of a shorter loop than asked.
       if (stopping())
@@ -412,6 +437,12 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
 // truncates its rate per call) is never split either; stop() cancels it.
 Result<DurationRun> DeviceHost::run_loop(const Job& job, BindingId binding) {
   const Nanos limit = settings_.loop_slice;
+  if (was_cut(job)) {  // cut short before it started: no frame ran
+    DurationRun none;
+    none.frames_completed = 0;
+    none.frames_aborted = 0;
+    return none;
+  }
   if (info_.loop_whole && !virtual_clock_ && limit > Nanos(0) && job.duration > limit)
     log("device host: the device's loop runs whole (" + format_duration(job.duration) +
         "); stop() cancels it or waits for it to end");
@@ -427,6 +458,7 @@ Result<DurationRun> DeviceHost::run_loop(const Job& job, BindingId binding) {
     if (stopping()) return fail(ErrorCode::disconnected, "the server is stopping");
     if (job.cancelled && job.cancelled())
       return fail(ErrorCode::disconnected, "the client went away during the loop");
+    if (was_cut(job)) break;  // its requester cut it short: the slices so far
     const Nanos length = std::clamp(target, Nanos(1), remaining);
     const int64_t slices_left =
         at_least ? std::max<int64_t>(1, remaining.count() / length.count())    // each >= target

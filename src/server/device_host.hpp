@@ -137,6 +137,10 @@ struct Job {
   // True once the requester went away: a queued job is dropped before it
   // starts, a split loop stops at its next slice.
   std::function<bool()> cancelled;
+  // The connection that posted it (cancel_loops); may be null.
+  const void* owner = nullptr;
+  // A loop its requester cut short (action cancel): guarded by the host's mutex.
+  bool cut = false;
 
   // Driver-only bookkeeping.
   Nanos device_submitted_at{0};
@@ -183,6 +187,14 @@ class DeviceHost {
   // Never blocks for longer than one wait slice plus the job's own call.
   void post(std::shared_ptr<Job> job);
 
+  // Cuts short `owner`'s loops (action cancel): one running returns with the
+  // frames completed so far (Device::cancel, repeated by the client while it
+  // waits, since a device ignores it before its loop starts), one queued
+  // returns with none. True when there was one. Any thread.
+  bool cancel_loops(const void* owner);
+  // Whether `job` was cut short (any thread).
+  bool was_cut(const Job& job) const;
+
   // Loops the device has started (for tests and stats). Any thread.
   uint64_t loops_started() const { return loops_started_.load(); }
 
@@ -225,6 +237,7 @@ class DeviceHost {
   bool thread_done_ = false;  // the device thread has returned
   std::thread thread_;
   std::atomic<uint64_t> loops_started_{0};
+  std::shared_ptr<Job> loop_job_;  // the loop on the device, guarded by mu_
 
   // Driver-only state.
   std::map<uint64_t, std::shared_ptr<Job>> in_flight_;

@@ -203,6 +203,12 @@ void Session::dispatch(wire::Frame frame) {
       body.mutable_ping_reply();
       return reply(h.message_id, Action::ping, body);
     }
+    case Action::cancel: {
+      if (!frame.body.has_cancel_request()) break;
+      pb::Body body;
+      body.mutable_cancel_reply()->set_loop_cut(server().host->cancel_loops(this));
+      return reply(h.message_id, Action::cancel, body);
+    }
   }
   reply_error(h.message_id, h.action, wrong_body(h, frame.body));
 }
@@ -473,6 +479,7 @@ void Session::post(std::shared_ptr<Job> job) {
     self->answered();
   };
   job->cancelled = [self = keep_alive()] { return self->is_closed(); };
+  job->owner = this;
   server().host->post(std::move(job));
 }
 

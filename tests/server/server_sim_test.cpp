@@ -116,6 +116,56 @@ TEST(SimCancel, StopCancelsAnUnslicedLoop) {
   EXPECT_EQ(run.error().code, ErrorCode::disconnected) << run.error().to_string();
 }
 
+// Device::cancel() on a remote device is passed on to its server (action
+// cancel): an hour-long realtime loop returns with the frames completed so
+// far, counted exactly, and the connection stays usable.
+TEST(SimCancel, ARemoteDevicesCancelCutsItsServersLoopShort) {
+  auto sim = open_device("sim:compute=1ms,load=0ms,bw=100GB/s,lat=0ms,realtime=1");
+  ASSERT_TRUE(sim);
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  auto server = Server::start(std::move(*sim), s);
+  ASSERT_TRUE(server);
+  auto remote = open_device((*server)->address());
+  ASSERT_TRUE(remote);
+  TransportSpec spec;
+  spec.frame = {16, 16};
+  ModelSource model;
+  model.bytes = *build_transport_model(spec);
+  ASSERT_TRUE((*remote)->load(model));
+  std::vector<std::byte> in((*remote)->model_info().input_bytes()),
+      out((*remote)->model_info().output_bytes());
+  Bindings b;
+  b.inputs.emplace_back(in);
+  b.outputs.emplace_back(out);
+  auto binding = (*remote)->bind(b);
+  ASSERT_TRUE(binding);
+  // Before a loop, cancel() has no effect on it.
+  (*remote)->cancel();
+  Result<DurationRun> run = fail(ErrorCode::internal, "not run");
+  std::atomic<bool> done{false};
+  std::thread loop([&] {
+    run = (*remote)->run_for_duration(*binding, std::chrono::hours(1), Nanos(0));
+    done = true;
+  });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while ((*server)->stats().loops_started == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ((*server)->stats().loops_started, 1u);
+  (*remote)->cancel();  // from another thread, as a signal handler would
+  loop.join();
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_LT(run->elapsed, std::chrono::hours(1));
+  ASSERT_TRUE(run->frames_completed);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(run->elapsed).count();
+  EXPECT_EQ(*run->frames_completed, static_cast<uint64_t>(ms));
+  // The connection goes on: a lone frame runs.
+  ASSERT_TRUE((*remote)->submit(*binding, 7));
+  auto c = (*remote)->wait_next(std::chrono::seconds(30));
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_FALSE(c->error);
+}
+
 TEST_F(SimServer, TheTypedFactsDescribeTheHostedSim) {
   const DeviceInfo info = remote_->info();
   EXPECT_EQ(info.kind, "remote");

@@ -12,6 +12,7 @@
 #include <sys/time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -345,8 +346,23 @@ class RemoteDevice final : public Device {
     r->set_handle(handle_);
     r->set_duration_ns(duration.count());
     r->set_sleep_between_frames_ns(sleep_between_frames.count());
-    auto reply = call(Action::run_for_duration, body, inputs_of(binding),
-                      add_saturating(duration, sleep_between_frames), binding, true);
+    // cancel() has no effect before the loop starts; while its reply is
+    // awaited, each pump slice passes a pending cancel on to the server
+    // (action cancel, repeated until the loop's reply comes back).
+    cancel_.store(false);
+    Nanos cancel_sent{0};
+    auto reply = call(
+        Action::run_for_duration, body, inputs_of(binding),
+        add_saturating(duration, sleep_between_frames), binding, true, [&] {
+          if (!cancel_.load() || (cancel_sent > Nanos(0) && now() - cancel_sent < kBlockingSlice))
+            return;
+          cancel_sent = now();
+          pb::Body cancel;
+          cancel.mutable_cancel_request();
+          Pending p;
+          p.discard = true;
+          (void)send_request(Action::cancel, cancel, {}, p, Nanos(0), false);
+        });
     if (!reply) return tl::unexpected(reply.error());
     if (!reply->frame.body.has_run_for_duration_reply()) return wrong_reply(reply->frame);
     auto run = wire::from_pb(reply->frame.body.run_for_duration_reply());
@@ -354,6 +370,10 @@ class RemoteDevice final : public Device {
     bytes_.payload_out += model_.output_bytes();
     return *run;
   }
+
+  // Thread-safe: a loop under way (run_for_duration) is cut short by its
+  // server, which returns the frames completed so far.
+  void cancel() override { cancel_.store(true); }
 
   ByteCounters bytes() const override { return bytes_; }
 
@@ -390,6 +410,7 @@ class RemoteDevice final : public Device {
     uint64_t tag = 0;
     Nanos deadline{0};
     Nanos reply_started{0};
+    bool discard = false;  // its reply is dropped (a cancel's: the loop's reply tells)
   };
   struct Outgoing {
     wire::OutFrame frame;
@@ -474,14 +495,20 @@ class RemoteDevice final : public Device {
 
   // A request and its reply. The reply's status is checked; its body is the
   // caller's to check.
+  // `while_waiting` runs before each wait of the pump.
   Result<Reply> call(Action action, pb::Body& body, std::vector<std::span<const std::byte>> buffers,
-                     Nanos extra_timeout, std::optional<BindingId> binding, bool payload) {
+                     Nanos extra_timeout, std::optional<BindingId> binding, bool payload,
+                     const std::function<void()>& while_waiting = {}) {
     Pending p;
     p.has_binding = binding.has_value();
     p.binding = binding.value_or(0);
     auto id = send_request(action, body, std::move(buffers), p, extra_timeout, payload);
     if (!id) return tl::unexpected(id.error());
-    auto ok = pump(Nanos::max(), [&] { return sync_done_.count(*id) > 0; });
+    auto ok = pump(Nanos::max(), [&] {
+      if (sync_done_.count(*id) > 0) return true;
+      if (while_waiting) while_waiting();
+      return false;
+    });
     auto it = sync_done_.find(*id);
     if (it == sync_done_.end()) return tl::unexpected(ok.error());
     Result<Reply> reply = std::move(it->second);
@@ -651,6 +678,7 @@ class RemoteDevice final : public Device {
     }
     Pending p = it->second;
     pending_.erase(it);
+    if (p.discard) return;
     Result<Reply> reply = Reply{std::move(frame), p.reply_started, now()};
     if (reply->frame.error) {
       reply = tl::unexpected(*reply->frame.error);
@@ -689,6 +717,7 @@ class RemoteDevice final : public Device {
     socket_.shutdown();
     out_.clear();
     for (auto& [id, p] : pending_) {
+      if (p.discard) continue;
       if (!p.async) {
         sync_done_.emplace(id, tl::unexpected(error));
         continue;
@@ -716,6 +745,7 @@ class RemoteDevice final : public Device {
   std::unordered_map<uint32_t, Result<Reply>> sync_done_;
   std::deque<Completion> completions_;
   std::optional<Error> dead_;
+  std::atomic<bool> cancel_{false};  // cancel() was called during a loop
 
   DeviceInfo info_;
   ModelInfo model_;
