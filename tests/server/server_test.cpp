@@ -1046,6 +1046,39 @@ TEST(Server, PendingBytesLimitIsCheckedBeforeReceiving) {
   c.load("in=4,out=4", 3);
 }
 
+// Through the remote device, a run the server has no room for (its
+// max_pending_bytes) finds the server full: a device-side failure, exit 3,
+// not bad input; the run in flight completes.
+TEST(Server, ARunRefusedForWantOfRoomIsADeviceFailureForTheClient) {
+  auto control = std::make_shared<FakeControl>();
+  control->hold = true;
+  FakeOptions o;
+  o.control = control;
+  o.real_clock = true;
+  ServerSettings s;
+  s.max_pending_bytes = 10000;
+  auto server = start_server(o, s);
+  auto d = open(server->address());
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(fake_model("in=3000,out=3000")));  // 6000 bytes per slot
+  Frames a = bind(*d, 3000, 3000, 1), b = bind(*d, 3000, 3000, 2);
+  ASSERT_TRUE(d->submit(a.id, 1));
+  ASSERT_TRUE(wait_for(*control, [](FakeControl& f) { return f.submits == 1; }));
+  ASSERT_TRUE(d->submit(b.id, 2));
+  auto refused = d->wait_next(std::chrono::seconds(30));
+  ASSERT_TRUE(refused) << refused.error().to_string();
+  EXPECT_EQ(refused->tag, 2u);
+  ASSERT_TRUE(refused->error);
+  EXPECT_EQ(refused->error->code, ErrorCode::queue_full) << refused->error->to_string();
+  EXPECT_EQ(exit_code_for(refused->error->code), 3);
+  EXPECT_NE(refused->error->message.find("max_pending_bytes is 10000"), std::string::npos);
+  control->set_hold(false);
+  auto done = d->wait_next(std::chrono::seconds(30));
+  ASSERT_TRUE(done) << done.error().to_string();
+  EXPECT_EQ(done->tag, 1u);
+  EXPECT_FALSE(done->error);
+}
+
 TEST(Server, PendingBytesLimitCoversRunSlots) {
   auto control = std::make_shared<FakeControl>();
   control->hold = true;

@@ -302,7 +302,7 @@ class RemoteDevice final : public Device {
     pb::Body body;
     body.mutable_run_request()->set_handle(handle_);
     auto reply = call(Action::run, body, inputs_of(binding), Nanos(0), binding, true);
-    if (!reply) return tl::unexpected(reply.error());
+    if (!reply) return tl::unexpected(server_full(reply.error()));
     if (!reply->frame.body.has_run_reply()) return wrong_reply(reply->frame);
     bytes_.payload_out += model_.output_bytes();
     return timings_of(*reply);
@@ -450,6 +450,14 @@ class RemoteDevice final : public Device {
                                        std::to_string(static_cast<uint32_t>(frame.header.status)) +
                                        " without an ErrorReply body"};
     return wire::error_for(frame.header.status, "server: " + frame.body.error_reply().message());
+  }
+
+  // A run the server refused for want of room (its max_pending_bytes: the
+  // run's buffers were checked against the model when it loaded) found the
+  // server full: a device-side failure (exit 3), not bad input.
+  static Error server_full(Error e) {
+    if (e.code == ErrorCode::limit_exceeded) e.code = ErrorCode::queue_full;
+    return e;
   }
 
   InferenceTimings timings_of(const Reply& reply) const {
@@ -700,7 +708,7 @@ class RemoteDevice final : public Device {
     if (!reply) {
       c.error = reply.error();
     } else if (reply->frame.header.status != Status::ok) {
-      c.error = server_error(reply->frame);
+      c.error = server_full(server_error(reply->frame));
     } else if (!reply->frame.body.has_run_reply()) {
       c.error = wrong_reply(reply->frame).value();
     } else {
