@@ -403,6 +403,42 @@ RuleOutcome shared_link(const ConfoundInputs& in) {
   return o;
 }
 
+// A device behind rig serve that other connections used during the run
+// (issue 9): its server's counters, sampled at every window as the remote
+// device's readings. Reloads put other models' loads inside the measured
+// time: they invalidate; others' requests alone warn (they share the device).
+RuleOutcome device_shared(const ConfoundInputs& in) {
+  const MonitorRecord& m = *in.monitor;
+  RuleOutcome o =
+      confound("device_shared", in.settings->strict,
+               "no requests from other clients; model reloads during the run invalidate");
+  if (auto off = monitor_off(m)) return skipped(o, *off);
+  const auto reloads = measured_values(m, "device:server.model_reloads");
+  const auto others = measured_values(m, "device:server.other_requests");
+  const auto open = measured_values(m, "device:server.other_connections");
+  if (reloads.size() < 2 || others.size() < 2)
+    return skipped(o, "no server counters to read (not a device behind rig serve)");
+  const double m_reloads = std::max(0.0, reloads.back() - reloads.front());
+  const double n_requests = std::max(0.0, others.back() - others.front());
+  const double n_clients = open.empty() ? 0 : *std::max_element(open.begin(), open.end());
+  const auto count = [](double v) { return std::to_string(static_cast<uint64_t>(v)); };
+  o.evidence = count(n_requests) + " requests from other clients, " + count(m_reloads) +
+               " model reloads, at most " + count(n_clients) +
+               " other connections open, during the measured part";
+  if (m_reloads > 0 || n_requests > 0) {
+    finding(o, "device shared with " + count(n_clients) + " other client" +
+                   (n_clients == 1 ? "" : "s") + "; " + count(m_reloads) + " model reload" +
+                   (m_reloads == 1 ? "" : "s") + " during the run (" + count(n_requests) +
+                   " of their requests ran on it): the figures include their work" +
+                   (m_reloads > 0 ? " and the reloads; give each model a server of its own, or "
+                                    "load the same model bytes on every connection (they share "
+                                    "one load)"
+                                  : "; measure with the device to yourself"));
+    if (m_reloads > 0) o.severity = Severity::invalidates;
+  }
+  return o;
+}
+
 // Environment facts: every scenario's result has them.
 RuleOutcome debug_build(const Environment& env, bool virtual_clock, bool strict) {
   RuleOutcome o = confound("debug_build", strict, "build_type release");
@@ -1116,6 +1152,7 @@ void add_confound_rules(Verdict& v, const ConfoundInputs& in) {
   v.add(device_warnings(i));
   v.add(cold_caches(i));
   v.add(shared_link(i));
+  v.add(device_shared(i));
 }
 
 std::optional<RateTrend> rate_trend(const std::vector<WindowFigure>& windows) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <new>
+#include <string_view>
 
 #include "rig/units.hpp"
 
@@ -170,8 +172,7 @@ void DeviceHost::post(std::shared_ptr<Job> job) {
   // current_ and generation_ are driver-only, but with nobody driving and mu_
   // held nobody can change them. A run on another model would reload it: that
   // is a load, and loads run on the device thread.
-  const bool on_device = job->kind == Job::Kind::run && job->entry && current_ == job->entry &&
-                         job->entry->loaded_generation == generation_;
+  const bool on_device = job->kind == Job::Kind::run && job->entry && holds(*job->entry);
   const bool fast = (on_device || job->kind == Job::Kind::sensors) && !driving_ && queue_.empty();
   if (!fast) {
     queue_.push_back(std::move(job));
@@ -280,8 +281,7 @@ void DeviceHost::start_ready_jobs() {
       if (queue_.empty() || stopping_) return;
       job = queue_.front();
       if (!(job->cancelled && job->cancelled())) {
-        const bool on_device =
-            job->entry && current_ == job->entry && job->entry->loaded_generation == generation_;
+        const bool on_device = job->entry && holds(*job->entry);
         const bool exclusive = job->kind == Job::Kind::load || job->kind == Job::Kind::loop ||
                                (job->kind == Job::Kind::run && !on_device);
         if (exclusive && !in_flight_.empty()) return;
@@ -295,11 +295,51 @@ void DeviceHost::start_ready_jobs() {
   }
 }
 
+void DeviceHost::identify(const std::shared_ptr<ModelEntry>& entry) {
+  const auto& bytes = entry->source.bytes;
+  if (bytes.empty()) {  // a path: never shared
+    entry->model_id = next_model_id_++;
+    return;
+  }
+  const size_t h = std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  auto [lo, hi] = loaded_by_hash_.equal_range(h);
+  uint64_t id = 0;
+  for (auto it = lo; it != hi;) {
+    auto other = it->second.lock();
+    if (!other) {
+      it = loaded_by_hash_.erase(it);
+      continue;
+    }
+    if (!id && other != entry && other->source.bytes == bytes) id = other->model_id;
+    ++it;
+  }
+  entry->model_id = id ? id : next_model_id_++;
+  loaded_by_hash_.emplace(h, entry);
+}
+
+bool DeviceHost::holds(const ModelEntry& entry) const {
+  if (!current_ || current_->loaded_generation != generation_) return false;
+  return current_.get() == &entry || (entry.model_id != 0 && entry.model_id == current_->model_id);
+}
+
 Result<void> DeviceHost::ensure_current(const std::shared_ptr<ModelEntry>& entry) {
   if (current_ == entry && entry->loaded_generation == generation_) return {};
+  // The same bytes are on the device (another connection loaded them): it
+  // takes them over, binding its own slots, with no reload.
+  if (holds(*entry)) {
+    for (const std::shared_ptr<ModelEntry>& e : {current_, entry})
+      if (std::find(sharing_.begin(), sharing_.end(), e) == sharing_.end()) sharing_.push_back(e);
+    entry->loaded_generation = generation_;
+    current_ = entry;
+    shared_switches_.fetch_add(1);
+    return {};
+  }
   // Another model is on the device: load this one again from its source.
+  model_reloads_.fetch_add(1);
   ++generation_;
   current_.reset();
+  sharing_.clear();
   auto loaded = device_->load(entry->source);
   if (!loaded) return tl::unexpected(loaded.error());
   const ModelInfo& now = device_->model_info();
@@ -367,10 +407,12 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
     case Job::Kind::load: {
       ++generation_;
       current_.reset();
+      sharing_.clear();
       auto loaded = device_->load(job->entry->source);
       if (!loaded) return failed(loaded.error());
       job->entry->info = device_->model_info();
       job->entry->loaded_generation = generation_;
+      identify(job->entry);
       current_ = job->entry;
       outcome.load = *loaded;
       finish(job, std::move(outcome));
@@ -417,6 +459,8 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
         in_flight_.erase(tag);
         return failed(ok.error());
       }
+      runs_executed_.fetch_add(1);
+      if (job->owner_runs) job->owner_runs->fetch_add(1);
       return;
     }
   }

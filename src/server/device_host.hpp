@@ -82,7 +82,10 @@ struct ModelEntry {
   ModelSource source;
   ModelInfo info;
   uint32_t max_slots = 1;
-  uint64_t loaded_generation = 0;      // driver-only
+  uint64_t loaded_generation = 0;  // driver-only
+  // Equal ids: identical model bytes (another connection's upload of the
+  // same model). The device switches between them without a reload.
+  uint64_t model_id = 0;               // driver-only, set when it loads
   ByteHold source_hold;                // the kept model bytes, against max_pending_bytes
   std::shared_ptr<ByteBudget> budget;  // slots are reserved against it; may be null
 
@@ -139,6 +142,8 @@ struct Job {
   std::function<bool()> cancelled;
   // The connection that posted it (cancel_loops); may be null.
   const void* owner = nullptr;
+  // Counts the runs the device executed for that connection; may be null.
+  std::shared_ptr<std::atomic<uint64_t>> owner_runs;
   // A loop its requester cut short (action cancel): guarded by the host's mutex.
   bool cut = false;
 
@@ -195,6 +200,13 @@ class DeviceHost {
   // Whether `job` was cut short (any thread).
   bool was_cut(const Job& job) const;
 
+  // How the device was shared (any thread): reloads when a request needed
+  // another model than the one on the device; switches between identical
+  // models that needed none; runs executed, from every connection.
+  uint64_t model_reloads() const { return model_reloads_.load(); }
+  uint64_t shared_switches() const { return shared_switches_.load(); }
+  uint64_t runs_executed() const { return runs_executed_.load(); }
+
   // Loops the device has started (for tests and stats). Any thread.
   uint64_t loops_started() const { return loops_started_.load(); }
 
@@ -238,12 +250,25 @@ class DeviceHost {
   std::thread thread_;
   std::atomic<uint64_t> loops_started_{0};
   std::shared_ptr<Job> loop_job_;  // the loop on the device, guarded by mu_
+  std::atomic<uint64_t> model_reloads_{0}, shared_switches_{0}, runs_executed_{0};
 
   // Driver-only state.
   std::map<uint64_t, std::shared_ptr<Job>> in_flight_;
   uint64_t next_tag_ = 1;
   uint64_t generation_ = 0;
   std::shared_ptr<ModelEntry> current_;
+  // Entries with identical bytes that took over the device's model without
+  // a reload: their slots are bound too, so they live until the next load.
+  std::vector<std::shared_ptr<ModelEntry>> sharing_;
+  // Every entry loaded, by a hash of its bytes (identical ones share a
+  // model_id); expired ones are pruned as they are met.
+  std::multimap<size_t, std::weak_ptr<ModelEntry>> loaded_by_hash_;
+  uint64_t next_model_id_ = 1;
+  // Sets a freshly loaded entry's model_id (that of a live entry with the
+  // same bytes, else a new one) and files it.
+  void identify(const std::shared_ptr<ModelEntry>& entry);
+  // Whether the device holds `entry`'s model: it, or identical bytes.
+  bool holds(const ModelEntry& entry) const;
   Nanos waited_{0};  // waiting for a completion since the last one (device clock)
 };
 

@@ -104,6 +104,11 @@ struct ServerStats {
   uint64_t peak_unsent_bytes = 0;
   uint64_t reads_paused = 0;   // times a reader paused for that reason
   uint64_t loops_started = 0;  // run_for_duration loops the device started
+  // Sharing the device: reloads when a request needed another model than
+  // the one on it; switches between connections' identical models (by
+  // bytes), which need none.
+  uint64_t model_reloads = 0;
+  uint64_t shared_switches = 0;
 };
 
 class Server {

@@ -390,6 +390,12 @@ void Session::handle_sensors(const wire::Header& h, bool take_warnings) {
         r->set_value(v);
       }
       for (const auto& w : o.warnings) m->add_warnings(w);
+      const DeviceHost& host = *self->server().host;
+      const uint64_t all = host.runs_executed(), own = self->runs_executed_->load();
+      m->set_model_reloads(host.model_reloads());
+      m->set_other_requests(all > own ? all - own : 0);
+      const uint32_t open = self->server().served();
+      m->set_other_connections(open > 0 ? open - 1 : 0);
       self->reply(id, Action::read_sensors, body);
     }
   };
@@ -400,6 +406,7 @@ void Session::handle_run(const wire::Header& h, Placed placed) {
   const Nanos received_at = steady_clock().now();
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::run;
+  job->owner_runs = runs_executed_;
   job->entry = placed.lease->entry();
   job->lease = std::move(placed.lease);
   job->done = [self = keep_alive(), id = h.message_id, placed_at = placed.placed_at, received_at](

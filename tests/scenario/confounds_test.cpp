@@ -183,6 +183,37 @@ TEST(Confounds, SharedLink) {
   EXPECT_FALSE(raised(bench(quick(kClean, link_script(1e3, 1e6))), "shared_link"));
 }
 
+// The server's counters, as a remote device reads them at every window:
+// others' requests during the run warn; model reloads invalidate; a device
+// not behind rig serve has no counters and the rule says so.
+TEST(Confounds, DeviceSharedFromTheServersCounters) {
+  auto series = [](double reloads_per_sample, double requests_per_sample) {
+    Script s;
+    for (int i = 0; i < 64; ++i)
+      s.push_back({{"device:server.model_reloads", reloads_per_sample * i},
+                   {"device:server.other_requests", requests_per_sample * i},
+                   {"device:server.other_connections", 1}});
+    return s;
+  };
+  const BenchResult shared = bench(quick(kClean, series(0, 10)));
+  const RuleOutcome& o = rule(shared.verdict, "device_shared");
+  ASSERT_FALSE(o.met) << o.evidence;
+  EXPECT_EQ(o.severity, Severity::warns);
+  EXPECT_NE(o.findings.at(0).find("device shared with 1 other client; 0 model reloads"),
+            std::string::npos)
+      << o.findings.at(0);
+  EXPECT_TRUE(shared.verdict.valid);
+  const BenchResult reloaded = bench(quick(kClean, series(1, 10)));
+  EXPECT_FALSE(rule(reloaded.verdict, "device_shared").met);
+  EXPECT_EQ(rule(reloaded.verdict, "device_shared").severity, Severity::invalidates);
+  EXPECT_FALSE(reloaded.verdict.valid);
+  EXPECT_TRUE(rule(bench(quick(kClean, series(0, 0))).verdict, "device_shared").met);
+  const RuleOutcome& none = rule(bench(quick(kClean)).verdict, "device_shared");
+  EXPECT_TRUE(none.met);
+  EXPECT_NE(none.evidence.find("not a device behind rig serve"), std::string::npos)
+      << none.evidence;
+}
+
 TEST(Confounds, BuildAndGovernorFromTheEnvironmentOnRealClocksOnly) {
   BenchResult r;
   r.environment.facts = {{"build_type", "debug"}, {"cpu_governor", "powersave"}};

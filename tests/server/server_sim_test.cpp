@@ -11,6 +11,7 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/model.hpp"
+#include "rig/scenario/bench.hpp"
 #include "server/server.hpp"
 
 namespace rig::server {
@@ -164,6 +165,154 @@ TEST(SimCancel, ARemoteDevicesCancelCutsItsServersLoopShort) {
   auto c = (*remote)->wait_next(std::chrono::seconds(30));
   ASSERT_TRUE(c) << c.error().to_string();
   EXPECT_FALSE(c->error);
+}
+
+// A client of a sharing test: a remote device with one model and one binding.
+struct SharingClient {
+  std::unique_ptr<Device> device;
+  std::vector<std::byte> in, out;
+  BindingId binding = 0;
+};
+
+ModelSource transport_model(uint32_t side) {
+  TransportSpec spec;
+  spec.frame = {side, side};
+  ModelSource m;
+  m.bytes = *build_transport_model(spec);
+  m.name = "transport-" + std::to_string(side);
+  return m;
+}
+
+SharingClient sharing_client(const Server& server, const ModelSource& model) {
+  SharingClient c;
+  auto d = open_device(server.address());
+  EXPECT_TRUE(d);
+  if (!d) return c;
+  c.device = std::move(*d);
+  EXPECT_TRUE(c.device->load(model));
+  c.in.resize(c.device->model_info().input_bytes());
+  c.out.resize(c.device->model_info().output_bytes());
+  Bindings b;
+  b.inputs.emplace_back(c.in);
+  b.outputs.emplace_back(c.out);
+  c.binding = c.device->bind(b).value_or(0);
+  return c;
+}
+
+std::unique_ptr<Server> sharing_server() {
+  auto sim = open_device("sim:compute=1ms,load=5ms,bw=100GB/s,lat=0ms");
+  EXPECT_TRUE(sim);
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  auto server = Server::start(std::move(*sim), s);
+  EXPECT_TRUE(server);
+  return server ? std::move(*server) : nullptr;
+}
+
+// Two connections that upload identical model bytes share one load: their
+// runs alternate on the device with no reload; different bytes reload it at
+// every switch. Each client reads how the device was shared (issue 9).
+TEST(SimSharing, IdenticalModelsShareOneLoadAndTheCountsReachTheClients) {
+  auto server = sharing_server();
+  ASSERT_TRUE(server);
+  SharingClient a = sharing_client(*server, transport_model(16)),
+                b = sharing_client(*server, transport_model(16));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(a.device->run(a.binding));
+    ASSERT_TRUE(b.device->run(b.binding));
+  }
+  EXPECT_EQ(server->stats().model_reloads, 0u);
+  EXPECT_GE(server->stats().shared_switches, 5u);
+  auto seen = a.device->read_sensors();
+  EXPECT_EQ(seen["server.other_requests"], 3);  // b's runs
+  EXPECT_EQ(seen["server.other_connections"], 1);
+  EXPECT_EQ(seen["server.model_reloads"], 0);
+
+  // A third client with other bytes: its load puts them on the device (a
+  // load, not a reload); every switch away from them and back reloads.
+  SharingClient c = sharing_client(*server, transport_model(32));
+  ASSERT_TRUE(c.device->run(c.binding));
+  ASSERT_TRUE(a.device->run(a.binding));
+  ASSERT_TRUE(c.device->run(c.binding));
+  EXPECT_EQ(server->stats().model_reloads, 2u);
+  seen = a.device->read_sensors();
+  EXPECT_EQ(seen["server.model_reloads"], 2);
+  EXPECT_EQ(seen["server.other_requests"], 5);  // b's 3 and c's 2
+  EXPECT_EQ(seen["server.other_connections"], 2);
+}
+
+// At every window of a bench on one connection, another client runs a
+// request: the verdict says the device was shared; when the other client's
+// model differs, the reloads make the run INVALID.
+class OtherClientEachWindow final : public EngineObserver {
+ public:
+  explicit OtherClientEachWindow(SharingClient& other) : other_(other) {}
+  void window_closed(const WindowFigure&, Nanos) override {
+    ok_ = other_.device->run(other_.binding).has_value() && ok_;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  SharingClient& other_;
+  bool ok_ = true;
+};
+
+const RuleOutcome* find_rule(const Verdict& v, std::string_view name) {
+  for (const auto& r : v.rules)
+    if (r.rule == name) return &r;
+  return nullptr;
+}
+
+TEST(SimSharing, ABenchOnASharedDeviceSaysSo) {
+  for (const uint32_t other_side : {16u, 32u}) {
+    auto server = sharing_server();
+    ASSERT_TRUE(server);
+    auto a = open_device(server->address());
+    ASSERT_TRUE(a);
+    SharingClient b = sharing_client(*server, transport_model(other_side));
+    OtherClientEachWindow other(b);
+    BenchSettings s;
+    s.point.duration = std::chrono::milliseconds(200);
+    s.point.repeats = 1;
+    s.point.min_inferences = 10;
+    s.latency_samples = 5;
+    s.point.observer = &other;
+    auto r = run_bench(**a, transport_model(16), s);
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_TRUE(other.ok());
+    const RuleOutcome* o = find_rule(r->verdict, "device_shared");
+    ASSERT_NE(o, nullptr);
+    ASSERT_FALSE(o->met) << o->evidence;
+    EXPECT_NE(o->findings.at(0).find("device shared with 1 other client"), std::string::npos)
+        << o->findings.at(0);
+    if (other_side == 16) {  // identical bytes: one load, no reloads
+      EXPECT_NE(o->findings.at(0).find("; 0 model reloads"), std::string::npos);
+      EXPECT_EQ(o->severity, Severity::warns);
+    } else {
+      EXPECT_EQ(o->findings.at(0).find("; 0 model reloads"), std::string::npos);
+      EXPECT_EQ(o->severity, Severity::invalidates);
+      EXPECT_FALSE(r->verdict.valid);
+    }
+  }
+}
+
+TEST(SimSharing, ABenchWithTheDeviceToItselfIsNotShared) {
+  auto server = sharing_server();
+  ASSERT_TRUE(server);
+  auto a = open_device(server->address());
+  ASSERT_TRUE(a);
+  BenchSettings s;
+  s.point.duration = std::chrono::milliseconds(200);
+  s.point.repeats = 1;
+  s.point.min_inferences = 10;
+  s.latency_samples = 5;
+  auto r = run_bench(**a, transport_model(16), s);
+  ASSERT_TRUE(r) << r.error().to_string();
+  const RuleOutcome* o = find_rule(r->verdict, "device_shared");
+  ASSERT_NE(o, nullptr);
+  EXPECT_TRUE(o->met) << o->evidence;
+  EXPECT_NE(o->evidence.find("0 requests from other clients, 0 model reloads"), std::string::npos)
+      << o->evidence;
 }
 
 TEST_F(SimServer, TheTypedFactsDescribeTheHostedSim) {

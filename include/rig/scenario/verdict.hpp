@@ -65,8 +65,9 @@ Verdict judge(const AbResult& result);
 // The confound rules over a result's monitor record, cold start and
 // environment (rig/scenario/confounds.hpp), in the order reported:
 // host_contention, steal_time, thermal_drift, clock_drop, power_limited,
-// device_warnings, cold_caches, shared_link. Each warns, or invalidates when
-// inputs.settings->strict.
+// device_warnings, cold_caches, shared_link, device_shared (a device behind
+// rig serve that other connections used during the run; its model reloads
+// invalidate). Each warns, or invalidates when inputs.settings->strict.
 void add_confound_rules(Verdict& verdict, const ConfoundInputs& inputs);
 
 // The exit status for a verdict: 3 when the device or link failed during the

@@ -383,8 +383,13 @@ class RemoteDevice final : public Device {
     auto reply = call(Action::read_sensors, body, {}, Nanos(0), std::nullopt, false);
     if (!reply || !reply->frame.body.has_read_sensors_reply()) return {};
     std::map<std::string, double> readings;
-    for (const auto& r : reply->frame.body.read_sensors_reply().readings())
-      readings[r.name()] = r.value();
+    const auto& m = reply->frame.body.read_sensors_reply();
+    for (const auto& r : m.readings()) readings[r.name()] = r.value();
+    // How the server's device is shared (counts since it started: the
+    // monitor's samples give their differences over a run).
+    readings["server.model_reloads"] = static_cast<double>(m.model_reloads());
+    readings["server.other_requests"] = static_cast<double>(m.other_requests());
+    readings["server.other_connections"] = static_cast<double>(m.other_connections());
     return readings;
   }
 
