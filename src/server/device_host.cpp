@@ -37,6 +37,15 @@ Nanos saturating_times(Nanos d, uint64_t n) {
   return d * static_cast<int64_t>(n);
 }
 
+// Identical models: the same bytes with the same inputs' shapes fixed (a
+// model loaded by name is normalised on the server with its --shape).
+bool same_shapes(const std::vector<InputShape>& a, const std::vector<InputShape>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].dims != b[i].dims) return false;
+  return true;
+}
+
 }  // namespace
 
 SlotLease::~SlotLease() {
@@ -311,7 +320,9 @@ void DeviceHost::identify(const std::shared_ptr<ModelEntry>& entry) {
       it = loaded_by_hash_.erase(it);
       continue;
     }
-    if (!id && other != entry && other->source.bytes == bytes) id = other->model_id;
+    if (!id && other != entry && other->source.bytes == bytes &&
+        same_shapes(other->source.shapes, entry->source.shapes))
+      id = other->model_id;
     ++it;
   }
   entry->model_id = id ? id : next_model_id_++;

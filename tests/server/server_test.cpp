@@ -1025,6 +1025,35 @@ TEST(Server, ModelsPerConnectionAreLimited) {
   c.load("in=4,out=4", 6);
 }
 
+// Identical bytes loaded by name share one load only with the same --shape:
+// the server normalises a by-name model with its shapes, so other shapes
+// are another model, and switching to it reloads.
+TEST(Server, ByNameModelsShareALoadOnlyWithTheSameShapes) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("rig-share-" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  std::ofstream(root / "a.fake") << "in=8,out=2\n";
+  ServerSettings s;
+  s.model_dir = root.string();
+  auto server = start_server({}, s);
+  auto load = [&](std::vector<InputShape> shapes) {
+    auto d = open(server->address());
+    ModelSource m;
+    m.server_name = "a.fake";
+    m.shapes = std::move(shapes);
+    EXPECT_TRUE(d->load(m));
+    return d;
+  };
+  auto a = load({}), b = load({}), c = load({{"x", {1, 8}}});
+  Frames fa = bind(*a, 8, 2, 1), fb = bind(*b, 8, 2, 2), fc = bind(*c, 8, 2, 3);
+  ASSERT_TRUE(a->run(fa.id));  // c's load is on the device: a reload
+  ASSERT_TRUE(b->run(fb.id));  // the same bytes and shapes as a: shared
+  EXPECT_EQ(server->stats().model_reloads, 1u);
+  ASSERT_TRUE(c->run(fc.id));  // other shapes: another model
+  EXPECT_EQ(server->stats().model_reloads, 2u);
+  fs::remove_all(root);
+}
+
 TEST(Server, PendingBytesLimitIsCheckedBeforeReceiving) {
   ServerSettings s;
   s.max_pending_bytes = 10000;
