@@ -95,7 +95,7 @@ std::optional<Error> Session::admit(const wire::Header& h, const pb::Body& body,
   if (!wire::is_known(h.action))
     return Error{ErrorCode::unsupported, "unknown " + wire::to_string(h.action) + " (protocol " +
                                              std::to_string(wire::kMaxVersion) +
-                                             " has actions 1 to 7 and 9)"};
+                                             " has actions 1 to 7, 9 and 10)"};
   if (buffers != 0)
     return Error{ErrorCode::invalid_argument,
                  wire::to_string(h.action) + " takes no buffers, got " + std::to_string(buffers)};
