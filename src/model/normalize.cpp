@@ -103,6 +103,14 @@ Result<void> fix_input_shapes(onnx::GraphProto& graph, const std::vector<InputSh
   for (const auto& s : shapes) {
     if (!given.emplace(s.name, &s).second)
       return fail(ErrorCode::invalid_argument, "--shape gives input '" + s.name + "' twice");
+    // The CLI refuses these too; shapes also come from the wire (a by-name
+    // load on rig serve).
+    for (size_t i = 0; i < s.dims.size(); ++i)
+      if (s.dims[i] < 1)
+        return fail(ErrorCode::invalid_argument,
+                    "--shape " + s.name + "=" + dims_text(s.dims) + ": dimension " +
+                        std::to_string(i) + " is " + std::to_string(s.dims[i]) +
+                        " (zero or negative); every dimension must be at least 1");
   }
   std::string names;
   for (const auto& input : graph.input())

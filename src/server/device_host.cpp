@@ -140,14 +140,17 @@ void DeviceHost::cancel_until_stopped() {
 }
 
 bool DeviceHost::cancel_loops(const void* owner) {
-  bool found = false, running = false;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& job : queue_)
-      if (job->kind == Job::Kind::loop && job->owner == owner) found = job->cut = true;
-    if (loop_job_ && loop_job_->owner == owner) found = running = loop_job_->cut = true;
+  bool found = false;
+  std::lock_guard lock(mu_);
+  for (auto& job : queue_)
+    if (job->kind == Job::Kind::loop && job->owner == owner) found = job->cut = true;
+  // Under mu_: while loop_job_ is this owner's, no other loop can be on the
+  // device (Device::cancel only sets a flag; the device thread takes mu_
+  // only between loops), so the cancel cannot land on another's.
+  if (loop_job_ && loop_job_->owner == owner) {
+    found = loop_job_->cut = true;
+    device_->cancel();
   }
-  if (running) device_->cancel();
   return found;
 }
 
@@ -179,10 +182,11 @@ void DeviceHost::post(std::shared_ptr<Job> job) {
     return;
   }
   // current_ and generation_ are driver-only, but with nobody driving and mu_
-  // held nobody can change them. A run on another model would reload it: that
-  // is a load, and loads run on the device thread.
-  const bool on_device = job->kind == Job::Kind::run && job->entry && holds(*job->entry);
-  const bool fast = (on_device || job->kind == Job::Kind::sensors) && !driving_ && queue_.empty();
+  // held nobody can change them: holds() is asked only then. A run on another
+  // model would reload it: that is a load, and loads run on the device thread.
+  const bool fast = !driving_ && queue_.empty() &&
+                    (job->kind == Job::Kind::sensors ||
+                     (job->kind == Job::Kind::run && job->entry && holds(*job->entry)));
   if (!fast) {
     queue_.push_back(std::move(job));
     const bool wake = !driving_;
@@ -326,6 +330,12 @@ void DeviceHost::identify(const std::shared_ptr<ModelEntry>& entry) {
     ++it;
   }
   entry->model_id = id ? id : next_model_id_++;
+  // Expired entries keep their allocation (make_shared): sweep them all
+  // whenever the table has doubled since the last sweep.
+  if (loaded_by_hash_.size() >= 2 * live_after_sweep_ + 16) {
+    std::erase_if(loaded_by_hash_, [](const auto& e) { return e.second.expired(); });
+    live_after_sweep_ = loaded_by_hash_.size();
+  }
   loaded_by_hash_.emplace(h, entry);
 }
 
@@ -347,7 +357,8 @@ Result<void> DeviceHost::ensure_current(const std::shared_ptr<ModelEntry>& entry
     return {};
   }
   // Another model is on the device: load this one again from its source.
-  model_reloads_.fetch_add(1);
+  switch_reloads_.fetch_add(1);
+  device_loads_.fetch_add(1);
   ++generation_;
   current_.reset();
   sharing_.clear();
@@ -419,6 +430,7 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       ++generation_;
       current_.reset();
       sharing_.clear();
+      device_loads_.fetch_add(1);
       auto loaded = device_->load(job->entry->source);
       if (!loaded) return failed(loaded.error());
       job->entry->info = device_->model_info();
@@ -430,20 +442,30 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       return;
     }
     case Job::Kind::loop: {
+      outcome.started_at = steady_now();
+      if (was_cut(*job)) {  // cut short while queued: no frame, nothing loaded
+        finish(job, std::move(outcome));
+        return;
+      }
       if (auto ok = ensure_current(job->entry); !ok) return failed(ok.error());
       auto binding = ensure_bound(job->lease->slot());
       if (!binding) return failed(binding.error());
-      outcome.started_at = steady_now();
       loops_started_.fetch_add(1);
-      {
-        std::lock_guard lock(mu_);
-        loop_job_ = job;
-      }
+      requests_executed_.fetch_add(1);
+      if (job->owner_requests) job->owner_requests->fetch_add(1);
+      // On the device from here until the guard goes, whatever happens.
+      struct LoopOnDevice {
+        DeviceHost& host;
+        LoopOnDevice(DeviceHost& h, std::shared_ptr<Job> j) : host(h) {
+          std::lock_guard lock(host.mu_);
+          host.loop_job_ = std::move(j);
+        }
+        ~LoopOnDevice() {
+          std::lock_guard lock(host.mu_);
+          host.loop_job_.reset();
+        }
+      } on_device(*this, job);
       auto run = run_loop(*job, *binding);
-      {
-        std::lock_guard lock(mu_);
-        loop_job_.reset();
-      }
       if (!run) return failed(run.error());
       // Cut short by stop(): the figures are of a shorter loop than asked.
       if (stopping())
@@ -470,8 +492,8 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
         in_flight_.erase(tag);
         return failed(ok.error());
       }
-      runs_executed_.fetch_add(1);
-      if (job->owner_runs) job->owner_runs->fetch_add(1);
+      requests_executed_.fetch_add(1);
+      if (job->owner_requests) job->owner_requests->fetch_add(1);
       return;
     }
   }
@@ -492,12 +514,7 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
 // truncates its rate per call) is never split either; stop() cancels it.
 Result<DurationRun> DeviceHost::run_loop(const Job& job, BindingId binding) {
   const Nanos limit = settings_.loop_slice;
-  if (was_cut(job)) {  // cut short before it started: no frame ran
-    DurationRun none;
-    none.frames_completed = 0;
-    none.frames_aborted = 0;
-    return none;
-  }
+  if (was_cut(job)) return DurationRun{};  // cut just before it started: no frame ran
   if (info_.loop_whole && !virtual_clock_ && limit > Nanos(0) && job.duration > limit)
     log("device host: the device's loop runs whole (" + format_duration(job.duration) +
         "); stop() cancels it or waits for it to end");

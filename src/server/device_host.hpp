@@ -142,8 +142,9 @@ struct Job {
   std::function<bool()> cancelled;
   // The connection that posted it (cancel_loops); may be null.
   const void* owner = nullptr;
-  // Counts the runs the device executed for that connection; may be null.
-  std::shared_ptr<std::atomic<uint64_t>> owner_runs;
+  // Counts the runs and loops the device executed for that connection; may
+  // be null.
+  std::shared_ptr<std::atomic<uint64_t>> owner_requests;
   // A loop its requester cut short (action cancel): guarded by the host's mutex.
   bool cut = false;
 
@@ -200,12 +201,14 @@ class DeviceHost {
   // Whether `job` was cut short (any thread).
   bool was_cut(const Job& job) const;
 
-  // How the device was shared (any thread): reloads when a request needed
-  // another model than the one on the device; switches between identical
-  // models that needed none; runs executed, from every connection.
-  uint64_t model_reloads() const { return model_reloads_.load(); }
+  // How the device was shared (any thread): reloads a request needed because
+  // another model was on the device; every load of a model on the device
+  // (explicit loads and those reloads); switches between identical models,
+  // which need none; runs and loops executed, for every connection.
+  uint64_t switch_reloads() const { return switch_reloads_.load(); }
+  uint64_t device_loads() const { return device_loads_.load(); }
   uint64_t shared_switches() const { return shared_switches_.load(); }
-  uint64_t runs_executed() const { return runs_executed_.load(); }
+  uint64_t requests_executed() const { return requests_executed_.load(); }
 
   // Loops the device has started (for tests and stats). Any thread.
   uint64_t loops_started() const { return loops_started_.load(); }
@@ -250,7 +253,8 @@ class DeviceHost {
   std::thread thread_;
   std::atomic<uint64_t> loops_started_{0};
   std::shared_ptr<Job> loop_job_;  // the loop on the device, guarded by mu_
-  std::atomic<uint64_t> model_reloads_{0}, shared_switches_{0}, runs_executed_{0};
+  std::atomic<uint64_t> switch_reloads_{0}, device_loads_{0}, shared_switches_{0},
+      requests_executed_{0};
 
   // Driver-only state.
   std::map<uint64_t, std::shared_ptr<Job>> in_flight_;
@@ -264,6 +268,7 @@ class DeviceHost {
   // model_id); expired ones are pruned as they are met.
   std::multimap<size_t, std::weak_ptr<ModelEntry>> loaded_by_hash_;
   uint64_t next_model_id_ = 1;
+  size_t live_after_sweep_ = 0;
   // Sets a freshly loaded entry's model_id (that of a live entry with the
   // same bytes, else a new one) and files it.
   void identify(const std::shared_ptr<ModelEntry>& entry);

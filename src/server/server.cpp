@@ -249,7 +249,8 @@ ServerStats Server::stats() const {
   s.peak_unsent_bytes = state_->peak_unsent_bytes.load();
   s.reads_paused = state_->reads_paused.load();
   s.loops_started = state_->host->loops_started();
-  s.model_reloads = state_->host->model_reloads();
+  s.model_reloads = state_->host->switch_reloads();
+  s.device_loads = state_->host->device_loads();
   s.shared_switches = state_->host->shared_switches();
   return s;
 }

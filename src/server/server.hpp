@@ -109,6 +109,7 @@ struct ServerStats {
   // bytes), which need none.
   uint64_t model_reloads = 0;
   uint64_t shared_switches = 0;
+  uint64_t device_loads = 0;  // every load of a model on the device: explicit, and those reloads
 };
 
 class Server {

@@ -391,8 +391,8 @@ void Session::handle_sensors(const wire::Header& h, bool take_warnings) {
       }
       for (const auto& w : o.warnings) m->add_warnings(w);
       const DeviceHost& host = *self->server().host;
-      const uint64_t all = host.runs_executed(), own = self->runs_executed_->load();
-      m->set_model_reloads(host.model_reloads());
+      const uint64_t all = host.requests_executed(), own = self->requests_executed_->load();
+      m->set_model_reloads(host.device_loads());
       m->set_other_requests(all > own ? all - own : 0);
       const uint32_t open = self->server().served();
       m->set_other_connections(open > 0 ? open - 1 : 0);
@@ -406,7 +406,7 @@ void Session::handle_run(const wire::Header& h, Placed placed) {
   const Nanos received_at = steady_clock().now();
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::run;
-  job->owner_runs = runs_executed_;
+  job->owner_requests = requests_executed_;
   job->entry = placed.lease->entry();
   job->lease = std::move(placed.lease);
   job->done = [self = keep_alive(), id = h.message_id, placed_at = placed.placed_at, received_at](
@@ -452,6 +452,7 @@ void Session::handle_loop(const wire::Header& h, const pb::RunForDurationRequest
                                         std::to_string(max.count()) + " ns)"});
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::loop;
+  job->owner_requests = requests_executed_;
   job->entry = placed.lease->entry();
   job->lease = std::move(placed.lease);
   job->duration = duration;

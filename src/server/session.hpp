@@ -107,9 +107,9 @@ class Session final : public Connection {
   std::condition_variable models_cv_;  // wakes await_loads()
   std::map<uint32_t, std::shared_ptr<ModelEntry>> models_;
   uint32_t loads_pending_ = 0;  // loads posted and not yet settled (load_settled)
-  // Runs the device executed for this connection (the others' are the
-  // host's total less these: ReadSensorsReply.other_requests).
-  std::shared_ptr<std::atomic<uint64_t>> runs_executed_ =
+  // Runs and loops the device executed for this connection (the others' are
+  // the host's total less these: ReadSensorsReply.other_requests).
+  std::shared_ptr<std::atomic<uint64_t>> requests_executed_ =
       std::make_shared<std::atomic<uint64_t>>(0);
 };
 

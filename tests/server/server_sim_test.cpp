@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "raw_client.hpp"
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/model.hpp"
@@ -16,6 +17,11 @@
 
 namespace rig::server {
 namespace {
+
+using testing::RawClient;
+using wire::Action;
+using wire::Status;
+namespace pb = wire::pb;
 
 class SimServer : public ::testing::Test {
  protected:
@@ -209,6 +215,51 @@ std::unique_ptr<Server> sharing_server() {
   return server ? std::move(*server) : nullptr;
 }
 
+// A cancel cuts only its own connection's loops: another connection that
+// sends one while this one's loop runs is told no loop was cut, and this
+// loop runs its whole duration (a realtime sim: exact counts).
+TEST(SimCancel, ACancelOnAnotherConnectionLeavesTheLoopAlone) {
+  auto sim = open_device("sim:compute=1ms,load=0ms,bw=100GB/s,lat=0ms,realtime=1");
+  ASSERT_TRUE(sim);
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  auto server = Server::start(std::move(*sim), s);
+  ASSERT_TRUE(server);
+  auto remote = open_device((*server)->address());
+  ASSERT_TRUE(remote);
+  TransportSpec spec;
+  spec.frame = {16, 16};
+  ModelSource model;
+  model.bytes = *build_transport_model(spec);
+  ASSERT_TRUE((*remote)->load(model));
+  std::vector<std::byte> in((*remote)->model_info().input_bytes()),
+      out((*remote)->model_info().output_bytes());
+  Bindings b;
+  b.inputs.emplace_back(in);
+  b.outputs.emplace_back(out);
+  auto binding = (*remote)->bind(b);
+  ASSERT_TRUE(binding);
+  Result<DurationRun> run = fail(ErrorCode::internal, "not run");
+  std::thread loop([&] {
+    run = (*remote)->run_for_duration(*binding, std::chrono::milliseconds(300), Nanos(0));
+  });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while ((*server)->stats().loops_started == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto other = RawClient::connect((*server)->address());
+  other.hello();
+  pb::Body cancel;
+  cancel.mutable_cancel_request();
+  const wire::Frame reply = other.request(2, Action::cancel, cancel);
+  EXPECT_EQ(reply.header.status, Status::ok);
+  ASSERT_TRUE(reply.body.has_cancel_reply());
+  EXPECT_FALSE(reply.body.cancel_reply().loop_cut());
+  loop.join();
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_EQ(run->elapsed, std::chrono::milliseconds(300));
+  EXPECT_EQ(run->frames_completed, 300u);
+}
+
 // Two connections that upload identical model bytes share one load: their
 // runs alternate on the device with no reload; different bytes reload it at
 // every switch. Each client reads how the device was shared (issue 9).
@@ -226,7 +277,7 @@ TEST(SimSharing, IdenticalModelsShareOneLoadAndTheCountsReachTheClients) {
   auto seen = a.device->read_sensors();
   EXPECT_EQ(seen["server.other_requests"], 3);  // b's runs
   EXPECT_EQ(seen["server.other_connections"], 1);
-  EXPECT_EQ(seen["server.model_reloads"], 0);
+  EXPECT_EQ(seen["server.model_reloads"], 2);  // the two loads themselves; no switch reloaded
 
   // A third client with other bytes: its load puts them on the device (a
   // load, not a reload); every switch away from them and back reloads.
@@ -235,8 +286,9 @@ TEST(SimSharing, IdenticalModelsShareOneLoadAndTheCountsReachTheClients) {
   ASSERT_TRUE(a.device->run(a.binding));
   ASSERT_TRUE(c.device->run(c.binding));
   EXPECT_EQ(server->stats().model_reloads, 2u);
+  EXPECT_EQ(server->stats().device_loads, 5u);
   seen = a.device->read_sensors();
-  EXPECT_EQ(seen["server.model_reloads"], 2);
+  EXPECT_EQ(seen["server.model_reloads"], 5);   // three loads and two switch reloads
   EXPECT_EQ(seen["server.other_requests"], 5);  // b's 3 and c's 2
   EXPECT_EQ(seen["server.other_connections"], 2);
 }

@@ -363,6 +363,8 @@ class RemoteDevice final : public Device {
           p.discard = true;
           (void)send_request(Action::cancel, cancel, {}, p, Nanos(0), false);
         });
+    // Not server_full: a loop's limit_exceeded is also its duration over the
+    // server's max_loop_duration, which is the user's to change (exit 2).
     if (!reply) return tl::unexpected(reply.error());
     if (!reply->frame.body.has_run_for_duration_reply()) return wrong_reply(reply->frame);
     auto run = wire::from_pb(reply->frame.body.run_for_duration_reply());
