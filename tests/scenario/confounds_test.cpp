@@ -208,7 +208,8 @@ TEST(Confounds, DeviceSharedFromTheServersCounters) {
   EXPECT_EQ(rule(reloaded.verdict, "device_shared").severity, Severity::invalidates);
   EXPECT_FALSE(reloaded.verdict.valid);
   EXPECT_TRUE(rule(bench(quick(kClean, series(0, 0))).verdict, "device_shared").met);
-  const RuleOutcome& none = rule(bench(quick(kClean)).verdict, "device_shared");
+  const BenchResult alone = bench(quick(kClean));
+  const RuleOutcome& none = rule(alone.verdict, "device_shared");
   EXPECT_TRUE(none.met);
   EXPECT_NE(none.evidence.find("not a device behind rig serve"), std::string::npos)
       << none.evidence;
