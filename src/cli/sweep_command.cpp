@@ -52,6 +52,32 @@ std::string given(const std::vector<std::pair<std::string, CLI::Option*>>& optio
   return names;
 }
 
+// What both sweeps do once their settings are valid: the output file's
+// check, the model, the device, the observers, the run and its report.
+// `announce(model)` prints the line that says what is about to run.
+template <class Settings, class Announce, class Run, class Text, class Json>
+int measure_and_report(const SweepOptions& o, Settings s, Announce announce, Run run, Text text,
+                       Json to_json) {
+  if (!o.json.empty())
+    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
+  auto model = resolve_model(o.model, o.point.shapes);
+  if (!model) return report_error(model.error());
+  auto device = open_spec(o.device);
+  if (!device) return report_error(device.error());
+  if (!o.quiet) announce(*model);
+  auto observers =
+      RunObservers::make(o.observe, {"rig sweep", 0, s.point.duration}, o.quiet, o.json);
+  if (!observers) return report_error(observers.error());
+  s.point.observer = (*observers)->get();
+  auto result = run(**device, *model, s);
+  (*observers)->stop_progress();
+  if (!result) return (*observers)->finish(report_error(result.error()));
+  add_library_versions(result->environment);
+  return (*observers)
+      ->finish(finish(text(*result), to_json(*result), o.json, o.quiet, result->verdict,
+                      o.point.strict));
+}
+
 int run_rate_sweep_command(const SweepOptions& o) {
   if (const std::string bad = given(o.depth_only); !bad.empty())
     return report_error({ErrorCode::invalid_argument,
@@ -81,33 +107,20 @@ int run_rate_sweep_command(const SweepOptions& o) {
   if (!point) return report_error(point.error());
   s.point = *point;
   s.latency_samples = o.latency_samples;
+  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
+    return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  if (!o.json.empty())
-    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-
-  auto model = resolve_model(o.model, o.point.shapes);
-  if (!model) return report_error(model.error());
-  auto device = open_spec(o.device);
-  if (!device) return report_error(device.error());
-  if (!o.quiet)
+  auto announce = [&](const ModelSource& model) {
     std::fprintf(stderr,
                  "rig: searching %s..%s frames/s for p99 <= %s on %s of %s (up to %u probes of "
                  "%s each)...\n",
                  format_fixed(s.min_rate, 2).c_str(), format_fixed(s.max_rate, 2).c_str(),
                  format_duration(s.latency_bound).c_str(), display_spec(o.device).c_str(),
-                 model_display_name(*model).c_str(), s.max_probes,
+                 model_display_name(model).c_str(), s.max_probes,
                  format_duration(s.point.duration).c_str());
-  auto observers =
-      RunObservers::make(o.observe, {"rig sweep", 0, s.point.duration}, o.quiet, o.json);
-  if (!observers) return report_error(observers.error());
-  s.point.observer = (*observers)->get();
-  auto result = run_rate_sweep(**device, *model, s);
-  (*observers)->stop_progress();
-  if (!result) return (*observers)->finish(report_error(result.error()));
-  add_library_versions(result->environment);
-  return (*observers)
-      ->finish(finish(format_rate_sweep_text(*result), rate_sweep_to_json(*result), o.json, o.quiet,
-                      result->verdict, o.point.strict));
+  };
+  return measure_and_report(o, s, announce, run_rate_sweep, format_rate_sweep_text,
+                            rate_sweep_to_json);
 }
 
 int run_sweep_command(const SweepOptions& o) {
@@ -131,29 +144,13 @@ int run_sweep_command(const SweepOptions& o) {
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  if (!o.json.empty())
-    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-
-  auto model = resolve_model(o.model, o.point.shapes);
-  if (!model) return report_error(model.error());
-  auto device = open_spec(o.device);
-  if (!device) return report_error(device.error());
-  if (!o.quiet)
+  auto announce = [&](const ModelSource& model) {
     std::fprintf(stderr, "rig: sweeping depth %u..%u of %s on %s (%u repeats of %s each)...\n",
-                 s.min_depth, s.max_depth, model_display_name(*model).c_str(),
+                 s.min_depth, s.max_depth, model_display_name(model).c_str(),
                  display_spec(o.device).c_str(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
-  auto observers =
-      RunObservers::make(o.observe, {"rig sweep", 0, s.point.duration}, o.quiet, o.json);
-  if (!observers) return report_error(observers.error());
-  s.point.observer = (*observers)->get();
-  auto result = run_sweep(**device, *model, s);
-  (*observers)->stop_progress();
-  if (!result) return (*observers)->finish(report_error(result.error()));
-  add_library_versions(result->environment);
-  return (*observers)
-      ->finish(finish(format_sweep_text(*result), sweep_to_json(*result), o.json, o.quiet,
-                      result->verdict, o.point.strict));
+  };
+  return measure_and_report(o, s, announce, run_sweep, format_sweep_text, sweep_to_json);
 }
 
 }  // namespace

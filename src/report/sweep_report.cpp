@@ -25,21 +25,23 @@ json sweep_settings_json(const SweepSettings& s) {
 }
 
 json rate_sweep_settings_json(const RateSweepSettings& s) {
-  return {{"min_rate_per_s", s.min_rate},
-          {"max_rate_per_s", s.max_rate},
-          {"latency_bound_ms", to_ms(s.latency_bound)},
-          {"max_probes", s.max_probes},
-          {"resolution", s.resolution},
-          {"arrival", std::string(to_string(s.arrival))},
-          {"on_full", std::string(to_string(s.on_full))},
-          {"late_threshold_ms", to_ms(s.late_threshold)},
-          {"depth", s.depth},
-          {"duration_s", to_seconds(s.point.duration)},
-          {"windows", s.point.windows},
-          {"request_timeout_s", to_seconds(s.point.request_timeout)},
-          {"seed", s.point.seed},
-          {"latency_samples", s.latency_samples},
-          {"confidence", s.confidence}};
+  json j = {{"min_rate_per_s", s.min_rate},
+            {"max_rate_per_s", s.max_rate},
+            {"latency_bound_ms", to_ms(s.latency_bound)},
+            {"max_probes", s.max_probes},
+            {"resolution", s.resolution},
+            {"arrival", std::string(to_string(s.arrival))},
+            {"on_full", std::string(to_string(s.on_full))},
+            {"late_threshold_ms", to_ms(s.late_threshold)},
+            {"depth", s.depth},
+            {"duration_s", to_seconds(s.point.duration)},
+            {"windows", s.point.windows},
+            {"request_timeout_s", to_seconds(s.point.request_timeout)},
+            {"seed", s.point.seed},
+            {"latency_samples", s.latency_samples},
+            {"confidence", s.confidence}};
+  add_monitor_settings_json(j, s.monitor, s.confounds);
+  return j;
 }
 
 json probe_json(const RateProbe& p) {
@@ -75,6 +77,7 @@ std::string format_rate_sweep_text(const RateSweepResult& r) {
       ", " + std::string(to_string(e.arrival)) + " arrivals, " + format_fixed(e.min_rate, 2) +
       ".." + format_fixed(e.max_rate, 2) + " frames/s, " + format_duration(e.point.duration) +
       " per probe, up to " + std::to_string(e.depth) + " in flight\n";
+  out += confounds_text(r.verdict);
   out += "lone frame (depth 1): " + opt_ms(r.lone.overall_ms.median) + " median\n\n";
   out += line("%10s %10s %-48s %8s %6s\n", "offered/s", "achieved/s", "p99 from arrival",
               "keeps up", "meets");
@@ -94,6 +97,7 @@ std::string format_rate_sweep_text(const RateSweepResult& r) {
                                       : std::string("none")) +
          " (search stopped: " + std::string(to_string(r.search.end)) + ")\n";
   append_notes(out, r.notes);
+  out += monitor_text(r.monitor);
   out += verdict_text(r.verdict);
   return out;
 }
@@ -116,6 +120,7 @@ std::string rate_sweep_to_json(const RateSweepResult& r) {
                     {"lone_ms", json_summary(r.lone.overall_ms)},
                     {"ttfo_ms", to_ms(r.ttfo.total)}};
   doc["notes"] = r.notes;
+  doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
   return dump(doc);
 }

@@ -8,6 +8,7 @@
 #include "rig/model.hpp"
 #include "rig/model_graph.hpp"
 #include "rig/units.hpp"
+#include "scenario/monitored_run.hpp"
 
 namespace rig {
 
@@ -112,7 +113,7 @@ Result<void> validate(const RateSweepSettings& s) {
   if (s.latency_samples == 0) return bad("latency samples must be >= 1");
   if (!(s.confidence > 0 && s.confidence < 1))
     return bad("confidence must be between 0 and 1 (exclusive), e.g. 0.95");
-  return {};
+  return validate(s.confounds);
 }
 
 namespace {
@@ -161,7 +162,8 @@ Result<RateSweepResult> run_rate_sweep(Device& device, const ModelSource& model,
   RateSweepResult r;
   start_result(r, device, s);
   const uint32_t depth = settle_depth(r);
-  EngineObserver* observer = s.point.observer;
+  MonitoredRun watch(s.monitor, device, s.point.observer);
+  EngineObserver* observer = watch.observer();
 
   auto cold = cold_start(device, model, depth, s.point.seed, observer);
   if (!cold) return tl::unexpected(cold.error());
@@ -194,6 +196,8 @@ Result<RateSweepResult> run_rate_sweep(Device& device, const ModelSource& model,
   os.seed = s.point.seed;
   os.observer = observer;
   r.search = find_max_rate(device, ws, rs);
+  r.monitor = watch.monitor().finish();
+  r.monitor.energy.reason = "unavailable: rig sweep states no energy figure (rig bench does)";
   add_notes(r);
   r.verdict = judge(r);
   return r;

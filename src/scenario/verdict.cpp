@@ -1061,7 +1061,9 @@ Verdict judge(const RateSweepResult& r) {
   v.add(search_resolved(r));
   v.add(probe_percentiles_resolved(r));
   v.add(bound_outside_intervals(r));
-  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock);
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
+                r.effective.confounds.strict);
+  add_confound_rules(v, confound_inputs(r));
   return v;
 }
 

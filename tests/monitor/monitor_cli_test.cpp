@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "rig/report/document.hpp"
 
 namespace rig {
 namespace {
@@ -61,7 +62,7 @@ TEST_F(MonitorCli, NoPowerSourceMeansUnavailableWithAReasonAndNoFigure) {
   ASSERT_EQ(run.status, 0) << run.output;
   std::ifstream in(path("r.json"));
   const auto doc = nlohmann::json::parse(in);
-  EXPECT_EQ(doc["schema_version"], 3);
+  EXPECT_EQ(doc["schema_version"], kJsonSchemaVersion);
   const auto& m = doc["monitor"];
   EXPECT_TRUE(m["enabled"].get<bool>());
   EXPECT_TRUE(m["host_sampled"].get<bool>());
@@ -127,6 +128,7 @@ TEST_F(MonitorCli, EveryAnalysisCommandRunsTheMonitor) {
   const std::vector<std::string> commands = {
       "loop " + model_ + sim, "ladder --sizes 64x64,128x128 --repeats 1" + sim,
       "sweep " + model_ + " --depth 1..4 --repeats 1" + sim,
+      "sweep " + model_ + " --rate 100/s..1000/s --max-probes 3" + sim,
       "ab " + model_ + " --a depth=1 --b depth=2 --pairs 4" + sim};
   for (const auto& command : commands) {
     for (const bool off : {false, true}) {

@@ -10,6 +10,7 @@
 
 #include "cli_support.hpp"
 #include "rig/model.hpp"
+#include "rig/report/document.hpp"
 
 namespace rig::test {
 namespace {
@@ -45,7 +46,7 @@ TEST_F(IoCli, RunWritesOutputsAndComparesWithReferences) {
   EXPECT_NE(r.output.find("PASS: every output within tolerance"), std::string::npos) << r.output;
   const auto doc = read_json(path("run.json"));
   EXPECT_EQ(doc["tool"], "rig run");
-  EXPECT_EQ(doc["schema_version"], 3);
+  EXPECT_EQ(doc["schema_version"], kJsonSchemaVersion);
   EXPECT_EQ(doc["references"][0]["outside"], 0);
   EXPECT_EQ(doc["references_passed"], true);
   EXPECT_EQ(doc["outputs"][0]["stats"]["sha256"].get<std::string>().size(), 64u);

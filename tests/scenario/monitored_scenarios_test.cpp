@@ -1,4 +1,4 @@
-// The monitor beside rig loop, ladder, sweep and ab (issue 10): on the sim,
+// The monitor beside rig loop, ladder, sweep, sweep --rate and ab (issue 10): on the sim,
 // a scripted contention series raises host_contention in each verdict and a
 // quiet one does not; --no-monitor skips the rule and saying why; a device
 // warning raised through the dynamic channel reaches the verdict; the JSON
@@ -18,6 +18,7 @@
 #include "rig/scenario/ab.hpp"
 #include "rig/scenario/ladder.hpp"
 #include "rig/scenario/loop.hpp"
+#include "rig/scenario/rate_search.hpp"
 #include "rig/scenario/sweep.hpp"
 
 namespace rig {
@@ -112,6 +113,22 @@ SweepResult sweep(const Script& script, bool off = false) {
   return r ? *r : SweepResult{};
 }
 
+RateSweepResult rate_sweep(const Script& script, bool off = false, bool strict = false) {
+  RateSweepSettings s;
+  s.min_rate = 100;
+  s.max_rate = 2000;
+  s.latency_bound = 20ms;
+  s.max_probes = 4;
+  s.latency_samples = 5;
+  s.point = quick_point();
+  s.monitor = monitor(script, off);
+  s.confounds.strict = strict;
+  auto device = sim();
+  auto r = run_rate_sweep(*device, small_model(), s);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().to_string());
+  return r ? *r : RateSweepResult{};
+}
+
 Result<std::unique_ptr<Device>> open_parsed(const DeviceSpec& spec) {
   return open_device(spec);
 }
@@ -196,6 +213,42 @@ TEST(MonitoredScenarios, SweepRaisesContentionOnlyOnABusySeries) {
   const auto doc = nlohmann::json::parse(sweep_to_json(busy));
   EXPECT_FALSE(doc["monitor"]["samples"].empty());
   EXPECT_NE(format_sweep_text(busy).find("host_contention"), std::string::npos);
+}
+
+TEST(MonitoredScenarios, RateSweepRaisesContentionOnlyOnABusySeries) {
+  const RateSweepResult busy = rate_sweep(kBusy);
+  ASSERT_GE(busy.search.probes.size(), 2u);
+  EXPECT_FALSE(rule(busy.verdict, "host_contention").met);
+  EXPECT_EQ(rule(busy.verdict, "host_contention").severity, Severity::warns);
+  EXPECT_TRUE(busy.verdict.valid);  // a confound warns unless strict
+  EXPECT_TRUE(rule(rate_sweep(kQuiet).verdict, "host_contention").met);
+  uint32_t repeats = 0;
+  for (const auto& s : busy.monitor.samples) repeats = std::max(repeats, s.repeat);
+  EXPECT_EQ(repeats, busy.search.probes.size());  // one measured part per probe
+  const auto doc = nlohmann::json::parse(rate_sweep_to_json(busy));
+  EXPECT_FALSE(doc["monitor"]["samples"].empty());
+  EXPECT_TRUE(doc["settings"]["effective"]["monitor"]["enabled"].get<bool>());
+  EXPECT_TRUE(doc["settings"]["effective"]["confounds"].contains("others_cpu_max"));
+  EXPECT_EQ(doc["monitor"]["energy"]["reason"],
+            "unavailable: rig sweep states no energy figure (rig bench does)");
+  const std::string text = format_rate_sweep_text(busy);
+  EXPECT_LT(text.find("confounds:"), text.find("lone frame")) << text;  // at the top
+  EXPECT_NE(text.find("host_contention"), std::string::npos) << text;
+
+  const RateSweepResult off = rate_sweep(kBusy, true);
+  EXPECT_TRUE(off.monitor.samples.empty());
+  EXPECT_TRUE(rule(off.verdict, "host_contention").met);
+  EXPECT_NE(rule(off.verdict, "host_contention").evidence.find("--no-monitor"), std::string::npos);
+
+  const RateSweepResult strict = rate_sweep(kBusy, false, true);
+  EXPECT_FALSE(strict.verdict.valid);
+  EXPECT_EQ(rule(strict.verdict, "host_contention").severity, Severity::invalidates);
+
+  RateSweepSettings bad;
+  bad.confounds.others_cpu_max = -1;
+  auto refused = validate(bad);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("others"), std::string::npos) << refused.error().message;
 }
 
 TEST(MonitoredScenarios, AbOnOneSharedDeviceIsWatchedThroughout) {

@@ -16,6 +16,8 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
+#include "rig/monitor/monitor.hpp"
+#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
 
@@ -81,6 +83,8 @@ struct RateSweepSettings {
   PointSettings point;
   uint64_t latency_samples = 50;  // lone frames before the search
   double confidence = kDefaultConfidence;
+  MonitorSettings monitor;     // sampled beside the lone frames and every probe (--no-monitor)
+  ConfoundSettings confounds;  // the confound rules' thresholds, --strict-confounds
 };
 
 // Names the bad setting; independent of NDEBUG.
@@ -102,7 +106,8 @@ struct RateSweepResult {
   std::optional<std::string> depth_note;  // the depth clamp
   std::string model_path;                 // where the model came from (model_origin)
   std::vector<std::string> notes;
-  Verdict verdict;  // judge(RateSweepResult)
+  MonitorRecord monitor;  // the monitor's series over the whole search
+  Verdict verdict;        // judge(RateSweepResult): errors, the search, the clock, confounds
 };
 
 // Fails only when nothing can be measured (the model does not load or bind);
