@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "rig/engine.hpp"
-#include "rig/model.hpp"
+#include "common/cpu_steady.hpp"
 #include "rig/monitor/monitor.hpp"
 #include "rig/stats.hpp"
 
@@ -33,34 +32,15 @@ int main(int argc, char** argv) {
     else
       model_path = a;
   }
-  if (model_path.empty()) {
-    auto demo = rig::ensure_demo_model(rig::default_cache_dir());
-    if (!demo) {
-      std::fprintf(stderr, "%s\n", demo.error().to_string().c_str());
-      return 1;
-    }
-    model_path = *demo;
-  }
-  auto device = rig::open_device("cpu:workers=1,depth=1");
-  if (!device) {
-    std::fprintf(stderr, "%s\n", device.error().to_string().c_str());
+  auto setup = rig::bench::cpu_steady_rig(model_path, seconds, windows);
+  if (!setup) {
+    std::fprintf(stderr, "%s\n", setup.error().to_string().c_str());
     return 1;
   }
-  rig::ModelSource source;
-  source.path = model_path;
-  auto cold = rig::cold_start(**device, source, 1, 1);
-  if (!cold) {
-    std::fprintf(stderr, "%s\n", cold.error().to_string().c_str());
-    return 1;
-  }
-  rig::SteadySettings s;
-  s.depth = 1;
-  s.min_duration = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-  s.windows = windows;
-  s.min_inferences = 10;
-  s.max_duration_factor = 1.0;
-  s.warmup_max = std::chrono::milliseconds(500);
-  s.warmup_window = std::chrono::milliseconds(250);
+  model_path = setup->model_path;
+  auto& device = setup->device;
+  auto& cold = setup->cold;
+  rig::SteadySettings& s = setup->steady;
 
   std::printf("model %s, %d interleaved pairs of %.1f s, %u windows each\n", model_path.c_str(),
               pairs, seconds, windows);
@@ -68,12 +48,12 @@ int main(int argc, char** argv) {
   size_t samples = 0, available = 0;
   for (int p = 0; p < pairs; ++p) {
     s.observer = nullptr;
-    const auto off = rig::measure_steady(**device, cold->workspace, s);
+    const auto off = rig::measure_steady(*device, cold.workspace, s);
     rig::MonitorSettings ms;
-    rig::Monitor monitor(ms, **device);
+    rig::Monitor monitor(ms, *device);
     monitor.start();
     s.observer = &monitor;
-    const auto on = rig::measure_steady(**device, cold->workspace, s);
+    const auto on = rig::measure_steady(*device, cold.workspace, s);
     const rig::MonitorRecord record = monitor.finish();
     samples = record.samples.size();
     available = 0;
@@ -88,7 +68,7 @@ int main(int argc, char** argv) {
   // The sampling cost itself, apart from the machine's noise: 1000 samples of
   // every source, timed; the share of a run is cost x samples per run / run time.
   rig::MonitorSettings ms;
-  rig::Monitor timed(ms, **device);
+  rig::Monitor timed(ms, *device);
   timed.start();
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 1000; ++i) timed.sample("window");

@@ -24,8 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "rig/engine.hpp"
-#include "rig/model.hpp"
+#include "common/cpu_steady.hpp"
 #include "rig/report/progress.hpp"
 #include "rig/report/trace.hpp"
 #include "rig/stats.hpp"
@@ -65,14 +64,15 @@ int main(int argc, char** argv) {
     else
       model_path = a;
   }
-  if (model_path.empty()) {
-    auto demo = rig::ensure_demo_model(rig::default_cache_dir());
-    if (!demo) {
-      std::fprintf(stderr, "%s\n", demo.error().to_string().c_str());
-      return 1;
-    }
-    model_path = *demo;
+  auto setup = rig::bench::cpu_steady_rig(model_path, seconds);
+  if (!setup) {
+    std::fprintf(stderr, "%s\n", setup.error().to_string().c_str());
+    return 1;
   }
+  model_path = setup->model_path;
+  auto& device = setup->device;
+  auto& cold = setup->cold;
+  rig::SteadySettings& s = setup->steady;
   auto bytes = rig::read_file(model_path);
   auto info = bytes ? rig::inspect_onnx(*bytes, model_path) : tl::unexpected(bytes.error());
   if (!info) {
@@ -90,27 +90,6 @@ int main(int argc, char** argv) {
   net.setInput(input);
   net.forward();  // warm
 
-  // Subject: rig's cpu device through the engine.
-  auto device = rig::open_device("cpu:workers=1,depth=1");
-  if (!device) {
-    std::fprintf(stderr, "%s\n", device.error().to_string().c_str());
-    return 1;
-  }
-  rig::ModelSource source;
-  source.path = model_path;
-  auto cold = rig::cold_start(**device, source, 1, 1);
-  if (!cold) {
-    std::fprintf(stderr, "%s\n", cold.error().to_string().c_str());
-    return 1;
-  }
-  rig::SteadySettings s;
-  s.depth = 1;
-  s.min_duration = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-  s.min_inferences = 10;
-  s.max_duration_factor = 1.0;
-  s.warmup_max = std::chrono::milliseconds(500);
-  s.warmup_window = std::chrono::milliseconds(250);
-
   std::printf("model %s, %d interleaved pairs of %.1f s, OpenCV threads %d\n", model_path.c_str(),
               pairs, seconds, cv::getNumThreads());
   std::vector<double> ratios, bare_rates, rig_rates, progress_ratios, trace_ratios;
@@ -118,16 +97,16 @@ int main(int argc, char** argv) {
   for (int p = 0; p < pairs; ++p) {
     const double bare = bare_rate(net, input, out, seconds);
     s.observer = nullptr;
-    const auto r = rig::measure_steady(**device, cold->workspace, s);
+    const auto r = rig::measure_steady(*device, cold.workspace, s);
     double with_progress = 0;
     {
       rig::ProgressLine progress({"overhead_bench", 1, s.min_duration}, devnull);
       s.observer = &progress;
-      with_progress = rig::measure_steady(**device, cold->workspace, s).rate;
+      with_progress = rig::measure_steady(*device, cold.workspace, s).rate;
     }
     rig::TraceRecorder trace;
     s.observer = &trace;
-    const double with_trace = rig::measure_steady(**device, cold->workspace, s).rate;
+    const double with_trace = rig::measure_steady(*device, cold.workspace, s).rate;
     ratios.push_back(r.rate / bare);
     bare_rates.push_back(bare);
     rig_rates.push_back(r.rate);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 
 #include "monitor/sources.hpp"
@@ -292,26 +293,45 @@ std::vector<std::string> cpu_dirs(const std::string& sys) {
   return out;
 }
 
+// The files under each CPU's directory (`relative` paths) that read as a
+// number `accept` takes, or, when none does, why: the first error other than
+// a plain absence, else "no <what> on this host".
+struct CpuFiles {
+  std::vector<std::string> files;
+  std::string why_none;
+};
+
+template <class Accept>
+CpuFiles find_cpu_files(const std::string& sys, std::initializer_list<const char*> relative,
+                        const std::string& what, Accept accept) {
+  CpuFiles out;
+  std::string first_error;
+  for (const auto& d : cpu_dirs(sys))
+    for (const char* f : relative) {
+      const std::string p = d + "/" + f;
+      const Value v = read_number(p);
+      if (v.value && accept(*v.value))
+        out.files.push_back(p);
+      else if (first_error.empty() && v.error.rfind("no ", 0) != 0)
+        first_error = v.error;
+    }
+  if (out.files.empty())
+    out.why_none = !first_error.empty()
+                       ? first_error
+                       : "no " + sys + "/devices/system/cpu/cpu*/" + what + " on this host";
+  return out;
+}
+
 class CpuFreq final : public MonitorSource {
  public:
   explicit CpuFreq(std::string sys) : sys_(std::move(sys)) {}
   std::string name() const override { return "cpufreq"; }
   SourceKind kind() const override { return SourceKind::host; }
   SourceStatus probe() override {
-    std::string first_error;
-    for (const auto& d : cpu_dirs(sys_)) {
-      const std::string p = d + "/cpufreq/scaling_cur_freq";
-      const Value v = read_number(p);
-      if (v.value && *v.value > 0)
-        files_.push_back(p);
-      else if (first_error.empty() && v.error.rfind("no ", 0) != 0)
-        first_error = v.error;
-    }
-    if (files_.empty())
-      return status(name(), kind(), SourceState::unavailable,
-                    !first_error.empty()
-                        ? first_error
-                        : "no " + sys_ + "/devices/system/cpu/cpu*/cpufreq on this host");
+    CpuFiles found = find_cpu_files(sys_, {"cpufreq/scaling_cur_freq"}, "cpufreq",
+                                    [](double khz) { return khz > 0; });
+    files_ = std::move(found.files);
+    if (files_.empty()) return status(name(), kind(), SourceState::unavailable, found.why_none);
     return status(name(), kind(), SourceState::available,
                   std::to_string(files_.size()) + " CPUs' scaling_cur_freq");
   }
@@ -342,21 +362,11 @@ class ThermalThrottle final : public MonitorSource {
   std::string name() const override { return "thermal_throttle"; }
   SourceKind kind() const override { return SourceKind::host; }
   SourceStatus probe() override {
-    std::string first_error;
-    for (const auto& d : cpu_dirs(sys_))
-      for (const char* f : {"core_throttle_count", "package_throttle_count"}) {
-        const std::string p = d + "/thermal_throttle/" + f;
-        const Value v = read_number(p);
-        if (v.value && *v.value >= 0)
-          files_.push_back(p);
-        else if (first_error.empty() && v.error.rfind("no ", 0) != 0)
-          first_error = v.error;
-      }
-    if (files_.empty())
-      return status(name(), kind(), SourceState::unavailable,
-                    !first_error.empty()
-                        ? first_error
-                        : "no " + sys_ + "/devices/system/cpu/cpu*/thermal_throttle on this host");
+    CpuFiles found = find_cpu_files(
+        sys_, {"thermal_throttle/core_throttle_count", "thermal_throttle/package_throttle_count"},
+        "thermal_throttle", [](double count) { return count >= 0; });
+    files_ = std::move(found.files);
+    if (files_.empty()) return status(name(), kind(), SourceState::unavailable, found.why_none);
     return status(name(), kind(), SourceState::available,
                   std::to_string(files_.size()) + " throttle counters");
   }

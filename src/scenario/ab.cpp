@@ -11,6 +11,7 @@
 #include "rig/model_graph.hpp"
 #include "rig/scenario/ab.hpp"
 #include "rig/units.hpp"
+#include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
 
 namespace rig {
@@ -315,9 +316,7 @@ Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, cons
     r.notes.push_back(
         "the sides differ in device spec: each run opened and loaded its device "
         "afresh (load time is not measured)");
-  if (r.virtual_clock)
-    r.notes.push_back(
-        "virtual clock: figures are the sim device's model, not a measurement of hardware");
+  if (r.virtual_clock) r.notes.push_back(kVirtualClockNote);
   r.judgement = judge(r);
   return r;
 }

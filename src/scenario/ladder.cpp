@@ -14,6 +14,7 @@
 
 #include "rig/scenario/ladder.hpp"
 #include "rig/units.hpp"
+#include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
 
 namespace rig {
@@ -263,10 +264,7 @@ void add_notes(LadderResult& r, uint32_t depth, const LadderSettings& s) {
       r.notes.push_back(rung.size +
                         ": a repeat was not stable (its last windows disagree by more "
                         "than the tolerance); raise --duration");
-  if (r.virtual_clock)
-    r.notes.push_back(
-        "virtual clock: figures are the sim device's model, not a measurement of hardware");
-  for (const auto& w : r.device.warnings) r.notes.push_back("device: " + w);
+  add_clock_and_device_notes(r);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "rig/model.hpp"
 #include "rig/model_graph.hpp"
 #include "rig/units.hpp"
+#include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
 
 namespace rig {
@@ -148,10 +149,7 @@ void add_notes(RateSweepResult& r) {
       break;
   }
   if (r.depth_note) r.notes.push_back(*r.depth_note);
-  if (r.virtual_clock)
-    r.notes.push_back(
-        "virtual clock: figures are the sim device's model, not a measurement of hardware");
-  for (const auto& w : r.device.warnings) r.notes.push_back("device: " + w);
+  add_clock_and_device_notes(r);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "rig/model_graph.hpp"
 #include "rig/scenario/sweep.hpp"
 #include "rig/units.hpp"
+#include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
 
 namespace rig {
@@ -212,10 +213,7 @@ void add_notes(SweepResult& r, uint32_t queue) {
   }
   if (r.round_trip_ms && *r.round_trip_ms < 0)
     r.notes.push_back("pipelining made frames slower than a single shot: contention, not overlap");
-  if (r.virtual_clock)
-    r.notes.push_back(
-        "virtual clock: figures are the sim device's model, not a measurement of hardware");
-  for (const auto& w : r.device.warnings) r.notes.push_back("device: " + w);
+  add_clock_and_device_notes(r);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "rig/scenario/soak.hpp"
 #include "rig/scenario/sweep.hpp"
 #include "rig/units.hpp"
+#include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
 
 namespace rig {
@@ -481,8 +482,7 @@ void add_confounds(Verdict& v, const Environment& env, const DeviceInfo& device,
   add_environment_confounds(v, env, virtual_clock, strict);
 }
 
-const char* kVirtualClock =
-    "virtual clock: figures are the sim device's model, not a measurement of hardware";
+const char* kVirtualClock = kVirtualClockNote;
 
 // ---------------------------------------------------------------------------
 // rig bench
