@@ -13,6 +13,7 @@ namespace {
 
 struct CheckOptions {
   std::string model;
+  std::vector<std::string> shapes;
   std::string device = "cpu";
   bool allow_nondeterministic = false;
   uint64_t seed = 1;
@@ -30,7 +31,7 @@ int run_check_command(const CheckOptions& o) {
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-  auto model = resolve_model(o.model);
+  auto model = resolve_model(o.model, o.shapes);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
   auto device = open_spec(o.device);
@@ -52,6 +53,7 @@ Command add_check_command(CLI::App& app) {
       "The scoring-loop contract: different inputs differ, the same input is bit-identical, "
       "wrong-size buffers are refused, nothing is written outside a buffer (exit 1 on a failure)");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  add_shape_option(sub, o->shapes);
   sub->add_option("-d,--device", o->device, "device spec: cpu, sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_flag("--allow-nondeterministic", o->allow_nondeterministic,

@@ -13,6 +13,7 @@ namespace {
 
 struct CompareOptions {
   std::vector<std::string> models;
+  std::vector<std::string> shapes;  // for every variant
   std::string device = "cpu";
   std::vector<std::string> inputs;
   uint64_t seed = 1;
@@ -29,7 +30,7 @@ int run_compare_command(const CompareOptions& o) {
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
   std::vector<ModelSource> models;
   for (const auto& path : o.models) {
-    auto model = resolve_model(path);
+    auto model = resolve_model(path, o.shapes);
     if (!model) return report_error(model.error());
     s.models.push_back(model_origin(*model));
     models.push_back(std::move(*model));
@@ -53,6 +54,7 @@ Command add_compare_command(CLI::App& app) {
   sub->add_option("models", o->models, "two or more ONNX models (or server:NAME)")
       ->required()
       ->expected(2, 1000);
+  add_shape_option(sub, o->shapes);
   sub->add_option("-d,--device", o->device, "device spec: cpu, sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--input", o->inputs,

@@ -19,6 +19,7 @@ namespace {
 
 struct RunOptions {
   std::string model;
+  std::vector<std::string> shapes;
   std::string device = "cpu";
   std::vector<std::string> inputs;
   std::string output_dir;
@@ -72,7 +73,7 @@ int run_run_command(const RunOptions& o) {
   if (auto ok = validate(s); !ok) return report_error(ok.error());
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-  auto model = resolve_model(o.model);
+  auto model = resolve_model(o.model, o.shapes);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
   auto device = open_spec(o.device);
@@ -95,6 +96,7 @@ Command add_run_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "run", "Run a model once on exact input bytes; write and describe its outputs");
   sub->add_option("model", o->model, "ONNX model (or server:NAME)")->required();
+  add_shape_option(sub, o->shapes);
   sub->add_option("-d,--device", o->device, "device spec: cpu, sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--input", o->inputs,

@@ -20,6 +20,7 @@ namespace {
 
 struct SoakOptions {
   std::string model;
+  std::vector<std::string> shapes;
   std::string device = "cpu";
   std::optional<uint32_t> depth;
   std::string duration = "10m";
@@ -73,7 +74,7 @@ int run_soak_command(const SoakOptions& o) {
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
 
-  auto model = resolve_model(o.model);
+  auto model = resolve_model(o.model, o.shapes);
   if (!model) return report_error(model.error());
   s.model = model_origin(*model);
   auto device = open_spec(o.device);
@@ -100,6 +101,7 @@ Command add_soak_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "soak", "One long run: rate and temperature per window, short-run vs long-run rate");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
+  add_shape_option(sub, o->shapes);
   sub->add_option("-d,--device", o->device, "device spec")->capture_default_str();
   sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
   sub->add_option("--duration", o->duration, "measured time after warm-up, e.g. 10m")

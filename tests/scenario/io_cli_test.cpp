@@ -3,6 +3,7 @@
 // files rig run writes, and the JSON documents.
 #include <gtest/gtest.h>
 
+#include <onnx/onnx_pb.h>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,21 @@ class IoCli : public CliFixture {
     const CliRun r = rig("model cnn -o " + p + " --frame 16x16 --layers 2 --width 4 --seed " +
                          std::to_string(seed));
     EXPECT_EQ(r.status, 0) << r.output;
+    return p;
+  }
+  // The 16x16 CNN with its input's height and width left free ('height',
+  // 'width'): global average pooling makes any size compute.
+  std::string dynamic_cnn() {
+    auto bytes = read_file(cnn(1));
+    EXPECT_TRUE(bytes.has_value());
+    onnx::ModelProto m;
+    EXPECT_TRUE(m.ParseFromArray(bytes->data(), static_cast<int>(bytes->size())));
+    auto* shape =
+        m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->mutable_dim(2)->set_dim_param("height");
+    shape->mutable_dim(3)->set_dim_param("width");
+    const std::string p = path("dynamic.onnx");
+    std::ofstream(p, std::ios::binary) << m.SerializeAsString();
     return p;
   }
   nlohmann::json read_json(const std::string& p) {
@@ -125,6 +141,33 @@ TEST_F(IoCli, CompareCountsDifferingBytesPerVariant) {
   for (const auto& v : doc["variants"]) EXPECT_EQ(v["deterministic"], true);
   const CliRun one = rig("compare " + a + " -q");
   EXPECT_EQ(one.status, 2) << one.output;
+}
+
+// --shape on every command that loads a model: without it the free height
+// is a named error (exit 2); with it each command runs the model at that size.
+TEST_F(IoCli, EveryModelLoadingCommandTakesShape) {
+  const std::string m = dynamic_cnn();
+  const std::string shape = " --shape input=1x3x24x24";
+  const std::vector<std::string> commands = {
+      "run " + m + " -q", "check " + m + " -q", "compare " + m + " " + m + " -q",
+      "soak " + m + " -d sim --duration 3s --short 1s --long 1s -q"};
+  for (const auto& c : commands) {
+    const CliRun without = rig(c);
+    EXPECT_EQ(without.status, 2) << c << "\n" << without.output;
+    EXPECT_NE(without.output.find("input 'input' dimension 2 ('height') is dynamic"),
+              std::string::npos)
+        << c << "\n"
+        << without.output;
+    const CliRun with = rig(c + shape);
+    EXPECT_EQ(with.status, 0) << c << shape << "\n" << with.output;
+  }
+  const CliRun run = rig("run " + m + shape + " --json " + path("run.json") + " -q");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const auto doc = read_json(path("run.json"));
+  EXPECT_EQ(doc["model"]["inputs"][0]["shape"], (nlohmann::json{1, 3, 24, 24})) << doc["model"];
+  const CliRun wrong = rig("check " + m + " --shape nope=1x3x24x24 -q");
+  EXPECT_EQ(wrong.status, 2) << wrong.output;
+  EXPECT_NE(wrong.output.find("nope"), std::string::npos) << wrong.output;
 }
 
 }  // namespace
