@@ -69,14 +69,11 @@ int run_bench_command(const BenchOptions& o) {
     s.offered.late_threshold = *late;
   }
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  if (!o.json.empty())
-    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-
-  auto model = resolve_model(o.model, o.point.shapes);
-  if (!model) return report_error(model.error());
-  s.model = model_origin(*model);
-  auto device = open_spec(o.device);
-  if (!device) return report_error(device.error());
+  auto opened = open_model_on_device(o.json, o.model, o.point.shapes, o.device);
+  if (!opened) return report_error(opened.error());
+  auto& model = opened->model;
+  auto& device = opened->device;
+  s.model = model_origin(model);
   if (!o.quiet && s.offered.enabled())
     std::fprintf(stderr, "rig: offering %s frames/s (%s) of %s to %s for %s...\n",
                  format_fixed(s.offered.rate, 2).c_str(),
@@ -90,7 +87,7 @@ int run_bench_command(const BenchOptions& o) {
                                       o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
-  auto result = run_bench(**device, *model, s);
+  auto result = run_bench(*device, model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);

@@ -29,14 +29,12 @@ int run_check_command(const CheckOptions& o) {
   s.seed = o.seed;
   s.guard_bytes = o.guard_bytes;
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  if (!o.json.empty())
-    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-  auto model = resolve_model(o.model, o.shapes);
-  if (!model) return report_error(model.error());
-  s.model = model_origin(*model);
-  auto device = open_spec(o.device);
-  if (!device) return report_error(device.error());
-  auto result = run_check(**device, *model, s);
+  auto opened = open_model_on_device(o.json, o.model, o.shapes, o.device);
+  if (!opened) return report_error(opened.error());
+  auto& model = opened->model;
+  auto& device = opened->device;
+  s.model = model_origin(model);
+  auto result = run_check(*device, model, s);
   if (!result) return report_error(result.error());
   const int status =
       finish(format_check_text(*result), check_to_json(*result), o.json, o.quiet, Verdict{}, false);

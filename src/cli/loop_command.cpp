@@ -78,22 +78,20 @@ int run_loop_command(const LoopOptions& o) {
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  if (!o.json_path.empty())
-    if (auto ok = check_writable("--json", o.json_path); !ok) return report_error(ok.error());
-  auto model = resolve_model(o.model, o.shapes);
-  if (!model) return report_error(model.error());
-  s.model = model_origin(*model);
-  auto device = open_spec(o.device);
-  if (!device) return report_error(device.error());
+  auto opened = open_model_on_device(o.json_path, o.model, o.shapes, o.device);
+  if (!opened) return report_error(opened.error());
+  auto& model = opened->model;
+  auto& device = opened->device;
+  s.model = model_origin(model);
   if (!o.quiet)
     std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it...\n",
-                 model_display_name(*model).c_str(), display_spec(o.device).c_str(),
+                 model_display_name(model).c_str(), display_spec(o.device).c_str(),
                  format_duration(*duration).c_str());
   auto observers =
       RunObservers::make(o.observe, {"rig loop", 1, s.point.duration}, o.quiet, o.json_path);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
-  auto result = run_loop(**device, *model, s);
+  auto result = run_loop(*device, model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   if (result->depth_note) std::fprintf(stderr, "rig: warning: %s\n", result->depth_note->c_str());

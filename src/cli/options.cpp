@@ -151,6 +151,18 @@ Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {
   return open_device(*parsed);
 }
 
+Result<ModelOnDevice> open_model_on_device(const std::string& json, const std::string& model,
+                                           const std::vector<std::string>& shapes,
+                                           const std::string& device) {
+  if (!json.empty())
+    if (auto ok = check_writable("--json", json); !ok) return tl::unexpected(ok.error());
+  auto source = resolve_model(model, shapes);
+  if (!source) return tl::unexpected(source.error());
+  auto opened = open_spec(device);
+  if (!opened) return tl::unexpected(opened.error());
+  return ModelOnDevice{std::move(*source), std::move(*opened)};
+}
+
 namespace {
 
 HistoryOptions& mutable_history_options() {

@@ -48,6 +48,17 @@ std::string display_spec(const std::string& spec);
 // Parses a -d spec once and opens the device it names.
 Result<std::unique_ptr<Device>> open_spec(const std::string& spec);
 
+// What a command that runs one model on one device opens once its settings
+// are valid, in this order: the --json file's check (when `json` is given),
+// the model with its --shape texts, the device. The first failure is returned.
+struct ModelOnDevice {
+  ModelSource model;
+  std::unique_ptr<Device> device;
+};
+Result<ModelOnDevice> open_model_on_device(const std::string& json, const std::string& model,
+                                           const std::vector<std::string>& shapes,
+                                           const std::string& device);
+
 // The end of every measuring subcommand: prints the text on stdout, writes
 // the JSON document to `json_path` when one was given (write_output_file;
 // "rig: wrote PATH" on stderr unless quiet; with "-" or /dev/stdout the text

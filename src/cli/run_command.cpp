@@ -71,14 +71,12 @@ int run_run_command(const RunOptions& o) {
   s.rtol = o.rtol;
   s.seed = o.seed;
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  if (!o.json.empty())
-    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-  auto model = resolve_model(o.model, o.shapes);
-  if (!model) return report_error(model.error());
-  s.model = model_origin(*model);
-  auto device = open_spec(o.device);
-  if (!device) return report_error(device.error());
-  auto result = run_model(**device, *model, s);
+  auto opened = open_model_on_device(o.json, o.model, o.shapes, o.device);
+  if (!opened) return report_error(opened.error());
+  auto& model = opened->model;
+  auto& device = opened->device;
+  s.model = model_origin(model);
+  auto result = run_model(*device, model, s);
   if (!result) return report_error(result.error());
   if (!o.output_dir.empty())
     if (auto ok = write_outputs(*result, o.output_dir, o.bin, o.quiet); !ok)

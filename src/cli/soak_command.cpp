@@ -71,21 +71,18 @@ int run_soak_command(const SoakOptions& o) {
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  if (!o.json.empty())
-    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-
-  auto model = resolve_model(o.model, o.shapes);
-  if (!model) return report_error(model.error());
-  s.model = model_origin(*model);
-  auto device = open_spec(o.device);
-  if (!device) return report_error(device.error());
+  auto opened = open_model_on_device(o.json, o.model, o.shapes, o.device);
+  if (!opened) return report_error(opened.error());
+  auto& model = opened->model;
+  auto& device = opened->device;
+  s.model = model_origin(model);
   if (!o.quiet)
     std::fprintf(stderr, "rig: soaking %s on %s for %s...\n", s.model.c_str(), s.device.c_str(),
                  format_duration(s.duration).c_str());
   auto observers = RunObservers::make(o.observe, {"rig soak", 1, s.duration}, o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.observer = (*observers)->get();
-  auto result = run_soak(**device, *model, s);
+  auto result = run_soak(*device, model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);

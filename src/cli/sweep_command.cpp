@@ -58,18 +58,16 @@ std::string given(const std::vector<std::pair<std::string, CLI::Option*>>& optio
 template <class Settings, class Announce, class Run, class Text, class Json>
 int measure_and_report(const SweepOptions& o, Settings s, Announce announce, Run run, Text text,
                        Json to_json) {
-  if (!o.json.empty())
-    if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
-  auto model = resolve_model(o.model, o.point.shapes);
-  if (!model) return report_error(model.error());
-  auto device = open_spec(o.device);
-  if (!device) return report_error(device.error());
-  if (!o.quiet) announce(*model);
+  auto opened = open_model_on_device(o.json, o.model, o.point.shapes, o.device);
+  if (!opened) return report_error(opened.error());
+  auto& model = opened->model;
+  auto& device = opened->device;
+  if (!o.quiet) announce(model);
   auto observers =
       RunObservers::make(o.observe, {"rig sweep", 0, s.point.duration}, o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
-  auto result = run(**device, *model, s);
+  auto result = run(*device, model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
