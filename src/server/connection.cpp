@@ -358,9 +358,8 @@ bool Connection::wait_for_input() {
   const Nanos idle = server_.settings.idle_timeout;
   for (;;) {
     Nanos wait{-1};  // no deadline
-    const Nanos now = steady_clock().now();
     if (!established_) {
-      wait = std::max(Nanos(0), hello_deadline_ - now);
+      wait = std::max(Nanos(0), hello_deadline_ - steady_clock().now());
     } else if (idle > Nanos(0)) {
       wait = idle;
     }

@@ -485,11 +485,11 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       const uint64_t tag = next_tag_++;
       // In the table before the device has it: nothing can throw after
       // submit() succeeds.
-      in_flight_.emplace(tag, job);
+      in_flight_.emplace_back(tag, job);
       job->submitted_at = steady_now();
       job->device_submitted_at = device_->clock().now();
       if (auto ok = device_->submit(*binding, tag); !ok) {
-        in_flight_.erase(tag);
+        in_flight_.pop_back();
         return failed(ok.error());
       }
       requests_executed_.fetch_add(1);
@@ -571,7 +571,8 @@ void DeviceHost::on_completion(Result<Completion> completion) {
     if (device_->in_flight() == 0) in_flight_.clear();
     return;
   }
-  auto it = in_flight_.find(completion->tag);
+  auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                         [&](const auto& e) { return e.first == completion->tag; });
   if (it == in_flight_.end()) return;
   std::shared_ptr<Job> job = std::move(it->second);
   in_flight_.erase(it);

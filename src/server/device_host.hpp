@@ -256,8 +256,11 @@ class DeviceHost {
   std::atomic<uint64_t> switch_reloads_{0}, device_loads_{0}, shared_switches_{0},
       requests_executed_{0};
 
-  // Driver-only state.
-  std::map<uint64_t, std::shared_ptr<Job>> in_flight_;
+  // Driver-only state. The runs on the device by tag, in submission order:
+  // at most the device's queue depth (plus answered ones a failed device
+  // still holds), so a linear search is cheap, and the vector keeps its
+  // capacity (no allocation per run).
+  std::vector<std::pair<uint64_t, std::shared_ptr<Job>>> in_flight_;
   uint64_t next_tag_ = 1;
   uint64_t generation_ = 0;
   std::shared_ptr<ModelEntry> current_;
