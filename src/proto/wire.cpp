@@ -233,20 +233,22 @@ uint64_t OutFrame::payload() const {
   return n;
 }
 
-Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status, pb::Body& body,
-                              std::vector<std::span<const std::byte>> buffers,
-                              const Limits& limits) {
-  body.clear_buffer_sizes();
-  for (const auto& b : buffers) body.add_buffer_sizes(b.size());
+Result<void> encode_frame_into(OutFrame& out, uint32_t message_id, Action action, Status status,
+                               pb::Body& body, const Limits& limits) {
+  // Rewritten in place: a repeated field keeps its capacity.
+  auto* sizes = body.mutable_buffer_sizes();
+  if (static_cast<size_t>(sizes->size()) != out.buffers.size())
+    sizes->Resize(static_cast<int>(std::min<size_t>(out.buffers.size(), INT_MAX)), 0);
+  for (size_t i = 0; i < out.buffers.size(); ++i)
+    sizes->Set(static_cast<int>(i), out.buffers[i].size());
   Header h;
   h.message_id = message_id;
   h.action = action;
   h.status = status;
-  const auto& sizes = body.buffer_sizes();
-  if (auto ok = check_buffers(h, std::span<const uint64_t>(sizes.data(), sizes.size()), limits);
+  if (auto ok = check_buffers(h, std::span<const uint64_t>(sizes->data(), sizes->size()), limits);
       !ok)
-    return tl::unexpected(ok.error());
-  OutFrame out;
+    return ok;
+  // SerializeToString clears the string first and keeps its capacity.
   if (!body.SerializeToString(&out.body))
     return fail(ErrorCode::internal, describe(h) + ": cannot serialize the body");
   if (out.body.size() > limits.max_body_bytes)
@@ -255,7 +257,16 @@ Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status,
                     " bytes; max_body_bytes is " + std::to_string(limits.max_body_bytes));
   h.body_size = static_cast<uint32_t>(out.body.size());
   out.header = encode_header(h);
+  return {};
+}
+
+Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status, pb::Body& body,
+                              std::vector<std::span<const std::byte>> buffers,
+                              const Limits& limits) {
+  OutFrame out;
   out.buffers = std::move(buffers);
+  if (auto ok = encode_frame_into(out, message_id, action, status, body, limits); !ok)
+    return tl::unexpected(ok.error());
   return out;
 }
 

@@ -162,6 +162,12 @@ struct OutFrame {
 Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status, pb::Body& body,
                               std::vector<std::span<const std::byte>> buffers,
                               const Limits& limits);
+// encode_frame() into `out`, whose buffers the caller has set: the header,
+// the body (re-using out.body's capacity, so a frame encoded into the same
+// OutFrame again allocates nothing) and body.buffer_sizes are rewritten; the
+// buffers and `hold` are left as they are. On failure `out` is unspecified.
+Result<void> encode_frame_into(OutFrame& out, uint32_t message_id, Action action, Status status,
+                               pb::Body& body, const Limits& limits);
 // An error reply: status from the error's code, ErrorReply body, no buffers.
 OutFrame encode_error(uint32_t message_id, Action action, const Error& error);
 

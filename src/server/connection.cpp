@@ -121,12 +121,31 @@ void Connection::reply(uint32_t id, Action action, wire::pb::Body& body,
   send(std::move(*frame));
 }
 
+void Connection::reply_reusing(uint32_t id, Action action, wire::pb::Body& body,
+                               std::span<const std::vector<std::byte>> buffers,
+                               std::shared_ptr<void> hold) {
+  thread_local wire::OutFrame frame;
+  frame.buffers.clear();
+  for (const auto& b : buffers) frame.buffers.emplace_back(b);
+  if (auto ok =
+          wire::encode_frame_into(frame, id, action, Status::ok, body, server_.settings.limits);
+      !ok) {
+    frame.buffers.clear();
+    return reply_error(id, action, ok.error());
+  }
+  frame.hold = std::move(hold);
+  send_from(frame);
+  // Written (or moved into the queue): nothing of this reply stays here.
+  frame.hold.reset();
+  frame.buffers.clear();
+}
+
 void Connection::reply_error(uint32_t id, Action action, const Error& error) {
   ++server_.errors_sent;
   send(wire::encode_error(id, action, error));
 }
 
-void Connection::send(wire::OutFrame frame) {
+void Connection::send_from(wire::OutFrame& frame) {
   std::unique_lock lock(write_mu_);
   if (dead_) return;
   if (queue_.empty()) {

@@ -95,6 +95,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // answered instead. Any thread.
   void reply(uint32_t id, wire::Action action, wire::pb::Body& body,
              std::vector<std::span<const std::byte>> buffers = {}, std::shared_ptr<void> hold = {});
+  // reply() with buffers the caller keeps alive through `hold` (a slot's
+  // outputs), encoded into a frame this thread reuses: a reply the socket
+  // takes at once allocates nothing. Any thread.
+  void reply_reusing(uint32_t id, wire::Action action, wire::pb::Body& body,
+                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold);
   void reply_error(uint32_t id, wire::Action action, const Error& error);
   // Something failed that the protocol cannot answer (an exception while
   // replying): close this connection, keep the server. Any thread.
@@ -129,7 +134,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Nanos started{0};
   };
 
-  void send(wire::OutFrame frame);
+  void send(wire::OutFrame frame) { send_from(frame); }
+  // Sends `frame`; what the socket does not take at once is moved into the
+  // queue. Written whole, `frame` is left as it was (its hold included).
+  void send_from(wire::OutFrame& frame);
   void writer_main();
   void writer_loop();
   void mark_dead_locked();

@@ -450,7 +450,9 @@ void Session::run_done(RunJob& j, JobOutcome o) {
     if (o.error) {
       reply_error(j.id, Action::run, *o.error);
     } else {
-      pb::Body body;
+      // Reused: a body kept in its run_reply case keeps its submessages, and
+      // every field is set again below (no allocation per reply).
+      thread_local pb::Body body;
       auto* m = body.mutable_run_reply();
       m->set_receive_ns((j.received_at - j.placed_at).count());
       m->set_queue_wait_ns(std::max(Nanos(0), o.started_at - j.received_at).count());
@@ -458,11 +460,12 @@ void Session::run_done(RunJob& j, JobOutcome o) {
       m->set_reply_wait_ns((steady_clock().now() - o.completed_at).count());
       m->set_previous_send_ns(last_send().count());
       auto* d = m->mutable_device();
+      d->Clear();
       if (o.timings.transfer_in) d->set_transfer_in_ns(o.timings.transfer_in->count());
       if (o.timings.queue_wait) d->set_queue_wait_ns(o.timings.queue_wait->count());
       if (o.timings.compute) d->set_compute_ns(o.timings.compute->count());
       if (o.timings.transfer_out) d->set_transfer_out_ns(o.timings.transfer_out->count());
-      reply(j.id, Action::run, body, outputs_of(*j.lease), j.lease);
+      reply_reusing(j.id, Action::run, body, j.lease->slot().outputs, j.lease);
     }
   } catch (const std::exception& e) {
     abort(std::string("answering a request failed: ") + e.what());
