@@ -301,17 +301,17 @@ Result<void> FrameParser::feed(std::span<const std::byte> bytes) {
 
 Result<size_t> FrameParser::feed_some(std::span<const std::byte> bytes) {
   if (failed_) return tl::unexpected(*failed_);
-  if (!ready_.empty()) return size_t{0};
+  if (ready_count_ != 0) return size_t{0};
   return consume(bytes, true);
 }
 
 Result<size_t> FrameParser::consume(std::span<const std::byte> bytes, bool stop_after_frame) {
   if (failed_) return tl::unexpected(*failed_);
   const size_t given = bytes.size();
-  const size_t ready_before = ready_.size();
+  const size_t ready_before = ready_count_;
   while (!bytes.empty()) {
     // The next frame is placed only after the caller has handled this one.
-    if (stop_after_frame && ready_.size() > ready_before) break;
+    if (stop_after_frame && ready_count_ > ready_before) break;
     switch (stage_) {
       case Stage::header: {
         const size_t n = std::min(kHeaderSize - head_have_, bytes.size());
@@ -376,16 +376,18 @@ Result<void> FrameParser::finish_head() {
   owned_ = false;
   frame_.error = std::move(plan.error);
   if (!discard_) {
-    if (!plan.targets.empty()) {
-      bool fits = plan.targets.size() == sizes_.size();
-      for (size_t i = 0; fits && i < sizes_.size(); ++i) fits = plan.targets[i].size() == sizes_[i];
+    const std::span<const std::span<std::byte>> targets =
+        plan.targets.empty() ? plan.borrowed : std::span<const std::span<std::byte>>(plan.targets);
+    if (!targets.empty()) {
+      bool fits = targets.size() == sizes_.size();
+      for (size_t i = 0; fits && i < sizes_.size(); ++i) fits = targets[i].size() == sizes_[i];
       if (!fits) {
         failed_header_ = frame_.header;
         return fail_with({ErrorCode::internal, describe(frame_.header) +
                                                    ": buffer targets do not match the sizes "
                                                    "its body declares"});
       }
-      frame_.buffers = std::move(plan.targets);
+      frame_.buffers.assign(targets.begin(), targets.end());  // keeps the list's capacity
     } else {
       // Nothing is allocated yet: owned_room() grows each buffer as its
       // bytes arrive.
@@ -425,6 +427,15 @@ void FrameParser::buffer_advanced(size_t n) {
   if (buffer_index_ == sizes_.size()) emit();
 }
 
+void swap(Frame& a, Frame& b) noexcept {
+  std::swap(a.header, b.header);
+  a.body.Swap(&b.body);  // both on the heap: an internal swap
+  a.buffers.swap(b.buffers);
+  a.owned.swap(b.owned);
+  a.error.swap(b.error);
+  std::swap(a.wire_bytes, b.wire_bytes);
+}
+
 void FrameParser::emit() {
   if (owned_) {
     // Every owned buffer has reached its declared size: no more growth, so
@@ -432,8 +443,18 @@ void FrameParser::emit() {
     frame_.buffers.clear();
     for (auto& v : frame_.owned) frame_.buffers.emplace_back(v);
   }
-  ready_.push_back(std::move(frame_));
-  // Moved from: reset in place, so the next frame needs no new Body.
+  if (ready_count_ == ring_.size()) {
+    // Every element holds a ready frame (pop() and release() free them):
+    // a new one goes in just before the oldest, which moves up by one, so
+    // that it follows the newest in ring order.
+    ring_.emplace(ring_.begin() + static_cast<std::ptrdiff_t>(ready_head_));
+    ready_head_ = (ready_head_ + 1) % ring_.size();
+  }
+  Frame& slot = ring_[(ready_head_ + ready_count_) % ring_.size()];
+  swap(slot, frame_);
+  ++ready_count_;
+  // frame_ now holds a frame that was handed out before (or a new one):
+  // reset in place, keeping its storage.
   frame_.header = Header{};
   frame_.body.Clear();
   frame_.buffers.clear();
@@ -445,6 +466,12 @@ void FrameParser::emit() {
   owned_ = false;
   stage_ = Stage::header;
   head_have_ = 0;
+}
+
+void FrameParser::release() {
+  if (ready_count_ == 0) return;
+  ready_head_ = (ready_head_ + 1) % ring_.size();
+  --ready_count_;
 }
 
 std::span<std::byte> FrameParser::direct_target() {
@@ -467,9 +494,10 @@ Result<void> FrameParser::commit_direct(size_t bytes) {
 
 std::optional<Frame> FrameParser::pop() {
   std::optional<Frame> f;
-  if (ready_.empty()) return f;
-  f.emplace(std::move(ready_.front()));  // one move, into the returned object
-  ready_.pop_front();
+  if (ready_count_ == 0) return f;
+  f.emplace();
+  swap(*f, ring_[ready_head_]);  // the ring keeps an empty frame
+  release();
   return f;
 }
 

@@ -414,9 +414,10 @@ void Connection::wait_for_reply_room() {
 
 void Connection::dispatch_ready() {
   while (!closing_) {
-    auto frame = parser_->pop();
+    wire::Frame* frame = parser_->peek();
     if (!frame) return;
-    dispatch(std::move(*frame));
+    dispatch(*frame);
+    parser_->release();
   }
 }
 

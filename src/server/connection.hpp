@@ -72,9 +72,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Where a request's buffers go, decided when its body is complete and
   // before any buffer byte is read (wire::FrameParser's placer).
   virtual wire::BufferPlan place(const wire::Header& header, const wire::pb::Body& body) = 0;
-  // A complete frame, after place() ran for it; the next frame is placed only
-  // after this returns.
-  virtual void dispatch(wire::Frame frame) = 0;
+  // A complete frame, after place() ran for it, lent by the parser until
+  // this returns (its storage is reused for a later frame: take what must
+  // outlive the call, e.g. an uploaded model's bytes, by moving it out); the
+  // next frame is placed only after this returns.
+  virtual void dispatch(wire::Frame& frame) = 0;
   // No more frames will be dispatched: drop what place() holds for one that
   // will not be.
   virtual void reading_stopped() = 0;

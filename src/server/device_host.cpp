@@ -78,6 +78,7 @@ Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry
   try {
     for (const auto& t : entry->info.inputs) slot->inputs.emplace_back(t.bytes);
     for (const auto& t : entry->info.outputs) slot->outputs.emplace_back(t.bytes);
+    for (auto& in : slot->inputs) slot->input_spans.emplace_back(in);
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::internal, "cannot allocate " + std::to_string(bytes) +
                                          " bytes for a run slot of model handle " +

@@ -66,7 +66,8 @@ namespace rig::server {
 // One tensor buffer set for one request in flight on one model.
 struct Slot {
   std::vector<std::vector<std::byte>> inputs, outputs;
-  ByteHold hold;  // its bytes, against max_pending_bytes
+  std::vector<std::span<std::byte>> input_spans;  // of inputs: where a run's buffers are read to
+  ByteHold hold;                                  // its bytes, against max_pending_bytes
   // Driver-only: the binding of these buffers on the device, valid while
   // bound_generation equals the host's generation.
   BindingId binding = 0;

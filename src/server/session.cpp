@@ -115,7 +115,7 @@ std::optional<Error> Session::admit_run(const wire::Header& h, const pb::Body& b
   if (auto ok = check_inputs(*entry, body); !ok) return ok.error();
   auto lease = acquire_slot(entry);
   if (!lease) return lease.error();
-  for (auto& in : (*lease)->slot().inputs) plan.targets.emplace_back(in);
+  plan.borrowed = (*lease)->slot().input_spans;  // the slot outlives the frame
   placed.lease = std::move(*lease);
   return std::nullopt;
 }
@@ -165,7 +165,7 @@ std::optional<Error> Session::models_full() {
 
 // ---- dispatch --------------------------------------------------------------
 
-void Session::dispatch(wire::Frame frame) {
+void Session::dispatch(wire::Frame& frame) {
   // The placer ran for this frame when its body was complete.
   Placed placed = placed_ ? std::move(*placed_) : Placed{};
   placed_.reset();

@@ -52,7 +52,7 @@ class Session final : public Connection {
 
   // Connection hooks.
   wire::BufferPlan place(const wire::Header& h, const wire::pb::Body& body) override;
-  void dispatch(wire::Frame frame) override;
+  void dispatch(wire::Frame& frame) override;
   void reading_stopped() override { placed_.reset(); }
   void closed() override;
   void wake() override;

@@ -482,7 +482,7 @@ TEST(WireParser, PlacerTargetsReceiveBuffersInPlace) {
   FrameParser parser(Limits{}, [&](const Header& h, const pb::Body& body) {
     EXPECT_EQ(h.message_id, 9u);
     EXPECT_EQ(body.buffer_sizes_size(), 2);
-    return BufferPlan{{ta, tb}, false, std::nullopt};
+    return BufferPlan{{ta, tb}, false, std::nullopt, {}};
   });
   for (size_t i = 0; i < bytes.size(); ++i)
     ASSERT_TRUE(parser.feed(std::span(bytes).subspan(i, 1)));
@@ -519,7 +519,7 @@ TEST(WireParser, TargetsOfTheWrongSizeAreABug) {
   const auto a = pattern(50, 1);
   std::vector<std::byte> small(49);
   FrameParser parser(Limits{}, [&](const Header&, const pb::Body&) {
-    return BufferPlan{{small}, false, std::nullopt};
+    return BufferPlan{{small}, false, std::nullopt, {}};
   });
   auto r = parser.feed(bytes_of(must_encode(1, Action::run, run_request(1), {a})));
   ASSERT_FALSE(r);

@@ -295,13 +295,23 @@ class RemoteDevice final : public Device {
     return static_cast<BindingId>(bindings_.size() - 1);
   }
 
+  // call() without a Reply: on_frame() turns the reply into the run's
+  // timings (or error) where the parser lends it, so no frame is moved.
   Result<InferenceTimings> run(BindingId binding) override {
     if (auto ok = check_binding(binding); !ok) return tl::unexpected(ok.error());
-    auto reply = call(Action::run, run_request(), inputs_of(binding), Nanos(0), binding, true);
-    if (!reply) return tl::unexpected(server_full(reply.error()));
-    if (!reply->frame.body.has_run_reply()) return wrong_reply(reply->frame);
-    bytes_.payload_out += model_.output_bytes();
-    return timings_of(*reply);
+    Pending p;
+    p.has_binding = true;
+    p.binding = binding;
+    p.sync_run = true;
+    auto id = send_request(Action::run, run_request(), inputs_of(binding), p, Nanos(0), true);
+    if (!id) return tl::unexpected(id.error());
+    const auto answered = [&] { return run_answer_ && run_answer_->first == *id; };
+    auto ok = pump(Nanos::max(), answered);
+    if (!answered()) return tl::unexpected(ok.error());
+    Result<InferenceTimings> r = std::move(run_answer_->second);
+    run_answer_.reset();
+    if (!r) return tl::unexpected(server_full(r.error()));
+    return r;
   }
 
   Result<void> submit(BindingId binding, uint64_t tag) override {
@@ -411,7 +421,8 @@ class RemoteDevice final : public Device {
     uint64_t tag = 0;
     Nanos deadline{0};
     Nanos reply_started{0};
-    bool discard = false;  // its reply is dropped (a cancel's: the loop's reply tells)
+    bool discard = false;   // its reply is dropped (a cancel's: the loop's reply tells)
+    bool sync_run = false;  // run(): answered in run_answer_
   };
   struct Outgoing {
     wire::OutFrame frame;
@@ -469,7 +480,10 @@ class RemoteDevice final : public Device {
   }
 
   InferenceTimings timings_of(const Reply& reply) const {
-    const auto& r = reply.frame.body.run_reply();
+    return timings_of(reply.frame.body, reply.started, reply.completed);
+  }
+  InferenceTimings timings_of(const pb::Body& body, Nanos started, Nanos completed) const {
+    const auto& r = body.run_reply();
     const auto& d = r.device();
     // The server's figures are untrusted: their sums saturate rather than
     // wrap, and the engine refuses what lies outside [0, elapsed].
@@ -482,8 +496,8 @@ class RemoteDevice final : public Device {
     t.compute = Nanos(r.compute_ns());
     t.transfer_in = sum(r.receive_ns(), d.has_transfer_in_ns() ? d.transfer_in_ns() : 0);
     t.queue_wait = sum(r.queue_wait_ns(), d.has_queue_wait_ns() ? d.queue_wait_ns() : 0);
-    t.transfer_out = sum((reply.completed - reply.started).count(),
-                         d.has_transfer_out_ns() ? d.transfer_out_ns() : 0);
+    t.transfer_out =
+        sum((completed - started).count(), d.has_transfer_out_ns() ? d.transfer_out_ns() : 0);
     return t;
   }
 
@@ -653,7 +667,7 @@ class RemoteDevice final : public Device {
       Result<void> fed;
       if (!direct.empty()) {
         fed = parser_.commit_direct(n->bytes);
-        while (auto frame = parser_.pop()) on_frame(std::move(*frame));
+        deliver_frames();
       } else {
         // One frame at a time, like the server: a reply is handled before
         // the next one is placed.
@@ -665,7 +679,7 @@ class RemoteDevice final : public Device {
             break;
           }
           rest = rest.subspan(*taken);
-          while (auto frame = parser_.pop()) on_frame(std::move(*frame));
+          deliver_frames();
         }
       }
       // A reply over this client's limits is the server's fault: protocol.
@@ -679,6 +693,14 @@ class RemoteDevice final : public Device {
       if (n->bytes < (direct.empty() ? staging_.size() : direct.size())) return {};
     }
     return {};
+  }
+
+  // The parser's complete frames, lent to on_frame() one by one.
+  void deliver_frames() {
+    while (wire::Frame* frame = parser_.peek()) {
+      on_frame(*frame);
+      parser_.release();
+    }
   }
 
   // Run outputs go straight into the caller's output buffers.
@@ -715,12 +737,13 @@ class RemoteDevice final : public Device {
                                                   " bytes, expected " + sizes_text(expected)};
       return plan;
     }
-    if (bound)
-      plan.targets.assign(bindings_[p.binding].outputs.begin(), bindings_[p.binding].outputs.end());
+    // The binding outlives the frame: lent, not copied into a new list.
+    if (bound) plan.borrowed = bindings_[p.binding].outputs;
     return plan;
   }
 
-  void on_frame(wire::Frame frame) {
+  // `frame` is lent by the parser: what outlives this call is moved out.
+  void on_frame(wire::Frame& frame) {
     const uint32_t id = frame.header.message_id;
     auto it = find_pending(id);
     if (it == pending_.end()) {
@@ -736,6 +759,26 @@ class RemoteDevice final : public Device {
     if (it != pending_.end() - 1) *it = std::move(pending_.back());
     pending_.pop_back();
     if (p.discard) return;
+    if (p.sync_run) {
+      const Nanos completed = now();
+      Result<InferenceTimings> r;
+      if (frame.error) {
+        r = tl::unexpected(*frame.error);
+      } else if (frame.header.action != p.action) {
+        r = fail(ErrorCode::protocol, "reply to message " + std::to_string(id) + " (" +
+                                          wire::to_string(p.action) + ") came back as " +
+                                          wire::to_string(frame.header.action));
+      } else if (frame.header.status != Status::ok) {
+        r = tl::unexpected(server_error(frame));
+      } else if (!frame.body.has_run_reply()) {
+        r = wrong_reply(frame);
+      } else {
+        bytes_.payload_out += model_.output_bytes();
+        r = timings_of(frame.body, p.reply_started, completed);
+      }
+      run_answer_.emplace(id, std::move(r));
+      return;
+    }
     Result<Reply> reply = Reply{std::move(frame), p.reply_started, now()};
     if (reply->frame.error) {
       reply = tl::unexpected(*reply->frame.error);
@@ -775,6 +818,10 @@ class RemoteDevice final : public Device {
     out_.clear();
     for (auto& [id, p] : pending_) {
       if (p.discard) continue;
+      if (p.sync_run) {
+        run_answer_.emplace(id, tl::unexpected(error));
+        continue;
+      }
       if (!p.async) {
         sync_done_.emplace_back(id, tl::unexpected(error));
         continue;
@@ -803,7 +850,8 @@ class RemoteDevice final : public Device {
   // searched in full, which keep their capacity (no allocation per request).
   std::vector<std::pair<uint32_t, Pending>> pending_;
   std::vector<std::pair<uint32_t, Result<Reply>>> sync_done_;
-  pb::Body run_body_;     // run_request()
+  std::optional<std::pair<uint32_t, Result<InferenceTimings>>> run_answer_;  // run()'s
+  pb::Body run_body_;                                                        // run_request()
   wire::OutFrame spare_;  // send_request()'s frame, reused
   std::deque<Completion> completions_;
   std::optional<Error> dead_;
