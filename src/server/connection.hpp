@@ -148,8 +148,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void reader_loop();
   void dispatch_ready();
   // Waits until the socket has input: false (after answering, when it can)
-  // when hello_timeout or idle_timeout ran out first.
+  // when hello_timeout or idle_timeout ran out first. Only when the socket
+  // has no receive timeout (blocking_reads_ false).
   bool wait_for_input();
+  // Blocking reads: the reader blocks in recv() itself (one system call per
+  // request, not poll() and recv()), woken by input, by shutdown(), or by
+  // the socket's receive timeout, a slice of the deadline that applies
+  // (kSliceDivisor of hello_timeout during the handshake, of idle_timeout
+  // afterwards, within [kMinSlice, kMaxSlice]). False when the timeout
+  // cannot be set (then poll() waits, as wait_for_input() does).
+  bool set_read_slice(Nanos deadline);
+  // A read slice passed without input: false (after answering) when a
+  // deadline has run out.
+  bool within_deadlines();
+  // The handshake's deadline has passed (trickled input does not extend it).
+  bool hello_overdue() const;
+  // Answers and counts a connection closed at a deadline; `why` says which.
+  void time_out(const std::string& why);
   // Back-pressure: returns once the unsent replies fit reply_share() (or the
   // connection is gone).
   void wait_for_reply_room();
@@ -172,6 +187,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closing_ = false;
   bool established_ = false;
   Nanos hello_deadline_{0};
+  bool blocking_reads_ = false;  // set_read_slice()
+  bool slice_for_idle_ = false;  // the slice set is idle_timeout's
+  Nanos read_slice_{0};
+  uint64_t quiet_slices_ = 0;  // read slices in a row without input
 
   // Writing; write_cv_ also wakes wait_until_answered().
   std::mutex write_mu_;
