@@ -189,8 +189,8 @@ void Connection::send_from(wire::OutFrame& frame) {
 void Connection::queued_locked(uint64_t bytes) {
   queued_bytes_ += bytes;
   uint64_t peak = server_.peak_unsent_bytes.load();
-  while (queued_bytes_ > peak &&
-         !server_.peak_unsent_bytes.compare_exchange_weak(peak, queued_bytes_)) {
+  const uint64_t now_queued = queued_bytes_.load();
+  while (now_queued > peak && !server_.peak_unsent_bytes.compare_exchange_weak(peak, now_queued)) {
   }
 }
 
@@ -326,6 +326,7 @@ void Connection::reader_loop() {
       continue;
     }
     quiet_slices_ = 0;
+    ++reads_;
     if (n->eof) {
       if (auto end = parser_->finish(); !end) {
         ++server_.closed_on_error;
@@ -466,6 +467,8 @@ bool Connection::wait_for_input() {
 }
 
 void Connection::wait_for_reply_room() {
+  // The common case, without the lock: the unsent replies fit.
+  if (queued_bytes_.load(std::memory_order_relaxed) <= reply_share_) return;
   std::unique_lock lock(write_mu_);
   if (queued_bytes_ <= reply_share_ || dead_ || stopping_) return;
   ++server_.reads_paused;

@@ -128,6 +128,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Nanos last_send() const { return last_send_.load(); }
   // The unsent reply bytes above which the reader pauses.
   uint64_t reply_share() const { return reply_share_; }
+  // Reads from the socket so far (reader thread): a frame placed and
+  // complete at the same count arrived whole in one read.
+  uint64_t reads() const { return reads_; }
 
  private:
   struct Outgoing {
@@ -191,12 +194,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool slice_for_idle_ = false;  // the slice set is idle_timeout's
   Nanos read_slice_{0};
   uint64_t quiet_slices_ = 0;  // read slices in a row without input
+  uint64_t reads_ = 0;         // reads()
 
   // Writing; write_cv_ also wakes wait_until_answered().
   std::mutex write_mu_;
   std::condition_variable write_cv_;
   std::deque<Outgoing> queue_;
-  uint64_t queued_bytes_ = 0;  // frame bytes in queue_, written or not
+  // Frame bytes in queue_, written or not. Changed under write_mu_; atomic
+  // so that wait_for_reply_room() can see without the lock that they fit.
+  std::atomic<uint64_t> queued_bytes_{0};
   const uint64_t reply_share_;
   bool writer_started_ = false;
   bool writer_exit_ = false;

@@ -416,7 +416,9 @@ void DeviceHost::execute(const std::shared_ptr<Job>& job) {
 
 void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
   JobOutcome outcome;
-  outcome.started_at = steady_now();
+  // A run's start is its submission (submitted_at); its outcome here is only
+  // ever a failure's, whose answer carries no timings.
+  if (job->kind != Job::Kind::run) outcome.started_at = steady_now();
   auto failed = [&](const Error& e) {
     outcome.error = e;
     finish(job, std::move(outcome));

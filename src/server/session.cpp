@@ -78,7 +78,7 @@ std::vector<std::span<const std::byte>> outputs_of(const SlotLease& lease) {
 // ---- placement and admission -----------------------------------------------
 
 wire::BufferPlan Session::place(const wire::Header& h, const pb::Body& body) {
-  Placed placed{h.message_id, steady_clock().now(), nullptr, {}};
+  Placed placed{h.message_id, steady_clock().now(), reads(), nullptr, {}};
   wire::BufferPlan plan;
   plan.error = admit(h, body, placed, plan);
   placed_ = std::move(placed);
@@ -404,7 +404,9 @@ void Session::handle_sensors(const wire::Header& h, bool take_warnings) {
 
 void Session::handle_run(const wire::Header& h, Placed placed) {
   auto job = take_run_job();
-  job->received_at = steady_clock().now();
+  // A request that arrived whole in the read that completed its body was
+  // received when it was placed: no clock read.
+  job->received_at = reads() == placed.placed_read ? placed.placed_at : steady_clock().now();
   job->id = h.message_id;
   job->placed_at = placed.placed_at;
   job->entry = placed.lease->entry();

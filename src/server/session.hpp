@@ -46,6 +46,7 @@ class Session final : public Connection {
   struct Placed {
     uint32_t message_id = 0;
     Nanos placed_at{0};
+    uint64_t placed_read = 0;          // reads() when it was placed
     std::shared_ptr<SlotLease> lease;  // run, loop: the slot its inputs go to
     ByteHold upload;                   // load_model: its model bytes
   };
