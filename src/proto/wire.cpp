@@ -1,6 +1,7 @@
 #include "proto/wire.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -9,11 +10,20 @@ namespace rig::wire {
 namespace {
 
 uint32_t load_u32(const std::byte* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    uint32_t v;  // the wire's order: one load
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
 void store_u32(std::byte* p, uint32_t v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &v, sizeof v);
+    return;
+  }
   p[0] = static_cast<std::byte>(v & 0xff);
   p[1] = static_cast<std::byte>((v >> 8) & 0xff);
   p[2] = static_cast<std::byte>((v >> 16) & 0xff);
