@@ -49,17 +49,16 @@ bool same_shapes(const std::vector<InputShape>& a, const std::vector<InputShape>
 }  // namespace
 
 SlotLease::~SlotLease() {
-  std::lock_guard lock(entry_->mu);
-  slot_->busy = false;
+  slot_->busy.store(false, std::memory_order_release);
 }
 
 Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry>& entry) {
-  std::lock_guard lock(entry->mu);
+  // Only this thread grows `slots`: scanning them needs no lock.
   for (auto& slot : entry->slots)
-    if (!slot->busy) {
-      slot->busy = true;
+    if (!slot->busy.load(std::memory_order_relaxed) &&
+        !slot->busy.exchange(true, std::memory_order_acquire))
       return std::make_shared<SlotLease>(entry, slot.get());
-    }
+  std::lock_guard lock(entry->mu);
   if (entry->slots.size() >= entry->max_slots)
     return fail(ErrorCode::queue_full,
                 "model handle " + std::to_string(entry->handle) + " already has " +
@@ -85,7 +84,7 @@ Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry
                                          std::to_string(entry->handle) + ": out of memory");
   }
   slot->hold = std::move(hold);
-  slot->busy = true;
+  slot->busy.store(true, std::memory_order_relaxed);  // published by the lock and the lease
   entry->slots.push_back(std::move(slot));
   return std::make_shared<SlotLease>(entry, entry->slots.back().get());
 }

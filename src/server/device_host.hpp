@@ -72,7 +72,9 @@ struct Slot {
   // bound_generation equals the host's generation.
   BindingId binding = 0;
   uint64_t bound_generation = 0;
-  bool busy = false;  // guarded by ModelEntry::mu
+  // Taken by acquire_slot() (acquire), given back by its lease (release):
+  // whatever the last holder did with the buffers happens before the next.
+  std::atomic<bool> busy{false};
 };
 
 // A model a client loaded: its source (kept to reload it), what it looks
@@ -90,6 +92,8 @@ struct ModelEntry {
   ByteHold source_hold;                // the kept model bytes, against max_pending_bytes
   std::shared_ptr<ByteBudget> budget;  // slots are reserved against it; may be null
 
+  // Grown by acquire_slot() only, which the connection's reader alone calls;
+  // mu guards the growth.
   std::mutex mu;
   std::vector<std::unique_ptr<Slot>> slots;
 };
@@ -111,7 +115,8 @@ class SlotLease {
   Slot* slot_;
 };
 
-// A free slot of `entry`, allocating one while fewer than max_slots exist;
+// A free slot of `entry`, allocating one while fewer than max_slots exist
+// (the connection's reader thread only: a free slot is taken without a lock);
 // fails with queue_full naming the limit otherwise, and with limit_exceeded
 // when a new slot would break the entry's byte budget (max_pending_bytes).
 Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry>& entry);
