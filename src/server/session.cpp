@@ -215,6 +215,10 @@ void Session::dispatch(wire::Frame& frame) {
 
 void Session::closed() {
   placed_.reset();
+  // A run job the host still holds finishes, or is dropped unanswered when
+  // it was queued (cancelled); kept here as well, a dropped one would keep
+  // its session alive (the job holds `self`, the session its jobs).
+  run_jobs_.clear();
   std::lock_guard lock(models_mu_);
   models_.clear();
 }

@@ -510,6 +510,58 @@ TEST(Server, AlternatingModelSizesReuseBuffersCorrectly) {
   }
 }
 
+// A run still queued when its connection breaks is dropped by the host
+// unanswered: the session's reused run job must not keep the session alive
+// (the AddressSanitizer build's leak check fails otherwise), and the server
+// goes on serving.
+TEST(Server, AQueuedRunOfABrokenConnectionIsDroppedCleanly) {
+  auto control = std::make_shared<FakeControl>();
+  control->hold = true;  // the first run stays on the device
+  FakeOptions o;
+  o.depth = 1;          // so the second one waits in the host's queue
+  o.real_clock = true;  // a held wait_next times out: the reader goes back to its socket
+  o.control = control;
+  ServerSettings settings;
+  settings.max_connections = 1;
+  auto server = start_server(o, settings);
+  ASSERT_TRUE(server);
+  {
+    auto c = RawClient::connect(server->address());
+    ASSERT_EQ(c.hello().header.status, Status::ok);
+    const uint32_t handle = c.load("in=8,out=4");
+    pb::Body run;
+    run.mutable_run_request()->set_handle(handle);
+    const auto in = pattern(8, 1);
+    std::vector<std::byte> bytes;
+    append(bytes, 3, Action::run, run, {in});
+    append(bytes, 4, Action::run, run, {in});
+    append(bytes, 5, Action::run, run, {in});
+    c.send_bytes(std::span(bytes).first(bytes.size() - 3));  // the third one cut short
+    ASSERT_TRUE(wait_for(*control, [](FakeControl& k) { return k.submits == 1; }));
+    c.socket().close();  // mid-frame: the server closes without answering
+  }
+  // Its slot is given back only once it has closed (max_connections 1): a
+  // hello that succeeds means the queued run is now cancelled.
+  std::optional<RawClient> next;
+  for (int attempt = 0; attempt < 100000 && !next; ++attempt) {
+    auto c = RawClient::connect(server->address());
+    if (c.hello().header.status == Status::ok) next.emplace(std::move(c));
+  }
+  ASSERT_TRUE(next);
+  control->set_hold(false);  // the first run completes; the second is dropped
+  const uint32_t handle = next->load("in=8,out=4");
+  pb::Body run;
+  run.mutable_run_request()->set_handle(handle);
+  const auto in = pattern(8, 2);
+  auto f = next->request(3, Action::run, run, {in});
+  ASSERT_EQ(f.header.status, Status::ok) << f.body.error_reply().message();
+  ASSERT_EQ(f.buffers.size(), 1u);
+  EXPECT_EQ(std::vector<std::byte>(f.buffers[0].begin(), f.buffers[0].end()),
+            testing::fake_expected(in, 0, 4));
+  std::lock_guard lock(control->mu);
+  EXPECT_EQ(control->submits, 2);  // the dropped run never reached the device
+}
+
 // A server's timings are untrusted figures: a negative compute time, or a
 // transfer of +-4.6e12 ms, fails the inference with a named error (a device
 // failure: the run's verdict INVALID, exit 3) instead of being measured.
