@@ -52,8 +52,21 @@ Outcome parse_whole(std::span<const std::byte> bytes) {
   return o;
 }
 
+// A deep copy of a frame the parser lent (its storage is reused later).
+Frame copy_of(const Frame& f) {
+  Frame c;
+  c.header = f.header;
+  c.body.CopyFrom(f.body);
+  c.error = f.error;
+  c.wire_bytes = f.wire_bytes;
+  for (const auto& b : f.buffers) c.owned.emplace_back(b.begin(), b.end());
+  for (auto& v : c.owned) c.buffers.emplace_back(v);
+  return c;
+}
+
 // Pieces of 1..7 bytes (from the first byte), through direct reads when the
-// parser offers them: the socket reader's two paths.
+// parser offers them: the socket reader's two paths. Frames are lent
+// (peek/release), as the server and the remote device take them.
 Outcome parse_pieces(std::span<const std::byte> bytes) {
   Outcome o;
   FrameParser p(fuzz_limits());
@@ -71,7 +84,10 @@ Outcome parse_pieces(std::span<const std::byte> bytes) {
       o.failed = !p.feed(bytes.subspan(at, n));
       at += n;
     }
-    while (auto f = p.pop()) o.frames.push_back(std::move(*f));
+    while (const Frame* f = p.peek()) {
+      o.frames.push_back(copy_of(*f));
+      p.release();
+    }
   }
   o.clean_end = !o.failed && p.finish().has_value();
   return o;

@@ -1,6 +1,7 @@
 #include "proto/wire.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -9,11 +10,20 @@ namespace rig::wire {
 namespace {
 
 uint32_t load_u32(const std::byte* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    uint32_t v;  // the wire's order: one load
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
 }
 
 void store_u32(std::byte* p, uint32_t v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &v, sizeof v);
+    return;
+  }
   p[0] = static_cast<std::byte>(v & 0xff);
   p[1] = static_cast<std::byte>((v >> 8) & 0xff);
   p[2] = static_cast<std::byte>((v >> 16) & 0xff);
@@ -233,20 +243,22 @@ uint64_t OutFrame::payload() const {
   return n;
 }
 
-Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status, pb::Body& body,
-                              std::vector<std::span<const std::byte>> buffers,
-                              const Limits& limits) {
-  body.clear_buffer_sizes();
-  for (const auto& b : buffers) body.add_buffer_sizes(b.size());
+Result<void> encode_frame_into(OutFrame& out, uint32_t message_id, Action action, Status status,
+                               pb::Body& body, const Limits& limits) {
+  // Rewritten in place: a repeated field keeps its capacity.
+  auto* sizes = body.mutable_buffer_sizes();
+  if (static_cast<size_t>(sizes->size()) != out.buffers.size())
+    sizes->Resize(static_cast<int>(std::min<size_t>(out.buffers.size(), INT_MAX)), 0);
+  for (size_t i = 0; i < out.buffers.size(); ++i)
+    sizes->Set(static_cast<int>(i), out.buffers[i].size());
   Header h;
   h.message_id = message_id;
   h.action = action;
   h.status = status;
-  const auto& sizes = body.buffer_sizes();
-  if (auto ok = check_buffers(h, std::span<const uint64_t>(sizes.data(), sizes.size()), limits);
+  if (auto ok = check_buffers(h, std::span<const uint64_t>(sizes->data(), sizes->size()), limits);
       !ok)
-    return tl::unexpected(ok.error());
-  OutFrame out;
+    return ok;
+  // SerializeToString clears the string first and keeps its capacity.
   if (!body.SerializeToString(&out.body))
     return fail(ErrorCode::internal, describe(h) + ": cannot serialize the body");
   if (out.body.size() > limits.max_body_bytes)
@@ -255,7 +267,16 @@ Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status,
                     " bytes; max_body_bytes is " + std::to_string(limits.max_body_bytes));
   h.body_size = static_cast<uint32_t>(out.body.size());
   out.header = encode_header(h);
+  return {};
+}
+
+Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status, pb::Body& body,
+                              std::vector<std::span<const std::byte>> buffers,
+                              const Limits& limits) {
+  OutFrame out;
   out.buffers = std::move(buffers);
+  if (auto ok = encode_frame_into(out, message_id, action, status, body, limits); !ok)
+    return tl::unexpected(ok.error());
   return out;
 }
 
@@ -290,17 +311,17 @@ Result<void> FrameParser::feed(std::span<const std::byte> bytes) {
 
 Result<size_t> FrameParser::feed_some(std::span<const std::byte> bytes) {
   if (failed_) return tl::unexpected(*failed_);
-  if (!ready_.empty()) return size_t{0};
+  if (ready_count_ != 0) return size_t{0};
   return consume(bytes, true);
 }
 
 Result<size_t> FrameParser::consume(std::span<const std::byte> bytes, bool stop_after_frame) {
   if (failed_) return tl::unexpected(*failed_);
   const size_t given = bytes.size();
-  const size_t ready_before = ready_.size();
+  const size_t ready_before = ready_count_;
   while (!bytes.empty()) {
     // The next frame is placed only after the caller has handled this one.
-    if (stop_after_frame && ready_.size() > ready_before) break;
+    if (stop_after_frame && ready_count_ > ready_before) break;
     switch (stage_) {
       case Stage::header: {
         const size_t n = std::min(kHeaderSize - head_have_, bytes.size());
@@ -365,16 +386,18 @@ Result<void> FrameParser::finish_head() {
   owned_ = false;
   frame_.error = std::move(plan.error);
   if (!discard_) {
-    if (!plan.targets.empty()) {
-      bool fits = plan.targets.size() == sizes_.size();
-      for (size_t i = 0; fits && i < sizes_.size(); ++i) fits = plan.targets[i].size() == sizes_[i];
+    const std::span<const std::span<std::byte>> targets =
+        plan.targets.empty() ? plan.borrowed : std::span<const std::span<std::byte>>(plan.targets);
+    if (!targets.empty()) {
+      bool fits = targets.size() == sizes_.size();
+      for (size_t i = 0; fits && i < sizes_.size(); ++i) fits = targets[i].size() == sizes_[i];
       if (!fits) {
         failed_header_ = frame_.header;
         return fail_with({ErrorCode::internal, describe(frame_.header) +
                                                    ": buffer targets do not match the sizes "
                                                    "its body declares"});
       }
-      frame_.buffers = std::move(plan.targets);
+      frame_.buffers.assign(targets.begin(), targets.end());  // keeps the list's capacity
     } else {
       // Nothing is allocated yet: owned_room() grows each buffer as its
       // bytes arrive.
@@ -414,6 +437,15 @@ void FrameParser::buffer_advanced(size_t n) {
   if (buffer_index_ == sizes_.size()) emit();
 }
 
+void swap(Frame& a, Frame& b) noexcept {
+  std::swap(a.header, b.header);
+  a.body.Swap(&b.body);  // both on the heap: an internal swap
+  a.buffers.swap(b.buffers);
+  a.owned.swap(b.owned);
+  a.error.swap(b.error);
+  std::swap(a.wire_bytes, b.wire_bytes);
+}
+
 void FrameParser::emit() {
   if (owned_) {
     // Every owned buffer has reached its declared size: no more growth, so
@@ -421,8 +453,18 @@ void FrameParser::emit() {
     frame_.buffers.clear();
     for (auto& v : frame_.owned) frame_.buffers.emplace_back(v);
   }
-  ready_.push_back(std::move(frame_));
-  // Moved from: reset in place, so the next frame needs no new Body.
+  if (ready_count_ == ring_.size()) {
+    // Every element holds a ready frame (pop() and release() free them):
+    // a new one goes in just before the oldest, which moves up by one, so
+    // that it follows the newest in ring order.
+    ring_.emplace(ring_.begin() + static_cast<std::ptrdiff_t>(ready_head_));
+    ready_head_ = (ready_head_ + 1) % ring_.size();
+  }
+  Frame& slot = ring_[(ready_head_ + ready_count_) % ring_.size()];
+  swap(slot, frame_);
+  ++ready_count_;
+  // frame_ now holds a frame that was handed out before (or a new one):
+  // reset in place, keeping its storage.
   frame_.header = Header{};
   frame_.body.Clear();
   frame_.buffers.clear();
@@ -434,6 +476,12 @@ void FrameParser::emit() {
   owned_ = false;
   stage_ = Stage::header;
   head_have_ = 0;
+}
+
+void FrameParser::release() {
+  if (ready_count_ == 0) return;
+  ready_head_ = (ready_head_ + 1) % ring_.size();
+  --ready_count_;
 }
 
 std::span<std::byte> FrameParser::direct_target() {
@@ -456,9 +504,10 @@ Result<void> FrameParser::commit_direct(size_t bytes) {
 
 std::optional<Frame> FrameParser::pop() {
   std::optional<Frame> f;
-  if (ready_.empty()) return f;
-  f.emplace(std::move(ready_.front()));  // one move, into the returned object
-  ready_.pop_front();
+  if (ready_count_ == 0) return f;
+  f.emplace();
+  swap(*f, ring_[ready_head_]);  // the ring keeps an empty frame
+  release();
   return f;
 }
 

@@ -162,6 +162,12 @@ struct OutFrame {
 Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status, pb::Body& body,
                               std::vector<std::span<const std::byte>> buffers,
                               const Limits& limits);
+// encode_frame() into `out`, whose buffers the caller has set: the header,
+// the body (re-using out.body's capacity, so a frame encoded into the same
+// OutFrame again allocates nothing) and body.buffer_sizes are rewritten; the
+// buffers and `hold` are left as they are. On failure `out` is unspecified.
+Result<void> encode_frame_into(OutFrame& out, uint32_t message_id, Action action, Status status,
+                               pb::Body& body, const Limits& limits);
 // An error reply: status from the error's code, ErrorReply body, no buffers.
 OutFrame encode_error(uint32_t message_id, Action action, const Error& error);
 
@@ -175,16 +181,23 @@ struct Frame {
   std::optional<Error> error;  // set by the placer; buffers were discarded
   uint64_t wire_bytes = 0;     // header + body + buffers
 };
+// Exchanges two frames member by member (protobuf's Swap for the bodies):
+// no Body is constructed, nothing is allocated.
+void swap(Frame& a, Frame& b) noexcept;
 
 // Where a frame's buffers go, decided once its body is decoded.
 //  * targets empty, discard false: the parser allocates them (limits checked).
 //  * targets: one span per declared buffer, of exactly the declared size.
 //  * discard: the buffer bytes are read and dropped; `error` travels with the
 //    frame so that its handler can answer it.
+//  * borrowed: as targets, in storage of the placer's that outlives the
+//    frame (e.g. a bound slot's list): copied into the frame's reused list,
+//    so placing a frame allocates no list. Used when targets is empty.
 struct BufferPlan {
   std::vector<std::span<std::byte>> targets;
   bool discard = false;
   std::optional<Error> error;
+  std::span<const std::span<std::byte>> borrowed;
 };
 using Placer = std::function<BufferPlan(const Header&, const pb::Body&)>;
 
@@ -219,7 +232,14 @@ class FrameParser {
   Result<void> commit_direct(size_t bytes);
 
   std::optional<Frame> pop();
-  bool has_frames() const { return !ready_.empty(); }
+  // The oldest complete frame, lent rather than moved out (nullptr when
+  // none): it stays valid until release() or the next feed. release() ends
+  // the loan; the frame's storage (its body, its buffer lists) is kept and
+  // the next frame is decoded into it, so a reader that peeks and releases
+  // moves no Frame and allocates no body per frame.
+  Frame* peek() { return ready_count_ ? &ring_[ready_head_] : nullptr; }
+  void release();
+  bool has_frames() const { return ready_count_ != 0; }
   // True between frames: nothing of a next frame has arrived.
   bool idle() const { return stage_ == Stage::header && head_have_ == 0; }
   // The header of the frame that failed, when it was complete.
@@ -255,7 +275,11 @@ class FrameParser {
   bool owned_ = false;  // the buffers go into frame_.owned, grown as they arrive
   size_t buffer_index_ = 0;
   uint64_t buffer_have_ = 0;
-  std::deque<Frame> ready_;
+  // Complete frames, oldest first: ready_count_ of ring_ from ready_head_
+  // (wrapping). emit() swaps the frame it completed with the ring's next
+  // free element, whose storage the next frame then reuses.
+  std::vector<Frame> ring_;
+  size_t ready_head_ = 0, ready_count_ = 0;
   std::optional<Error> failed_;
   std::optional<Header> failed_header_;
 };

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +28,10 @@ constexpr int kDrainPollMs = 1000;
 // The least a connection may queue before its reader pauses, whatever
 // max_pending_bytes / max_connections gives: one large reply must fit.
 constexpr uint64_t kMinReplyShare = 64 * 1024;
+// Receive-timeout slices of the reader's blocking reads (set_read_slice).
+constexpr int64_t kSliceDivisor = 8;
+constexpr std::chrono::milliseconds kMinSlice{1};
+constexpr std::chrono::seconds kMaxSlice{1};
 
 uint64_t reply_share_of(const ServerSettings& s) {
   const uint64_t share = s.max_pending_bytes / std::max<uint64_t>(1, s.max_connections);
@@ -121,12 +126,31 @@ void Connection::reply(uint32_t id, Action action, wire::pb::Body& body,
   send(std::move(*frame));
 }
 
+void Connection::reply_reusing(uint32_t id, Action action, wire::pb::Body& body,
+                               std::span<const std::vector<std::byte>> buffers,
+                               std::shared_ptr<void> hold) {
+  thread_local wire::OutFrame frame;
+  frame.buffers.clear();
+  for (const auto& b : buffers) frame.buffers.emplace_back(b);
+  if (auto ok =
+          wire::encode_frame_into(frame, id, action, Status::ok, body, server_.settings.limits);
+      !ok) {
+    frame.buffers.clear();
+    return reply_error(id, action, ok.error());
+  }
+  frame.hold = std::move(hold);
+  send_from(frame);
+  // Written (or moved into the queue): nothing of this reply stays here.
+  frame.hold.reset();
+  frame.buffers.clear();
+}
+
 void Connection::reply_error(uint32_t id, Action action, const Error& error) {
   ++server_.errors_sent;
   send(wire::encode_error(id, action, error));
 }
 
-void Connection::send(wire::OutFrame frame) {
+void Connection::send_from(wire::OutFrame& frame) {
   std::unique_lock lock(write_mu_);
   if (dead_) return;
   if (queue_.empty()) {
@@ -165,8 +189,8 @@ void Connection::send(wire::OutFrame frame) {
 void Connection::queued_locked(uint64_t bytes) {
   queued_bytes_ += bytes;
   uint64_t peak = server_.peak_unsent_bytes.load();
-  while (queued_bytes_ > peak &&
-         !server_.peak_unsent_bytes.compare_exchange_weak(peak, queued_bytes_)) {
+  const uint64_t now_queued = queued_bytes_.load();
+  while (now_queued > peak && !server_.peak_unsent_bytes.compare_exchange_weak(peak, now_queued)) {
   }
 }
 
@@ -282,9 +306,14 @@ void Connection::reader_loop() {
   std::vector<std::byte> staging(kStagingBytes);
   bool answer_then_close = false;
   hello_deadline_ = steady_clock().now() + server_.settings.hello_timeout;
+  blocking_reads_ = set_read_slice(server_.settings.hello_timeout);
   for (;;) {
     wait_for_reply_room();
-    if (!wait_for_input()) break;
+    if (!blocking_reads_ && !wait_for_input()) break;
+    if (blocking_reads_ && established_ && !slice_for_idle_) {
+      slice_for_idle_ = true;
+      blocking_reads_ = set_read_slice(server_.settings.idle_timeout);
+    }
     auto direct = parser_->direct_target();
     const std::span<std::byte> into = direct.empty() ? std::span(staging) : direct;
     auto n = wire::read_some(socket_, into, false);
@@ -292,6 +321,12 @@ void Connection::reader_loop() {
       server_.log(who() + ": " + n.error().to_string());
       break;
     }
+    if (blocking_reads_ && n->would_block) {  // a slice without input
+      if (!within_deadlines()) break;
+      continue;
+    }
+    quiet_slices_ = 0;
+    ++reads_;
     if (n->eof) {
       if (auto end = parser_->finish(); !end) {
         ++server_.closed_on_error;
@@ -333,6 +368,11 @@ void Connection::reader_loop() {
       answer_then_close = true;
       break;
     }
+    if (blocking_reads_ && hello_overdue()) {
+      time_out("no hello within " + format_duration(server_.settings.hello_timeout) +
+               " (hello_timeout)");
+      break;
+    }
   }
   reading_stopped();
   if (answer_then_close) {
@@ -354,13 +394,56 @@ std::string Connection::auth_peer() const {
   return peer_.substr(0, colon);
 }
 
+bool Connection::set_read_slice(Nanos deadline) {
+  Nanos slice = deadline > Nanos(0) ? deadline / kSliceDivisor : kMaxSlice;
+  slice = std::clamp(slice, Nanos(kMinSlice), Nanos(kMaxSlice));
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(slice).count();
+  const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
+  if (::setsockopt(socket_.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) return false;
+  read_slice_ = slice;
+  quiet_slices_ = 0;
+  return true;
+}
+
+bool Connection::hello_overdue() const {
+  return !established_ && steady_clock().now() >= hello_deadline_;
+}
+
+bool Connection::within_deadlines() {
+  if (!established_) {
+    if (!hello_overdue()) return true;
+    time_out("no hello within " + format_duration(server_.settings.hello_timeout) +
+             " (hello_timeout)");
+    return false;
+  }
+  const Nanos idle = server_.settings.idle_timeout;
+  if (idle <= Nanos(0)) return true;
+  ++quiet_slices_;
+  if (read_slice_ * static_cast<int64_t>(quiet_slices_) < idle) return true;
+  {
+    // Idle only when nothing is in flight: a long loop is not idleness.
+    std::lock_guard lock(write_mu_);
+    if (answers_owed_ > 0 || !queue_.empty()) {
+      quiet_slices_ = 0;
+      return true;
+    }
+  }
+  time_out("no request for " + format_duration(idle) + " (idle_timeout)");
+  return false;
+}
+
+void Connection::time_out(const std::string& why) {
+  ++server_.timed_out;
+  server_.log(who() + ": closing: " + why);
+  reply_error(0, Action::hello, {ErrorCode::timeout, "closing the connection: " + why});
+}
+
 bool Connection::wait_for_input() {
   const Nanos idle = server_.settings.idle_timeout;
   for (;;) {
     Nanos wait{-1};  // no deadline
-    const Nanos now = steady_clock().now();
     if (!established_) {
-      wait = std::max(Nanos(0), hello_deadline_ - now);
+      wait = std::max(Nanos(0), hello_deadline_ - steady_clock().now());
     } else if (idle > Nanos(0)) {
       wait = idle;
     }
@@ -376,18 +459,16 @@ bool Connection::wait_for_input() {
       std::lock_guard lock(write_mu_);
       if (answers_owed_ > 0 || !queue_.empty()) continue;
     }
-    ++server_.timed_out;
-    const std::string why =
-        established_ ? "no request for " + format_duration(idle) + " (idle_timeout)"
-                     : "no hello within " + format_duration(server_.settings.hello_timeout) +
-                           " (hello_timeout)";
-    server_.log(who() + ": closing: " + why);
-    reply_error(0, Action::hello, {ErrorCode::timeout, "closing the connection: " + why});
+    time_out(established_ ? "no request for " + format_duration(idle) + " (idle_timeout)"
+                          : "no hello within " + format_duration(server_.settings.hello_timeout) +
+                                " (hello_timeout)");
     return false;
   }
 }
 
 void Connection::wait_for_reply_room() {
+  // The common case, without the lock: the unsent replies fit.
+  if (queued_bytes_.load(std::memory_order_relaxed) <= reply_share_) return;
   std::unique_lock lock(write_mu_);
   if (queued_bytes_ <= reply_share_ || dead_ || stopping_) return;
   ++server_.reads_paused;
@@ -396,9 +477,10 @@ void Connection::wait_for_reply_room() {
 
 void Connection::dispatch_ready() {
   while (!closing_) {
-    auto frame = parser_->pop();
+    wire::Frame* frame = parser_->peek();
     if (!frame) return;
-    dispatch(std::move(*frame));
+    dispatch(*frame);
+    parser_->release();
   }
 }
 

@@ -72,9 +72,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Where a request's buffers go, decided when its body is complete and
   // before any buffer byte is read (wire::FrameParser's placer).
   virtual wire::BufferPlan place(const wire::Header& header, const wire::pb::Body& body) = 0;
-  // A complete frame, after place() ran for it; the next frame is placed only
-  // after this returns.
-  virtual void dispatch(wire::Frame frame) = 0;
+  // A complete frame, after place() ran for it, lent by the parser until
+  // this returns (its storage is reused for a later frame: take what must
+  // outlive the call, e.g. an uploaded model's bytes, by moving it out); the
+  // next frame is placed only after this returns.
+  virtual void dispatch(wire::Frame& frame) = 0;
   // No more frames will be dispatched: drop what place() holds for one that
   // will not be.
   virtual void reading_stopped() = 0;
@@ -95,6 +97,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // answered instead. Any thread.
   void reply(uint32_t id, wire::Action action, wire::pb::Body& body,
              std::vector<std::span<const std::byte>> buffers = {}, std::shared_ptr<void> hold = {});
+  // reply() with buffers the caller keeps alive through `hold` (a slot's
+  // outputs), encoded into a frame this thread reuses: a reply the socket
+  // takes at once allocates nothing. Any thread.
+  void reply_reusing(uint32_t id, wire::Action action, wire::pb::Body& body,
+                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold);
   void reply_error(uint32_t id, wire::Action action, const Error& error);
   // Something failed that the protocol cannot answer (an exception while
   // replying): close this connection, keep the server. Any thread.
@@ -121,6 +128,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Nanos last_send() const { return last_send_.load(); }
   // The unsent reply bytes above which the reader pauses.
   uint64_t reply_share() const { return reply_share_; }
+  // Reads from the socket so far (reader thread): a frame placed and
+  // complete at the same count arrived whole in one read.
+  uint64_t reads() const { return reads_; }
 
  private:
   struct Outgoing {
@@ -129,7 +139,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Nanos started{0};
   };
 
-  void send(wire::OutFrame frame);
+  void send(wire::OutFrame frame) { send_from(frame); }
+  // Sends `frame`; what the socket does not take at once is moved into the
+  // queue. Written whole, `frame` is left as it was (its hold included).
+  void send_from(wire::OutFrame& frame);
   void writer_main();
   void writer_loop();
   void mark_dead_locked();
@@ -138,8 +151,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void reader_loop();
   void dispatch_ready();
   // Waits until the socket has input: false (after answering, when it can)
-  // when hello_timeout or idle_timeout ran out first.
+  // when hello_timeout or idle_timeout ran out first. Only when the socket
+  // has no receive timeout (blocking_reads_ false).
   bool wait_for_input();
+  // Blocking reads: the reader blocks in recv() itself (one system call per
+  // request, not poll() and recv()), woken by input, by shutdown(), or by
+  // the socket's receive timeout, a slice of the deadline that applies
+  // (kSliceDivisor of hello_timeout during the handshake, of idle_timeout
+  // afterwards, within [kMinSlice, kMaxSlice]). False when the timeout
+  // cannot be set (then poll() waits, as wait_for_input() does).
+  bool set_read_slice(Nanos deadline);
+  // A read slice passed without input: false (after answering) when a
+  // deadline has run out.
+  bool within_deadlines();
+  // The handshake's deadline has passed (trickled input does not extend it).
+  bool hello_overdue() const;
+  // Answers and counts a connection closed at a deadline; `why` says which.
+  void time_out(const std::string& why);
   // Back-pressure: returns once the unsent replies fit reply_share() (or the
   // connection is gone).
   void wait_for_reply_room();
@@ -162,12 +190,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closing_ = false;
   bool established_ = false;
   Nanos hello_deadline_{0};
+  bool blocking_reads_ = false;  // set_read_slice()
+  bool slice_for_idle_ = false;  // the slice set is idle_timeout's
+  Nanos read_slice_{0};
+  uint64_t quiet_slices_ = 0;  // read slices in a row without input
+  uint64_t reads_ = 0;         // reads()
 
   // Writing; write_cv_ also wakes wait_until_answered().
   std::mutex write_mu_;
   std::condition_variable write_cv_;
   std::deque<Outgoing> queue_;
-  uint64_t queued_bytes_ = 0;  // frame bytes in queue_, written or not
+  // Frame bytes in queue_, written or not. Changed under write_mu_; atomic
+  // so that wait_for_reply_room() can see without the lock that they fit.
+  std::atomic<uint64_t> queued_bytes_{0};
   const uint64_t reply_share_;
   bool writer_started_ = false;
   bool writer_exit_ = false;

@@ -49,17 +49,16 @@ bool same_shapes(const std::vector<InputShape>& a, const std::vector<InputShape>
 }  // namespace
 
 SlotLease::~SlotLease() {
-  std::lock_guard lock(entry_->mu);
-  slot_->busy = false;
+  slot_->busy.store(false, std::memory_order_release);
 }
 
 Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry>& entry) {
-  std::lock_guard lock(entry->mu);
+  // Only this thread grows `slots`: scanning them needs no lock.
   for (auto& slot : entry->slots)
-    if (!slot->busy) {
-      slot->busy = true;
+    if (!slot->busy.load(std::memory_order_relaxed) &&
+        !slot->busy.exchange(true, std::memory_order_acquire))
       return std::make_shared<SlotLease>(entry, slot.get());
-    }
+  std::lock_guard lock(entry->mu);
   if (entry->slots.size() >= entry->max_slots)
     return fail(ErrorCode::queue_full,
                 "model handle " + std::to_string(entry->handle) + " already has " +
@@ -78,13 +77,14 @@ Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry
   try {
     for (const auto& t : entry->info.inputs) slot->inputs.emplace_back(t.bytes);
     for (const auto& t : entry->info.outputs) slot->outputs.emplace_back(t.bytes);
+    for (auto& in : slot->inputs) slot->input_spans.emplace_back(in);
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::internal, "cannot allocate " + std::to_string(bytes) +
                                          " bytes for a run slot of model handle " +
                                          std::to_string(entry->handle) + ": out of memory");
   }
   slot->hold = std::move(hold);
-  slot->busy = true;
+  slot->busy.store(true, std::memory_order_relaxed);  // published by the lock and the lease
   entry->slots.push_back(std::move(slot));
   return std::make_shared<SlotLease>(entry, entry->slots.back().get());
 }
@@ -415,7 +415,9 @@ void DeviceHost::execute(const std::shared_ptr<Job>& job) {
 
 void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
   JobOutcome outcome;
-  outcome.started_at = steady_now();
+  // A run's start is its submission (submitted_at); its outcome here is only
+  // ever a failure's, whose answer carries no timings.
+  if (job->kind != Job::Kind::run) outcome.started_at = steady_now();
   auto failed = [&](const Error& e) {
     outcome.error = e;
     finish(job, std::move(outcome));
@@ -485,11 +487,11 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       const uint64_t tag = next_tag_++;
       // In the table before the device has it: nothing can throw after
       // submit() succeeds.
-      in_flight_.emplace(tag, job);
+      in_flight_.emplace_back(tag, job);
       job->submitted_at = steady_now();
       job->device_submitted_at = device_->clock().now();
       if (auto ok = device_->submit(*binding, tag); !ok) {
-        in_flight_.erase(tag);
+        in_flight_.pop_back();
         return failed(ok.error());
       }
       requests_executed_.fetch_add(1);
@@ -571,7 +573,8 @@ void DeviceHost::on_completion(Result<Completion> completion) {
     if (device_->in_flight() == 0) in_flight_.clear();
     return;
   }
-  auto it = in_flight_.find(completion->tag);
+  auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                         [&](const auto& e) { return e.first == completion->tag; });
   if (it == in_flight_.end()) return;
   std::shared_ptr<Job> job = std::move(it->second);
   in_flight_.erase(it);

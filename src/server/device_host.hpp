@@ -66,12 +66,15 @@ namespace rig::server {
 // One tensor buffer set for one request in flight on one model.
 struct Slot {
   std::vector<std::vector<std::byte>> inputs, outputs;
-  ByteHold hold;  // its bytes, against max_pending_bytes
+  std::vector<std::span<std::byte>> input_spans;  // of inputs: where a run's buffers are read to
+  ByteHold hold;                                  // its bytes, against max_pending_bytes
   // Driver-only: the binding of these buffers on the device, valid while
   // bound_generation equals the host's generation.
   BindingId binding = 0;
   uint64_t bound_generation = 0;
-  bool busy = false;  // guarded by ModelEntry::mu
+  // Taken by acquire_slot() (acquire), given back by its lease (release):
+  // whatever the last holder did with the buffers happens before the next.
+  std::atomic<bool> busy{false};
 };
 
 // A model a client loaded: its source (kept to reload it), what it looks
@@ -89,6 +92,8 @@ struct ModelEntry {
   ByteHold source_hold;                // the kept model bytes, against max_pending_bytes
   std::shared_ptr<ByteBudget> budget;  // slots are reserved against it; may be null
 
+  // Grown by acquire_slot() only, which the connection's reader alone calls;
+  // mu guards the growth.
   std::mutex mu;
   std::vector<std::unique_ptr<Slot>> slots;
 };
@@ -110,7 +115,8 @@ class SlotLease {
   Slot* slot_;
 };
 
-// A free slot of `entry`, allocating one while fewer than max_slots exist;
+// A free slot of `entry`, allocating one while fewer than max_slots exist
+// (the connection's reader thread only: a free slot is taken without a lock);
 // fails with queue_full naming the limit otherwise, and with limit_exceeded
 // when a new slot would break the entry's byte budget (max_pending_bytes).
 Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry>& entry);
@@ -256,8 +262,11 @@ class DeviceHost {
   std::atomic<uint64_t> switch_reloads_{0}, device_loads_{0}, shared_switches_{0},
       requests_executed_{0};
 
-  // Driver-only state.
-  std::map<uint64_t, std::shared_ptr<Job>> in_flight_;
+  // Driver-only state. The runs on the device by tag, in submission order:
+  // at most the device's queue depth (plus answered ones a failed device
+  // still holds), so a linear search is cheap, and the vector keeps its
+  // capacity (no allocation per run).
+  std::vector<std::pair<uint64_t, std::shared_ptr<Job>>> in_flight_;
   uint64_t next_tag_ = 1;
   uint64_t generation_ = 0;
   std::shared_ptr<ModelEntry> current_;

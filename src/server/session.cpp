@@ -1,6 +1,7 @@
 #include "server/session.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <filesystem>
 #include <span>
@@ -77,7 +78,7 @@ std::vector<std::span<const std::byte>> outputs_of(const SlotLease& lease) {
 // ---- placement and admission -----------------------------------------------
 
 wire::BufferPlan Session::place(const wire::Header& h, const pb::Body& body) {
-  Placed placed{h.message_id, steady_clock().now(), nullptr, {}};
+  Placed placed{h.message_id, steady_clock().now(), reads(), nullptr, {}};
   wire::BufferPlan plan;
   plan.error = admit(h, body, placed, plan);
   placed_ = std::move(placed);
@@ -109,13 +110,12 @@ std::optional<Error> Session::admit_run(const wire::Header& h, const pb::Body& b
     return wrong_body(h, body);
   const uint32_t handle =
       run ? body.run_request().handle() : body.run_for_duration_request().handle();
-  await_loads();
-  auto entry = find_model(handle);
+  auto entry = find_model_after_loads(handle);
   if (!entry) return unknown_handle(handle);
   if (auto ok = check_inputs(*entry, body); !ok) return ok.error();
   auto lease = acquire_slot(entry);
   if (!lease) return lease.error();
-  for (auto& in : (*lease)->slot().inputs) plan.targets.emplace_back(in);
+  plan.borrowed = (*lease)->slot().input_spans;  // the slot outlives the frame
   placed.lease = std::move(*lease);
   return std::nullopt;
 }
@@ -165,7 +165,7 @@ std::optional<Error> Session::models_full() {
 
 // ---- dispatch --------------------------------------------------------------
 
-void Session::dispatch(wire::Frame frame) {
+void Session::dispatch(wire::Frame& frame) {
   // The placer ran for this frame when its body was complete.
   Placed placed = placed_ ? std::move(*placed_) : Placed{};
   placed_.reset();
@@ -215,6 +215,10 @@ void Session::dispatch(wire::Frame frame) {
 
 void Session::closed() {
   placed_.reset();
+  // A run job the host still holds finishes, or is dropped unanswered when
+  // it was queued (cancelled); kept here as well, a dropped one would keep
+  // its session alive (the job holds `self`, the session its jobs).
+  run_jobs_.clear();
   std::lock_guard lock(models_mu_);
   models_.clear();
 }
@@ -403,33 +407,78 @@ void Session::handle_sensors(const wire::Header& h, bool take_warnings) {
 }
 
 void Session::handle_run(const wire::Header& h, Placed placed) {
-  const Nanos received_at = steady_clock().now();
-  auto job = std::make_shared<Job>();
-  job->kind = Job::Kind::run;
-  job->owner_requests = requests_executed_;
+  auto job = take_run_job();
+  // A request that arrived whole in the read that completed its body was
+  // received when it was placed: no clock read.
+  job->received_at = reads() == placed.placed_read ? placed.placed_at : steady_clock().now();
+  job->id = h.message_id;
+  job->placed_at = placed.placed_at;
   job->entry = placed.lease->entry();
   job->lease = std::move(placed.lease);
-  job->done = [self = keep_alive(), id = h.message_id, placed_at = placed.placed_at, received_at](
-                  Job& j, JobOutcome o) {
+  post_run(std::move(job));
+}
+
+std::shared_ptr<Session::RunJob> Session::take_run_job() {
+  for (auto& job : run_jobs_) {
+    // Nobody else holds it: the host and the answer are done with it. The
+    // fence pairs with the release of the last other holder's reference.
+    if (job.use_count() != 1) continue;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    job->answered = false;
+    job->cut = false;
+    job->submitted_at = job->device_submitted_at = Nanos(0);
+    return job;
+  }
+  auto job = std::make_shared<RunJob>();
+  job->kind = Job::Kind::run;
+  job->session = this;
+  job->owner = this;
+  job->owner_requests = requests_executed_;
+  job->done = [](Job& j, JobOutcome o) {
+    auto& run = static_cast<RunJob&>(j);
+    run.session->run_done(run, std::move(o));
+  };
+  job->cancelled = [session = this] { return session->is_closed(); };
+  if (run_jobs_.size() < kMaxRunJobs) run_jobs_.push_back(job);
+  return job;
+}
+
+void Session::post_run(std::shared_ptr<RunJob> job) {
+  owe_answer();
+  job->self = keep_alive();
+  server().host->post(std::move(job));
+}
+
+void Session::run_done(RunJob& j, JobOutcome o) {
+  // Held until this returns: answering may drop the last other reference.
+  const std::shared_ptr<Session> self = std::move(j.self);
+  try {
     if (o.error) {
-      self->reply_error(id, Action::run, *o.error);
+      reply_error(j.id, Action::run, *o.error);
     } else {
-      pb::Body body;
+      // Reused: a body kept in its run_reply case keeps its submessages, and
+      // every field is set again below (no allocation per reply).
+      thread_local pb::Body body;
       auto* m = body.mutable_run_reply();
-      m->set_receive_ns((received_at - placed_at).count());
-      m->set_queue_wait_ns(std::max(Nanos(0), o.started_at - received_at).count());
+      m->set_receive_ns((j.received_at - j.placed_at).count());
+      m->set_queue_wait_ns(std::max(Nanos(0), o.started_at - j.received_at).count());
       m->set_compute_ns(o.compute.count());
       m->set_reply_wait_ns((steady_clock().now() - o.completed_at).count());
-      m->set_previous_send_ns(self->last_send().count());
+      m->set_previous_send_ns(last_send().count());
       auto* d = m->mutable_device();
+      d->Clear();
       if (o.timings.transfer_in) d->set_transfer_in_ns(o.timings.transfer_in->count());
       if (o.timings.queue_wait) d->set_queue_wait_ns(o.timings.queue_wait->count());
       if (o.timings.compute) d->set_compute_ns(o.timings.compute->count());
       if (o.timings.transfer_out) d->set_transfer_out_ns(o.timings.transfer_out->count());
-      self->reply(id, Action::run, body, outputs_of(*j.lease), j.lease);
+      reply_reusing(j.id, Action::run, body, j.lease->slot().outputs, j.lease);
     }
-  };
-  post(std::move(job));
+  } catch (const std::exception& e) {
+    abort(std::string("answering a request failed: ") + e.what());
+  }
+  j.lease.reset();
+  j.entry.reset();
+  answered();
 }
 
 void Session::handle_loop(const wire::Header& h, const pb::RunForDurationRequest& r,
@@ -503,6 +552,13 @@ void Session::load_settled(const std::shared_ptr<ModelEntry>& loaded) {
 void Session::await_loads() {
   std::unique_lock lock(models_mu_);
   models_cv_.wait(lock, [&] { return loads_pending_ == 0 || gone(); });
+}
+
+std::shared_ptr<ModelEntry> Session::find_model_after_loads(uint32_t handle) {
+  std::unique_lock lock(models_mu_);
+  models_cv_.wait(lock, [&] { return loads_pending_ == 0 || gone(); });
+  auto it = models_.find(handle);
+  return it == models_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<ModelEntry> Session::find_model(uint32_t handle) {

@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "server/connection.hpp"
 
@@ -45,13 +46,14 @@ class Session final : public Connection {
   struct Placed {
     uint32_t message_id = 0;
     Nanos placed_at{0};
+    uint64_t placed_read = 0;          // reads() when it was placed
     std::shared_ptr<SlotLease> lease;  // run, loop: the slot its inputs go to
     ByteHold upload;                   // load_model: its model bytes
   };
 
   // Connection hooks.
   wire::BufferPlan place(const wire::Header& h, const wire::pb::Body& body) override;
-  void dispatch(wire::Frame frame) override;
+  void dispatch(wire::Frame& frame) override;
   void reading_stopped() override { placed_.reset(); }
   void closed() override;
   void wake() override;
@@ -83,6 +85,26 @@ class Session final : public Connection {
   // Hands a job to the device host. Its completion always counts as
   // answered, and an exception while answering closes this connection only.
   void post(std::shared_ptr<Job> job);
+
+  // A run request's job, kept by the session and reused for a later run once
+  // the host has let go of it: a run allocates no job, no callbacks and no
+  // keep-alive closure. Its callbacks are set once (they capture only the
+  // session's address); `self` holds the session, as post()'s closure does
+  // for the other jobs, from post_run() until the run is answered.
+  struct RunJob final : Job {
+    Session* session = nullptr;
+    std::shared_ptr<Session> self;
+    uint32_t id = 0;
+    Nanos placed_at{0}, received_at{0};
+  };
+  // At most this many run jobs are kept; more runs in flight at once (many
+  // models, each with its slots) get jobs of their own.
+  static constexpr size_t kMaxRunJobs = 64;
+  // A run job nobody else holds (reset for a new run), else a new one.
+  std::shared_ptr<RunJob> take_run_job();
+  void post_run(std::shared_ptr<RunJob> job);
+  // A run's answer (on the thread that drives the device).
+  void run_done(RunJob& job, JobOutcome outcome);
   // A load is over (its reply is out): its model, when it loaded, joins the
   // handle table in the same step as it stops counting as loading.
   void load_settled(const std::shared_ptr<ModelEntry>& loaded);
@@ -90,6 +112,8 @@ class Session final : public Connection {
   // gone).
   void await_loads();
   std::shared_ptr<ModelEntry> find_model(uint32_t handle);
+  // await_loads() then find_model(), under one lock.
+  std::shared_ptr<ModelEntry> find_model_after_loads(uint32_t handle);
   Error unknown_handle(uint32_t handle);
   // What a job holds until it has answered: this session, and with it the
   // connection.
@@ -99,6 +123,7 @@ class Session final : public Connection {
 
   // Reader-thread state.
   std::optional<Placed> placed_;  // the frame the parser placed and has not yet emitted
+  std::vector<std::shared_ptr<RunJob>> run_jobs_;  // take_run_job()
   bool hello_done_ = false;
   uint32_t next_handle_ = 1;
 

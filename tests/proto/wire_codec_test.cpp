@@ -482,7 +482,7 @@ TEST(WireParser, PlacerTargetsReceiveBuffersInPlace) {
   FrameParser parser(Limits{}, [&](const Header& h, const pb::Body& body) {
     EXPECT_EQ(h.message_id, 9u);
     EXPECT_EQ(body.buffer_sizes_size(), 2);
-    return BufferPlan{{ta, tb}, false, std::nullopt};
+    return BufferPlan{{ta, tb}, false, std::nullopt, {}};
   });
   for (size_t i = 0; i < bytes.size(); ++i)
     ASSERT_TRUE(parser.feed(std::span(bytes).subspan(i, 1)));
@@ -519,7 +519,7 @@ TEST(WireParser, TargetsOfTheWrongSizeAreABug) {
   const auto a = pattern(50, 1);
   std::vector<std::byte> small(49);
   FrameParser parser(Limits{}, [&](const Header&, const pb::Body&) {
-    return BufferPlan{{small}, false, std::nullopt};
+    return BufferPlan{{small}, false, std::nullopt, {}};
   });
   auto r = parser.feed(bytes_of(must_encode(1, Action::run, run_request(1), {a})));
   ASSERT_FALSE(r);
@@ -629,6 +629,171 @@ TEST(WireParser, GrownBuffersArriveWholeThroughBothPaths) {
       EXPECT_TRUE(parser.finish());
     }
   }
+}
+
+// Lent frames (peek/release) reuse their storage: frames of other actions,
+// bodies and buffer counts decode into what earlier ones left, and come out
+// exactly as sent and in order, also when the ring grows while it wraps and
+// when pop() and peek() are mixed.
+TEST(WireParser, LentFramesReuseTheirStorageAndStayInOrder) {
+  std::vector<std::vector<std::byte>> payloads;
+  std::vector<std::byte> stream;
+  std::vector<uint32_t> sent_ids;
+  const auto add = [&](uint32_t id) {
+    pb::Body body;
+    std::vector<std::span<const std::byte>> buffers;
+    switch (id % 4) {
+      case 0:
+        body = run_request(id);
+        payloads.push_back(pattern(id % 7 + 1, static_cast<uint8_t>(id)));
+        payloads.push_back(pattern(id % 5 + 3, static_cast<uint8_t>(id + 1)));
+        buffers = {payloads[payloads.size() - 2], payloads.back()};
+        break;
+      case 1:
+        body.mutable_ping_request();
+        break;
+      case 2:
+        body.mutable_run_reply()->set_compute_ns(id);
+        body.mutable_run_reply()->mutable_device()->set_compute_ns(id * 10);
+        payloads.push_back(pattern(3, static_cast<uint8_t>(id)));
+        buffers = {payloads.back()};
+        break;
+      default:
+        body.mutable_error_reply()->set_message("error " + std::to_string(id));
+        break;
+    }
+    const auto frame = must_encode(id, Action::run, body, buffers);
+    append_frame(frame, stream);
+    sent_ids.push_back(id);
+  };
+  payloads.reserve(1000);  // spans into it stay valid
+  const auto check = [&](const Frame& f, uint32_t id) {
+    EXPECT_EQ(f.header.message_id, id);
+    EXPECT_EQ(f.wire_bytes > 0, true);
+    switch (id % 4) {
+      case 0:
+        ASSERT_TRUE(f.body.has_run_request()) << id;
+        EXPECT_EQ(f.body.run_request().handle(), id);
+        ASSERT_EQ(f.buffers.size(), 2u) << id;
+        EXPECT_EQ(f.buffers[0].size(), id % 7 + 1);
+        EXPECT_EQ(f.buffers[1].size(), id % 5 + 3);
+        EXPECT_TRUE(std::equal(f.buffers[0].begin(), f.buffers[0].end(),
+                               pattern(id % 7 + 1, static_cast<uint8_t>(id)).begin()));
+        break;
+      case 1:
+        EXPECT_TRUE(f.body.has_ping_request()) << id;
+        EXPECT_EQ(f.body.buffer_sizes_size(), 0) << id;
+        EXPECT_TRUE(f.buffers.empty() && f.owned.empty()) << id;
+        break;
+      case 2:
+        ASSERT_TRUE(f.body.has_run_reply()) << id;
+        EXPECT_EQ(f.body.run_reply().compute_ns(), id);
+        EXPECT_EQ(f.body.run_reply().device().compute_ns(), id * 10);
+        EXPECT_FALSE(f.body.run_reply().device().has_transfer_in_ns());
+        ASSERT_EQ(f.buffers.size(), 1u);
+        EXPECT_EQ(f.buffers[0].size(), 3u);
+        break;
+      default:
+        ASSERT_TRUE(f.body.has_error_reply()) << id;
+        EXPECT_EQ(f.body.error_reply().message(), "error " + std::to_string(id));
+        EXPECT_TRUE(f.buffers.empty()) << id;
+        break;
+    }
+  };
+  FrameParser parser;
+  uint32_t next_id = 1, expect = 1;
+  // Rounds of a growing number of frames fed at once, and fewer taken out
+  // than went in, so that the ring is full and wrapped when it grows.
+  for (uint32_t round = 1; round <= 12; ++round) {
+    stream.clear();
+    for (uint32_t k = 0; k < round; ++k) add(next_id++);
+    ASSERT_TRUE(parser.feed(stream));
+    const uint32_t take = round / 2 + 1;
+    for (uint32_t k = 0; k < take && parser.has_frames(); ++k) {
+      if (k % 3 == 2) {
+        auto f = parser.pop();
+        ASSERT_TRUE(f);
+        check(*f, expect++);
+      } else {
+        const Frame* f = parser.peek();
+        ASSERT_NE(f, nullptr);
+        check(*f, expect++);
+        parser.release();
+      }
+    }
+  }
+  while (const Frame* f = parser.peek()) {
+    check(*f, expect++);
+    parser.release();
+  }
+  EXPECT_EQ(expect, next_id);
+  EXPECT_EQ(parser.peek(), nullptr);
+  EXPECT_TRUE(parser.finish());
+}
+
+// encode_frame_into() rewrites everything of a reused frame: a frame with
+// buffers, then one with fewer and none, then with more, each decodes to
+// exactly what it was given.
+TEST(WireCodec, EncodingIntoAReusedFrameLeavesNothingBehind) {
+  OutFrame frame;
+  pb::Body body;  // reused too, as the server's reply body is
+  const auto a = pattern(10, 1), b = pattern(300, 2), c = pattern(1, 3);
+  const std::vector<std::vector<std::span<const std::byte>>> lists = {
+      {a, b, c}, {b}, {}, {c, a, b, a}, {}};
+  uint32_t id = 1;
+  for (const auto& list : lists) {
+    frame.buffers = list;
+    auto* r = body.mutable_run_reply();
+    r->set_compute_ns(id);
+    ASSERT_TRUE(encode_frame_into(frame, id, Action::run, Status::ok, body, Limits{}));
+    auto parsed = parse_frame(bytes_of(frame));
+    ASSERT_TRUE(parsed) << parsed.error().to_string();
+    EXPECT_EQ(parsed->header.message_id, id);
+    EXPECT_EQ(parsed->body.run_reply().compute_ns(), id);
+    ASSERT_EQ(parsed->buffers.size(), list.size());
+    for (size_t i = 0; i < list.size(); ++i)
+      EXPECT_TRUE(std::equal(parsed->buffers[i].begin(), parsed->buffers[i].end(), list[i].begin(),
+                             list[i].end()))
+          << id << " buffer " << i;
+    ++id;
+  }
+  // A refused frame (over max_buffers) is an error, not a frame.
+  frame.buffers = {a, b, c};
+  Limits tight;
+  tight.max_buffers = 2;
+  EXPECT_FALSE(encode_frame_into(frame, 9, Action::run, Status::ok, body, tight));
+}
+
+// A placer may lend its own list of targets (BufferPlan::borrowed): the
+// buffers land in it, and a lent list of the wrong size is refused as a bug.
+TEST(WireParser, BorrowedTargetsReceiveBuffersInPlace) {
+  std::vector<std::byte> x(4), y(6);
+  const std::vector<std::span<std::byte>> lent = {x, y};
+  bool wrong = false;
+  FrameParser parser(Limits{}, [&](const Header&, const pb::Body&) {
+    BufferPlan plan;
+    plan.borrowed = wrong ? std::span<const std::span<std::byte>>(lent).first(1)
+                          : std::span<const std::span<std::byte>>(lent);
+    return plan;
+  });
+  const auto a = pattern(4, 1), b = pattern(6, 2);
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_TRUE(parser.feed(bytes_of(must_encode(1, Action::run, run_request(1), {a, b}))));
+    const Frame* f = parser.peek();
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(f->buffers.size(), 2u);
+    EXPECT_EQ(f->buffers[0].data(), x.data());
+    EXPECT_EQ(f->buffers[1].data(), y.data());
+    EXPECT_TRUE(f->owned.empty());
+    parser.release();
+    EXPECT_EQ(x, a);
+    EXPECT_EQ(y, b);
+    std::fill(x.begin(), x.end(), std::byte{0});
+  }
+  wrong = true;
+  auto r = parser.feed(bytes_of(must_encode(1, Action::run, run_request(1), {a, b})));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::internal);
 }
 
 TEST(WireStatus, EveryErrorCodeCrossesTheWire) {

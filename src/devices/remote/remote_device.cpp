@@ -19,7 +19,6 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <unordered_map>
 
 #include "proto/convert.hpp"
 #include "proto/transport.hpp"
@@ -269,8 +268,7 @@ class RemoteDevice final : public Device {
       r->set_name(model_display_name(source));
       buffers.push_back(model.bytes);
     }
-    auto reply =
-        call(Action::load_model, body, std::move(buffers), options_.timeout, std::nullopt, false);
+    auto reply = call(Action::load_model, body, buffers, options_.timeout, std::nullopt, false);
     if (!reply) return tl::unexpected(reply.error());
     if (!reply->frame.body.has_load_model_reply()) return wrong_reply(reply->frame);
     const auto& m = reply->frame.body.load_model_reply();
@@ -297,15 +295,23 @@ class RemoteDevice final : public Device {
     return static_cast<BindingId>(bindings_.size() - 1);
   }
 
+  // call() without a Reply: on_frame() turns the reply into the run's
+  // timings (or error) where the parser lends it, so no frame is moved.
   Result<InferenceTimings> run(BindingId binding) override {
     if (auto ok = check_binding(binding); !ok) return tl::unexpected(ok.error());
-    pb::Body body;
-    body.mutable_run_request()->set_handle(handle_);
-    auto reply = call(Action::run, body, inputs_of(binding), Nanos(0), binding, true);
-    if (!reply) return tl::unexpected(server_full(reply.error()));
-    if (!reply->frame.body.has_run_reply()) return wrong_reply(reply->frame);
-    bytes_.payload_out += model_.output_bytes();
-    return timings_of(*reply);
+    Pending p;
+    p.has_binding = true;
+    p.binding = binding;
+    p.sync_run = true;
+    auto id = send_request(Action::run, run_request(), inputs_of(binding), p, Nanos(0), true);
+    if (!id) return tl::unexpected(id.error());
+    const auto answered = [&] { return run_answer_ && run_answer_->first == *id; };
+    auto ok = pump(Nanos::max(), answered);
+    if (!answered()) return tl::unexpected(ok.error());
+    Result<InferenceTimings> r = std::move(run_answer_->second);
+    run_answer_.reset();
+    if (!r) return tl::unexpected(server_full(r.error()));
+    return r;
   }
 
   Result<void> submit(BindingId binding, uint64_t tag) override {
@@ -313,14 +319,12 @@ class RemoteDevice final : public Device {
     if (async_in_flight_ >= depth_)
       return fail(ErrorCode::queue_full,
                   "remote queue depth " + std::to_string(depth_) + " already in flight");
-    pb::Body body;
-    body.mutable_run_request()->set_handle(handle_);
     Pending p;
     p.async = true;
     p.binding = binding;
     p.has_binding = true;
     p.tag = tag;
-    auto id = send_request(Action::run, body, inputs_of(binding), std::move(p), Nanos(0), true);
+    auto id = send_request(Action::run, run_request(), inputs_of(binding), p, Nanos(0), true);
     if (!id) return tl::unexpected(id.error());
     // A failure while sending arrives as this request's completion.
     return {};
@@ -417,7 +421,8 @@ class RemoteDevice final : public Device {
     uint64_t tag = 0;
     Nanos deadline{0};
     Nanos reply_started{0};
-    bool discard = false;  // its reply is dropped (a cancel's: the loop's reply tells)
+    bool discard = false;   // its reply is dropped (a cancel's: the loop's reply tells)
+    bool sync_run = false;  // run(): answered in run_answer_
   };
   struct Outgoing {
     wire::OutFrame frame;
@@ -441,8 +446,15 @@ class RemoteDevice final : public Device {
     return {};
   }
 
-  std::vector<std::span<const std::byte>> inputs_of(BindingId binding) const {
+  std::span<const std::span<const std::byte>> inputs_of(BindingId binding) const {
     return bindings_[binding].inputs;
+  }
+
+  // The body of every run request, kept in its run_request case so that a run
+  // allocates no submessage (encode rewrites its buffer sizes).
+  pb::Body& run_request() {
+    run_body_.mutable_run_request()->set_handle(handle_);
+    return run_body_;
   }
 
   tl::unexpected<Error> wrong_reply(const wire::Frame& frame) const {
@@ -468,7 +480,10 @@ class RemoteDevice final : public Device {
   }
 
   InferenceTimings timings_of(const Reply& reply) const {
-    const auto& r = reply.frame.body.run_reply();
+    return timings_of(reply.frame.body, reply.started, reply.completed);
+  }
+  InferenceTimings timings_of(const pb::Body& body, Nanos started, Nanos completed) const {
+    const auto& r = body.run_reply();
     const auto& d = r.device();
     // The server's figures are untrusted: their sums saturate rather than
     // wrap, and the engine refuses what lies outside [0, elapsed].
@@ -481,29 +496,57 @@ class RemoteDevice final : public Device {
     t.compute = Nanos(r.compute_ns());
     t.transfer_in = sum(r.receive_ns(), d.has_transfer_in_ns() ? d.transfer_in_ns() : 0);
     t.queue_wait = sum(r.queue_wait_ns(), d.has_queue_wait_ns() ? d.queue_wait_ns() : 0);
-    t.transfer_out = sum((reply.completed - reply.started).count(),
-                         d.has_transfer_out_ns() ? d.transfer_out_ns() : 0);
+    t.transfer_out =
+        sum((completed - started).count(), d.has_transfer_out_ns() ? d.transfer_out_ns() : 0);
     return t;
   }
 
-  // Queues a request and writes as much of it as the socket takes now.
+  // Queues a request and writes as much of it as the socket takes now. With
+  // nothing queued before it, the request is encoded into a frame kept for
+  // the next one and written from there: a request the socket takes at once
+  // allocates nothing.
   Result<uint32_t> send_request(Action action, pb::Body& body,
-                                std::vector<std::span<const std::byte>> buffers, Pending pending,
-                                Nanos extra_timeout, bool payload) {
+                                std::span<const std::span<const std::byte>> buffers,
+                                Pending pending, Nanos extra_timeout, bool payload) {
     if (dead_) return tl::unexpected(*dead_);
     const uint32_t id = next_id_++;
     if (next_id_ == 0) next_id_ = 1;  // 0 is the server's "no message" id
-    auto frame =
-        wire::encode_frame(id, action, Status::ok, body, std::move(buffers), server_limits_);
-    if (!frame) return tl::unexpected(frame.error());
+    wire::OutFrame& frame = spare_;
+    frame.hold.reset();
+    frame.buffers.assign(buffers.begin(), buffers.end());
+    if (auto ok = wire::encode_frame_into(frame, id, action, Status::ok, body, server_limits_);
+        !ok) {
+      frame.buffers.clear();
+      return tl::unexpected(ok.error());
+    }
     pending.action = action;
     pending.deadline = add_saturating(add_saturating(now(), options_.timeout), extra_timeout);
     if (pending.async) {
       busy_[pending.binding] = true;
       ++async_in_flight_;
     }
-    pending_.emplace(id, pending);
-    out_.push_back({std::move(*frame), 0, payload});
+    pending_.emplace_back(id, pending);
+    if (out_.empty()) {
+      auto n = wire::write_frame_some(socket_, frame, 0, true);
+      if (!n) {
+        frame.buffers.clear();
+        // Kills the connection and fails this request.
+        (void)kill({n.error().code, "connection to " + options_.endpoint.to_string() +
+                                        " lost: " + n.error().message});
+        return id;
+      }
+      bytes_.link_in += n->bytes;
+      if (n->bytes == frame.size()) {
+        if (payload) bytes_.payload_in += frame.payload();
+        frame.buffers.clear();
+        return id;
+      }
+      out_.push_back({std::move(frame), n->bytes, payload});
+      frame = wire::OutFrame{};
+      return id;
+    }
+    out_.push_back({std::move(frame), 0, payload});
+    frame = wire::OutFrame{};
     (void)flush();  // a failure kills the connection and fails this request
     return id;
   }
@@ -511,20 +554,25 @@ class RemoteDevice final : public Device {
   // A request and its reply. The reply's status is checked; its body is the
   // caller's to check.
   // `while_waiting` runs before each wait of the pump.
-  Result<Reply> call(Action action, pb::Body& body, std::vector<std::span<const std::byte>> buffers,
-                     Nanos extra_timeout, std::optional<BindingId> binding, bool payload,
+  Result<Reply> call(Action action, pb::Body& body,
+                     std::span<const std::span<const std::byte>> buffers, Nanos extra_timeout,
+                     std::optional<BindingId> binding, bool payload,
                      const std::function<void()>& while_waiting = {}) {
     Pending p;
     p.has_binding = binding.has_value();
     p.binding = binding.value_or(0);
-    auto id = send_request(action, body, std::move(buffers), p, extra_timeout, payload);
+    auto id = send_request(action, body, buffers, p, extra_timeout, payload);
     if (!id) return tl::unexpected(id.error());
+    const auto answered = [&] {
+      return std::find_if(sync_done_.begin(), sync_done_.end(),
+                          [&](const auto& e) { return e.first == *id; });
+    };
     auto ok = pump(Nanos::max(), [&] {
-      if (sync_done_.count(*id) > 0) return true;
+      if (answered() != sync_done_.end()) return true;
       if (while_waiting) while_waiting();
       return false;
     });
-    auto it = sync_done_.find(*id);
+    auto it = answered();
     if (it == sync_done_.end()) return tl::unexpected(ok.error());
     Result<Reply> reply = std::move(it->second);
     sync_done_.erase(it);
@@ -535,7 +583,8 @@ class RemoteDevice final : public Device {
 
   // Moves bytes both ways until done() or `deadline`; fails the connection
   // when a pending request outlives its own deadline.
-  Result<void> pump(Nanos deadline, const std::function<bool()>& done) {
+  template <class Done>
+  Result<void> pump(Nanos deadline, const Done& done) {
     for (;;) {
       if (done()) return {};
       if (dead_) return tl::unexpected(*dead_);
@@ -543,7 +592,7 @@ class RemoteDevice final : public Device {
       if (done()) return {};
       const Nanos t = now();
       Nanos wake = deadline;
-      const std::pair<const uint32_t, Pending>* oldest = nullptr;
+      const std::pair<uint32_t, Pending>* oldest = nullptr;
       for (const auto& entry : pending_)
         if (entry.second.deadline < wake) {
           wake = entry.second.deadline;
@@ -618,7 +667,7 @@ class RemoteDevice final : public Device {
       Result<void> fed;
       if (!direct.empty()) {
         fed = parser_.commit_direct(n->bytes);
-        while (auto frame = parser_.pop()) on_frame(std::move(*frame));
+        deliver_frames();
       } else {
         // One frame at a time, like the server: a reply is handled before
         // the next one is placed.
@@ -630,7 +679,7 @@ class RemoteDevice final : public Device {
             break;
           }
           rest = rest.subspan(*taken);
-          while (auto frame = parser_.pop()) on_frame(std::move(*frame));
+          deliver_frames();
         }
       }
       // A reply over this client's limits is the server's fault: protocol.
@@ -646,10 +695,23 @@ class RemoteDevice final : public Device {
     return {};
   }
 
+  // The parser's complete frames, lent to on_frame() one by one.
+  void deliver_frames() {
+    while (wire::Frame* frame = parser_.peek()) {
+      on_frame(*frame);
+      parser_.release();
+    }
+  }
+
   // Run outputs go straight into the caller's output buffers.
+  std::vector<std::pair<uint32_t, Pending>>::iterator find_pending(uint32_t id) {
+    return std::find_if(pending_.begin(), pending_.end(),
+                        [&](const auto& e) { return e.first == id; });
+  }
+
   wire::BufferPlan place(const wire::Header& h, const pb::Body& body) {
     wire::BufferPlan plan;
-    auto it = pending_.find(h.message_id);
+    auto it = find_pending(h.message_id);
     if (it == pending_.end()) {
       plan.discard = true;
       return plan;  // on_frame fails the connection
@@ -675,14 +737,15 @@ class RemoteDevice final : public Device {
                                                   " bytes, expected " + sizes_text(expected)};
       return plan;
     }
-    if (bound)
-      plan.targets.assign(bindings_[p.binding].outputs.begin(), bindings_[p.binding].outputs.end());
+    // The binding outlives the frame: lent, not copied into a new list.
+    if (bound) plan.borrowed = bindings_[p.binding].outputs;
     return plan;
   }
 
-  void on_frame(wire::Frame frame) {
+  // `frame` is lent by the parser: what outlives this call is moved out.
+  void on_frame(wire::Frame& frame) {
     const uint32_t id = frame.header.message_id;
-    auto it = pending_.find(id);
+    auto it = find_pending(id);
     if (it == pending_.end()) {
       if (frame.header.status != Status::ok && frame.body.has_error_reply())
         kill(server_error(frame));  // the server gave up on the connection
@@ -692,8 +755,30 @@ class RemoteDevice final : public Device {
       return;
     }
     Pending p = it->second;
-    pending_.erase(it);
+    // Order does not matter: the last one takes its place.
+    if (it != pending_.end() - 1) *it = std::move(pending_.back());
+    pending_.pop_back();
     if (p.discard) return;
+    if (p.sync_run) {
+      const Nanos completed = now();
+      Result<InferenceTimings> r;
+      if (frame.error) {
+        r = tl::unexpected(*frame.error);
+      } else if (frame.header.action != p.action) {
+        r = fail(ErrorCode::protocol, "reply to message " + std::to_string(id) + " (" +
+                                          wire::to_string(p.action) + ") came back as " +
+                                          wire::to_string(frame.header.action));
+      } else if (frame.header.status != Status::ok) {
+        r = tl::unexpected(server_error(frame));
+      } else if (!frame.body.has_run_reply()) {
+        r = wrong_reply(frame);
+      } else {
+        bytes_.payload_out += model_.output_bytes();
+        r = timings_of(frame.body, p.reply_started, completed);
+      }
+      run_answer_.emplace(id, std::move(r));
+      return;
+    }
     Result<Reply> reply = Reply{std::move(frame), p.reply_started, now()};
     if (reply->frame.error) {
       reply = tl::unexpected(*reply->frame.error);
@@ -703,7 +788,7 @@ class RemoteDevice final : public Device {
                                             wire::to_string(reply->frame.header.action));
     }
     if (!p.async) {
-      sync_done_.emplace(id, std::move(reply));
+      sync_done_.emplace_back(id, std::move(reply));
       return;
     }
     busy_[p.binding] = false;
@@ -733,8 +818,12 @@ class RemoteDevice final : public Device {
     out_.clear();
     for (auto& [id, p] : pending_) {
       if (p.discard) continue;
+      if (p.sync_run) {
+        run_answer_.emplace(id, tl::unexpected(error));
+        continue;
+      }
       if (!p.async) {
-        sync_done_.emplace(id, tl::unexpected(error));
+        sync_done_.emplace_back(id, tl::unexpected(error));
         continue;
       }
       busy_[p.binding] = false;
@@ -756,8 +845,14 @@ class RemoteDevice final : public Device {
   std::vector<std::byte> staging_;
   std::deque<Outgoing> out_;
   uint32_t next_id_ = 1;
-  std::unordered_map<uint32_t, Pending> pending_;
-  std::unordered_map<uint32_t, Result<Reply>> sync_done_;
+  // Requests sent and not yet answered, and the answers of calls not yet
+  // collected: a few at a time (up to the queue depth), so small vectors
+  // searched in full, which keep their capacity (no allocation per request).
+  std::vector<std::pair<uint32_t, Pending>> pending_;
+  std::vector<std::pair<uint32_t, Result<Reply>>> sync_done_;
+  std::optional<std::pair<uint32_t, Result<InferenceTimings>>> run_answer_;  // run()'s
+  pb::Body run_body_;                                                        // run_request()
+  wire::OutFrame spare_;  // send_request()'s frame, reused
   std::deque<Completion> completions_;
   std::optional<Error> dead_;
   std::atomic<bool> cancel_{false};  // cancel() was called during a loop
