@@ -12,7 +12,7 @@ torch.onnx.export (default arguments, random weights, eval mode), normalise it
 with `rig model normalize`, run it through OpenCV DNN (the cpu device's
 runtime) and through PyTorch on the same input, compare
 max|rig - torch| / max|torch| over each output (target <= 1e-4), and bench it
-on the cpu device briefly. Prints one row per network and opset.
+on the cpu device briefly (unless --no-bench). Prints one row per network and opset.
 
     nice -n 15 /usr/bin/python3 tools/check-torchvision.py --rig build/src/cli/rig \
         [--opsets 11,13] [--only resnet18,mobilenet_v2] [--no-bench] [--markdown] \
@@ -106,6 +106,16 @@ def run(cmd, timeout=900):
     return p.returncode, (p.stdout + p.stderr).strip()
 
 
+_CPU_FORMS = {}
+
+
+def cpu_forms(rig):
+    if rig not in _CPU_FORMS:
+        _, text = run([rig, "model", "normalize", "--help"])
+        _CPU_FORMS[rig] = ["--cpu-forms"] if "--cpu-forms" in text else []
+    return _CPU_FORMS[rig]
+
+
 def parameters(model):
     return sum(p.numel() for p in model.parameters())
 
@@ -124,15 +134,20 @@ def check(name, opset, rig, workdir, bench):
     raw = os.path.join(workdir, f"{name}-{opset}.onnx")
     norm = os.path.join(workdir, f"{name}-{opset}.norm.onnx")
     try:
+        # Exported as a user would, outside torch.no_grad(): under no_grad,
+        # nn.MultiheadAttention in eval mode takes its fused fast path
+        # (aten::_native_multi_head_attention), which PyTorch 1.13 cannot export.
+        torch.onnx.export(model, x, raw, opset_version=opset)
         with torch.no_grad():
-            torch.onnx.export(model, x, raw, opset_version=opset)
             expected = [t.numpy() for t in outputs_of(model(x))]
     except Exception as e:  # an export failure is the exporter's, recorded as such
         lines = [l for l in str(e).splitlines() if l.strip()]
         row["error"] = "export: " + (lines[0] if lines else type(e).__name__)
         return row
     row["exports"] = "yes"
-    rc, text = run([rig, "model", "normalize", raw, "-o", norm])
+    # The model OpenCV reads here is the copy the cpu device loads: with the
+    # rewrites only OpenCV needs (--cpu-forms; rigs before it applied them always).
+    rc, text = run([rig, "model", "normalize", raw, "-o", norm] + cpu_forms(rig))
     if rc != 0:
         row["error"] = "normalize: " + rig_error(text)
         return row

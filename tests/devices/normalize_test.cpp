@@ -4,10 +4,12 @@
 // a form OpenCV already accepts. Plus idempotence, --shape and refusals.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
 #include "devices/cpu/cpu_device.hpp"
@@ -168,15 +170,33 @@ uint64_t rewrites(const ModelInfo& info, const std::string& kind) {
   return it == info.normalization.rewrites.end() ? 0 : it->second;
 }
 
-// The pass run twice: the second run must rewrite nothing.
+// The pass run twice: the second run must rewrite nothing, in the form
+// written out (valid ONNX) and in the form a device loads (opencv_forms).
 void expect_idempotent(const std::vector<std::byte>& bytes) {
-  auto first = normalize_onnx(bytes, {}, "t");
-  ASSERT_TRUE(first) << first.error().to_string();
-  const std::vector<std::byte>& once = first->changed() ? first->bytes : bytes;
-  auto second = normalize_onnx(once, {}, "t");
-  ASSERT_TRUE(second) << second.error().to_string();
-  EXPECT_EQ(second->report.total(), 0u) << "second run rewrote something";
-  EXPECT_FALSE(second->changed());
+  for (bool opencv_forms : {false, true}) {
+    NormalizeOptions options;
+    options.opencv_forms = opencv_forms;
+    auto first = normalize_onnx(bytes, options, "t");
+    ASSERT_TRUE(first) << first.error().to_string();
+    const std::vector<std::byte>& once = first->changed() ? first->bytes : bytes;
+    auto second = normalize_onnx(once, options, "t");
+    ASSERT_TRUE(second) << second.error().to_string();
+    EXPECT_EQ(second->report.total(), 0u)
+        << "second run rewrote something (opencv_forms " << opencv_forms << ")";
+    EXPECT_FALSE(second->changed());
+  }
+}
+
+// What libonnx's checker says of a model (empty: valid ONNX).
+std::string checker_says(const std::vector<std::byte>& bytes) {
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return "does not parse";
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
 }
 
 std::vector<float> ramp(size_t n, float start, float step) {
@@ -235,6 +255,27 @@ TEST(Normalize, ClipBoundsGivenAsInputsBecomeAttributes) {
   for (float v : x) want.push_back(std::min(6.0f, std::max(0.0f, v)));
   EXPECT_EQ(r->outputs[0], want);  // a copy op: exact
   expect_idempotent(m.bytes());
+
+  // The attribute form is OpenCV 4.6's, not ONNX's (Clip-11 and later take
+  // the bounds as inputs only): the model written out (`rig model normalize`)
+  // keeps the inputs and stays valid ONNX, and it computes the same when the
+  // cpu device loads it.
+  ASSERT_EQ(checker_says(m.bytes()), "");
+  auto written = normalize_onnx(m.bytes(), {}, "t");
+  ASSERT_TRUE(written) << written.error().to_string();
+  EXPECT_EQ(written->report.rewrites.count("clip_bounds_to_attributes"), 0u);
+  const std::vector<std::byte>& out = written->changed() ? written->bytes : m.bytes();
+  EXPECT_EQ(checker_says(out), "");
+  auto r_written = run_cpu(out, x);
+  ASSERT_TRUE(r_written) << r_written.error().to_string();
+  EXPECT_EQ(rewrites(r_written->info, "clip_bounds_to_attributes"), 1u);
+  EXPECT_EQ(r_written->outputs[0], want);
+  NormalizeOptions for_opencv;
+  for_opencv.opencv_forms = true;
+  auto device_copy = normalize_onnx(m.bytes(), for_opencv, "t");
+  ASSERT_TRUE(device_copy) << device_copy.error().to_string();
+  ASSERT_TRUE(device_copy->changed());
+  EXPECT_NE(checker_says(device_copy->bytes), "");  // why it is never written out
 
   // Only a max: the min stays unbounded (OpenCV's ReLU6 would default it to 0).
   Graph only_max;
@@ -301,6 +342,58 @@ TEST(Normalize, ComputedShapesOfConstantOfShapeRangeAndArithmeticFold) {
   std::vector<float> want;
   for (size_t i = 0; i < x.size(); ++i) want.push_back(x[i] + static_cast<float>(i));
   EXPECT_LE(relative_error(r->outputs[0], want), 1e-5);
+  expect_idempotent(m.bytes());
+}
+
+TEST(Normalize, ModAndTransposeInComputedPadsFold) {
+  // Swin's padding of an NHWC map to a multiple of the window (4 here), as
+  // PyTorch 1.13 exports F.pad(x, (0, 0, 0, pad_r, 0, pad_b)): the pads are
+  // integer arithmetic on Shape(x) (Mod), laid out as ONNX wants by
+  // Reshape(-1, 2) -> Slice(step -1) -> Transpose -> Reshape(-1). Here
+  // pad_b = -H mod 4 (fmod 0, the divisor's sign: -5 mod 4 = 3) and
+  // pad_r = -(-W fmod 4) (fmod 1, the dividend's sign: -(-2) = 2).
+  Graph m;
+  m.input("x", {1, 5, 6, 2});
+  m.output("y", {1, 8, 8, 2});
+  m.ints("i1", {}, {1});
+  m.ints("i2", {}, {2});
+  m.ints("win", {}, {4});
+  m.ints("axes0", {1}, {0});
+  m.ints("z", {1}, {0});
+  m.ints("rows", {2}, {-1, 2});
+  m.ints("flat", {1}, {-1});
+  m.ints("start", {1}, {-1});
+  m.ints("end", {1}, {std::numeric_limits<int64_t>::min() + 1});
+  m.ints("axis0", {1}, {0});
+  m.ints("step", {1}, {-1});
+  m.node("Shape", "shape", {"x"}, {"s"});
+  Graph::attr_int(m.node("Gather", "gh", {"s", "i1"}, {"h"}), "axis", 0);
+  Graph::attr_int(m.node("Gather", "gw", {"s", "i2"}, {"w"}), "axis", 0);
+  m.node("Neg", "negh", {"h"}, {"nh"});
+  m.node("Mod", "modh", {"nh", "win"}, {"pb"});
+  m.node("Neg", "negw", {"w"}, {"nw"});
+  Graph::attr_int(m.node("Mod", "modw", {"nw", "win"}, {"prn"}), "fmod", 1);
+  m.node("Neg", "negr", {"prn"}, {"pr"});
+  m.node("Unsqueeze", "ub", {"pb", "axes0"}, {"pb1"});
+  m.node("Unsqueeze", "ur", {"pr", "axes0"}, {"pr1"});
+  // (C_l, C_r, W_l, W_r, H_l, H_r, N_l, N_r), torch's order: last axis first.
+  Graph::attr_int(m.node("Concat", "cat", {"z", "z", "z", "pr1", "z", "pb1", "z", "z"}, {"p8"}),
+                  "axis", 0);
+  m.node("Reshape", "pairs", {"p8", "rows"}, {"p4x2"});
+  m.node("Slice", "reverse", {"p4x2", "start", "end", "axis0", "step"}, {"rev"});
+  Graph::attr_ints(m.node("Transpose", "tr", {"rev"}, {"t"}), "perm", {1, 0});
+  m.node("Reshape", "pads", {"t", "flat"}, {"pads"});
+  Graph::attr_string(m.node("Pad", "pad", {"x", "pads"}, {"y"}), "mode", "constant");
+  const auto x = ramp(60, 1.0f, 1.0f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->info.normalization.nodes_after, 1u);  // the Pad, its pads an initializer
+  EXPECT_EQ(r->info.outputs.at(0).shape, (std::vector<int64_t>{1, 8, 8, 2}));
+  std::vector<float> want(8 * 8 * 2, 0.0f);  // x at the top left, zeros below and right
+  for (size_t hh = 0; hh < 5; ++hh)
+    for (size_t ww = 0; ww < 6; ++ww)
+      for (size_t c = 0; c < 2; ++c) want[(hh * 8 + ww) * 2 + c] = x[(hh * 6 + ww) * 2 + c];
+  EXPECT_EQ(r->outputs[0], want);  // a copy: exact
   expect_idempotent(m.bytes());
 }
 
