@@ -887,9 +887,9 @@ Out eval_sqrt(const Value& x) {
     const double v = get_real(x, i);
     if (!(v >= 0)) return std::nullopt;
     // sqrt of a float in float: the correctly rounded float result.
-    put_real(out, i,
-             x.type == TP::FLOAT ? static_cast<double>(std::sqrt(static_cast<float>(v)))
-                                 : std::sqrt(v));
+    put_real(
+        out, i,
+        x.type == TP::FLOAT ? static_cast<double>(std::sqrt(static_cast<float>(v))) : std::sqrt(v));
   }
   return one(std::move(out));
 }

@@ -733,8 +733,8 @@ Result<NormalizedModel> normalize_onnx(std::span<const std::byte> bytes,
     pass.load_facts();
     const uint64_t before_round = report.total();
     pass.run();
-    const bool more = report.total() != before_round && inferred &&
-                      needs_shape_facts(model.graph());
+    const bool more =
+        report.total() != before_round && inferred && needs_shape_facts(model.graph());
     if (more && attempt + 1 >= kMaxInferenceRounds)
       report.notes.push_back("normalisation stopped re-running shape inference at its cap of " +
                              std::to_string(kMaxInferenceRounds) + " runs");

@@ -98,6 +98,12 @@ struct Graph {
     a->set_type(onnx::AttributeProto::STRING);
     a->set_s(v);
   }
+  void boolean(const std::string& name, bool v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(TP::BOOL);
+    t->add_int32_data(v ? 1 : 0);
+  }
   // A Constant node holding a float scalar.
   void constant_scalar(const std::string& out, float v) {
     auto* n = node("Constant", out + "_const", {}, {out});
@@ -395,6 +401,130 @@ TEST(Normalize, ModAndTransposeInComputedPadsFold) {
       for (size_t c = 0; c < 2; ++c) want[(hh * 8 + ww) * 2 + c] = x[(hh * 6 + ww) * 2 + c];
   EXPECT_EQ(r->outputs[0], want);  // a copy: exact
   expect_idempotent(m.bytes());
+}
+
+TEST(Normalize, ScatterNDOnConstantsFolds) {
+  // Swin's shifted-window mask: zeros, then regions set to region numbers
+  // with ScatterND on constant indices (mask[h0:h1, w0:w1] = n), then added
+  // to the data. Here a 2x3 mask gets row 1 set to 5 and element (0, 2) to 7.
+  Graph m;
+  m.input("x", {2, 3});
+  m.output("y", {2, 3});
+  m.ints("dims", {2}, {2, 3});
+  m.ints("row1", {1, 1}, {1});
+  m.floats("fives", {1, 3}, {5, 5, 5});
+  m.ints("at02", {1, 2}, {0, 2});
+  m.floats("seven", {1}, {7});
+  auto* zeros = m.node("ConstantOfShape", "zeros", {"dims"}, {"z"});
+  auto* value = zeros->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(TP::FLOAT);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_float_data(0.0f);
+  m.node("ScatterND", "s1", {"z", "row1", "fives"}, {"m1"});
+  m.node("ScatterND", "s2", {"m1", "at02", "seven"}, {"mask"});
+  m.node("Add", "add", {"x", "mask"}, {"y"});
+  const auto x = ramp(6, 0.5f, 1.0f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(rewrites(r->info, "constant_folded"), 3u);
+  EXPECT_EQ(r->info.normalization.nodes_after, 1u);
+  const std::vector<float> mask = {0, 0, 7, 5, 5, 5};
+  std::vector<float> want;
+  for (size_t i = 0; i < x.size(); ++i) want.push_back(x[i] + mask[i]);
+  EXPECT_EQ(r->outputs[0], want);  // small integers in float: exact
+  expect_idempotent(m.bytes());
+
+  // Duplicate indices are undefined in ONNX: left to the runtime, not folded.
+  Graph dup;
+  dup.input("x", {2, 3});
+  dup.output("y", {2, 3});
+  dup.floats("data", {2, 3}, {0, 0, 0, 0, 0, 0});
+  dup.ints("twice", {2, 1}, {1, 1});
+  dup.floats("rows", {2, 3}, {1, 1, 1, 2, 2, 2});
+  dup.node("ScatterND", "s", {"data", "twice", "rows"}, {"mask"});
+  dup.node("Add", "add", {"x", "mask"}, {"y"});
+  auto n = normalize_onnx(dup.bytes(), {}, "dup");
+  ASSERT_TRUE(n) << n.error().to_string();
+  EXPECT_EQ(n->report.rewrites.count("constant_folded"), 0u);
+}
+
+TEST(Normalize, PowAndSqrtOnConstantsFold) {
+  // y = x * 32 ** -0.5 + sqrt(2.25): attention's scale, as Swin exports it.
+  Graph m;
+  m.input("x", {1, 4});
+  m.output("y", {1, 4});
+  m.constant_scalar("head", 32.0f);
+  m.constant_scalar("minus_half", -0.5f);
+  m.constant_scalar("v", 2.25f);
+  m.node("Pow", "pow", {"head", "minus_half"}, {"scale"});
+  m.node("Sqrt", "sqrt", {"v"}, {"root"});
+  m.node("Mul", "mul", {"x", "scale"}, {"xs"});
+  m.node("Add", "add", {"xs", "root"}, {"y"});
+  const auto x = ramp(4, -2.0f, 1.5f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(rewrites(r->info, "constant_folded"), 5u);  // 3 Constants, Pow, Sqrt
+  std::vector<float> want;
+  for (float v : x) want.push_back(static_cast<float>(v / std::sqrt(32.0) + 1.5));
+  EXPECT_LE(relative_error(r->outputs[0], want), 1e-5);
+  expect_idempotent(m.bytes());
+}
+
+TEST(Normalize, InferenceDropoutIsAnIdentity) {
+  // Opset 13 Dropout with training_mode false, and with training_mode true
+  // but a ratio of 0 (Swin's attention dropout): both pass x through.
+  Graph m;
+  m.input("x", {1, 6});
+  m.output("y", {1, 6});
+  m.floats("ratio0", {}, {0.0f});
+  m.floats("ratio3", {}, {0.3f});
+  m.boolean("yes", true);
+  m.boolean("no", false);
+  m.node("Dropout", "d0", {"x", "ratio0", "yes"}, {"a", "mask_a"});
+  m.node("Dropout", "d1", {"a", "ratio3", "no"}, {"b"});
+  m.node("Relu", "relu", {"b"}, {"y"});
+  const auto x = ramp(6, -3.0f, 1.25f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(rewrites(r->info, "identity_removed"), 2u);
+  EXPECT_EQ(r->info.normalization.nodes_after, 1u);
+  std::vector<float> want;
+  for (float v : x) want.push_back(std::max(0.0f, v));
+  EXPECT_EQ(r->outputs[0], want);
+  expect_idempotent(m.bytes());
+
+  // Training mode with a ratio above 0 drops at random: it stays.
+  Graph training;
+  training.input("x", {1, 6});
+  training.output("y", {1, 6});
+  training.floats("ratio", {}, {0.5f});
+  training.boolean("yes", true);
+  training.node("Dropout", "d", {"x", "ratio", "yes"}, {"y"});
+  auto n = normalize_onnx(training.bytes(), {}, "training");
+  ASSERT_TRUE(n) << n.error().to_string();
+  EXPECT_EQ(n->report.total(), 0u);
+}
+
+TEST(Normalize, TrailingEmptyOptionalInputsAreDropped) {
+  // Pad(x, pads, "") as PyTorch exports it: the absent constant_value is an
+  // empty name, which OpenCV 4.6 looks up as a blob.
+  Graph m;
+  m.input("x", {1, 1, 2, 2});
+  m.output("y", {1, 1, 2, 3});
+  m.ints("pads", {8}, {0, 0, 0, 1, 0, 0, 0, 0});
+  Graph::attr_string(m.node("Pad", "pad", {"x", "pads", ""}, {"y"}), "mode", "constant");
+  const auto x = ramp(4, 1.0f, 1.0f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(rewrites(r->info, "empty_input_dropped"), 1u);
+  EXPECT_EQ(r->outputs[0], (std::vector<float>{0, 1, 2, 0, 3, 4}));
+  expect_idempotent(m.bytes());
+  auto written = normalize_onnx(m.bytes(), {}, "t");
+  ASSERT_TRUE(written) << written.error().to_string();
+  ASSERT_TRUE(written->changed());
+  EXPECT_EQ(checker_says(written->bytes), "");
 }
 
 TEST(Normalize, ExpandToItsOwnShapeIsRemoved) {
