@@ -92,6 +92,31 @@ def opencv_refusal(e):
     return " ".join(lines)
 
 
+def first_failing_layer(path, x):
+    """' at layer NAME (op)': the first layer whose forward fails, by bisection."""
+    names = cv2.dnn.readNetFromONNX(path).getLayerNames()
+
+    def runs_to(i):
+        net = cv2.dnn.readNetFromONNX(path)
+        net.setInput(x)
+        try:
+            net.forward(names[i])
+            return True
+        except Exception:
+            return False
+
+    lo, hi = 0, len(names) - 1
+    if not names or runs_to(hi):
+        return ""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if runs_to(mid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return f" at layer {names[lo]}"
+
+
 def rig_error(text):
     """rig's named error: its 'rig: error: ...' line (the last line otherwise)."""
     lines = [l for l in text.splitlines() if l.strip()]
@@ -155,11 +180,18 @@ def check(name, opset, rig, workdir, bench):
     row["normalised"] = first.split(": ", 1)[1] if ": " in first else first
     try:
         net = cv2.dnn.readNetFromONNX(norm)
+    except Exception as e:
+        row["error"] = "opencv: " + opencv_refusal(e)
+        return row
+    try:
         net.setInput(x.numpy())
         names = net.getUnconnectedOutLayersNames()
         got = net.forward(names)
     except Exception as e:
-        row["error"] = "opencv: " + opencv_refusal(e)
+        # The importer took it; a layer fails when the network first runs.
+        # OpenCV does not say which: find the first layer that fails.
+        row["error"] = ("opencv imports it, its first forward fails" +
+                        first_failing_layer(norm, x.numpy()) + ": " + opencv_refusal(e))
         return row
     row["loads"] = "yes"
     worst = 0.0
