@@ -214,8 +214,9 @@ bool needs_shape_facts(const onnx::GraphProto& graph) {
 // Shape inference runs again after a round that folded something, because
 // folding a Reshape's or a Pad's computed input makes the next shapes known:
 // one chain of blocks further each time (Swin's shifted windows need about
-// one run per block). At most this many runs.
-constexpr int kMaxInferenceRounds = 32;
+// one run per block, Swin-S and -B 24 blocks). At most this many runs, as
+// many as the pass has rounds.
+constexpr int kMaxInferenceRounds = 64;
 
 // What shape inference needs of the model: everything but the data of large
 // floating-point initializers, which become typed graph inputs instead (their
