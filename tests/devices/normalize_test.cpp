@@ -403,6 +403,51 @@ TEST(Normalize, ModAndTransposeInComputedPadsFold) {
   expect_idempotent(m.bytes());
 }
 
+TEST(Normalize, ChainedComputedPadsNeedAShapeInferenceRunEach) {
+  // Six blocks, each padding its input to a multiple of 4 with pads computed
+  // from its input's shape by Mod (which ONNX shape inference does not
+  // propagate): each Pad's output shape is known only once its pads are
+  // folded, so shape inference runs again for every block (Swin-S has 24).
+  Graph m;
+  m.input("x", {1, 5, 6});
+  m.output("y", {1, 8, 8});
+  m.ints("i1", {}, {1});
+  m.ints("i2", {}, {2});
+  m.ints("win", {}, {4});
+  m.ints("axes0", {1}, {0});
+  m.ints("z", {1}, {0});
+  std::string in = "x";
+  const int blocks = 6;
+  for (int b = 0; b < blocks; ++b) {
+    const std::string p = "b" + std::to_string(b) + "_";
+    m.node("Shape", p + "shape", {in}, {p + "s"});
+    Graph::attr_int(m.node("Gather", p + "gh", {p + "s", "i1"}, {p + "h"}), "axis", 0);
+    Graph::attr_int(m.node("Gather", p + "gw", {p + "s", "i2"}, {p + "w"}), "axis", 0);
+    m.node("Neg", p + "negh", {p + "h"}, {p + "nh"});
+    m.node("Neg", p + "negw", {p + "w"}, {p + "nw"});
+    m.node("Mod", p + "modh", {p + "nh", "win"}, {p + "pb"});
+    m.node("Mod", p + "modw", {p + "nw", "win"}, {p + "pr"});
+    m.node("Unsqueeze", p + "ub", {p + "pb", "axes0"}, {p + "pb1"});
+    m.node("Unsqueeze", p + "ur", {p + "pr", "axes0"}, {p + "pr1"});
+    Graph::attr_int(
+        m.node("Concat", p + "cat", {"z", "z", "z", "z", p + "pb1", p + "pr1"}, {p + "pads"}),
+        "axis", 0);
+    const std::string out = b + 1 == blocks ? "y" : p + "out";
+    Graph::attr_string(m.node("Pad", p + "pad", {in, p + "pads"}, {out}), "mode", "constant");
+    in = out;
+  }
+  const auto x = ramp(30, 1.0f, 1.0f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->info.normalization.nodes_after, static_cast<uint64_t>(blocks));  // the Pads
+  EXPECT_TRUE(r->info.normalization.notes.empty());
+  std::vector<float> want(64, 0.0f);
+  for (size_t hh = 0; hh < 5; ++hh)
+    for (size_t ww = 0; ww < 6; ++ww) want[hh * 8 + ww] = x[hh * 6 + ww];
+  EXPECT_EQ(r->outputs[0], want);
+  expect_idempotent(m.bytes());
+}
+
 TEST(Normalize, ScatterNDOnConstantsFolds) {
   // Swin's shifted-window mask: zeros, then regions set to region numbers
   // with ScatterND on constant indices (mask[h0:h1, w0:w1] = n), then added
