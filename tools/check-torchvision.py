@@ -151,7 +151,7 @@ def check(name, opset, rig, workdir, bench):
     model = build(name)
     params = parameters(model)
     if params * 4 >= TOO_BIG:
-        row["error"] = f"weights {params * 4 / 2**30:.1f} GiB: over protobuf's 2 GiB"
+        row["error"] = f"weights {params * 4 / 2**30:.2f} GiB ({params} parameters): over protobuf's 2 GiB"
         return row
     size = input_size(name)
     torch.manual_seed(0)
