@@ -49,6 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_folded_elements = uint64_t{1} << 16;
   for (int with_shape = 0; with_shape < 2; ++with_shape) {
     if (with_shape) options.shapes = {{"input", {1, 3, 8, 8}}};
+    // The written form, and the form a device loads (Clip bounds as attributes).
+    options.opencv_forms = with_shape == 1;
     auto normalized = rig::normalize_onnx(bytes, options, "fuzz");
     if (!normalized || !normalized->changed()) continue;
     // The pass's own output is input too (what a server receives from a client).

@@ -87,6 +87,11 @@ struct NormalizeOptions {
   std::vector<InputShape> shapes;
   uint64_t max_rounds = 64;                          // fixed-point rounds over the graph
   uint64_t max_folded_elements = uint64_t{1} << 26;  // all folded tensors together
+  // Also rewrite into forms that only the cpu device's runtime (OpenCV 4.6's
+  // importer) reads and ONNX does not define: Clip's min/max as attributes at
+  // opset >= 11 (clip_bounds_to_attributes). For the copy a device loads
+  // (prepare_onnx_model); a model written out or uploaded stays valid ONNX.
+  bool opencv_forms = false;
 };
 
 struct NormalizedModel {

@@ -28,6 +28,7 @@ struct ModelOptions {
   std::vector<std::string> shapes;  // --shape (inspect, normalize)
   bool json = false;                // inspect --json
   std::string normalize_input;
+  bool cpu_forms = false;  // normalize --cpu-forms
 };
 
 Result<std::vector<InputShape>> parse_shapes(const std::vector<std::string>& texts) {
@@ -129,6 +130,7 @@ int run_normalize(const ModelOptions& o) {
   if (!bytes) return report_error(bytes.error());
   NormalizeOptions options;
   options.shapes = *shapes;
+  options.opencv_forms = o.cpu_forms;
   auto normalized = normalize_onnx(*bytes, options, o.normalize_input);
   if (!normalized) {
     Error e = normalized.error();
@@ -192,6 +194,10 @@ Command add_model_command(CLI::App& app) {
   normalize->add_option("model", o->normalize_input, "ONNX file")->required();
   normalize->add_option("-o,--output", o->output, "output .onnx file")->required();
   add_shape_option(normalize, o->shapes);
+  normalize->add_flag("--cpu-forms", o->cpu_forms,
+                      "also apply the rewrites only the cpu device's runtime (OpenCV 4.6) needs: "
+                      "Clip bounds as attributes, which ONNX opset >= 11 does not define (the "
+                      "output is then for OpenCV, not a valid ONNX model)");
   return {sub, [o, transport, cnn, inspect, normalize] {
             if (transport->parsed()) return run_transport(*o);
             if (cnn->parsed()) return run_cnn(*o);

@@ -770,6 +770,130 @@ Out eval_unary(const std::string& op, const Value& x) {
   return one(std::move(out));
 }
 
+// Mod on integers: fmod=0 takes the divisor's sign (as Python's %), fmod=1
+// the dividend's (as C's %). A zero divisor is left to the runtime; float
+// Mod is not folded.
+Out eval_mod(const onnx::NodeProto& node, const Value& a, const Value& b, const Context& c) {
+  if (a.type != b.type || !is_integer(a.type) || a.type == TP::BOOL) return std::nullopt;
+  const int64_t fmod = int_attr(node, "fmod", 0);
+  if (fmod != 0 && fmod != 1) return std::nullopt;
+  auto dims = broadcast(a.dims, b.dims);
+  if (!dims || too_big(*dims, c)) return std::nullopt;
+  Value out = make(a.type, *dims);
+  const BroadcastIndex ia(a.dims, *dims), ib(b.dims, *dims);
+  for (uint64_t i = 0; i < out.count(); ++i) {
+    const int64_t x = get_int(a, ia(i)), y = get_int(b, ib(i));
+    if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1)) return std::nullopt;
+    int64_t r = x % y;
+    if (fmod == 0 && r != 0 && ((r < 0) != (y < 0))) r += y;
+    put_int(out, i, r);
+  }
+  return one(std::move(out));
+}
+
+// Transpose: `perm` (default: the axes reversed), any element type.
+Out eval_transpose(const onnx::NodeProto& node, const Value& x, const Context& c) {
+  const size_t rank = x.dims.size();
+  std::vector<int64_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  if (attr(node, "perm")) {
+    auto given = ints_attr(node, "perm");
+    if (!given || given->size() != rank) return std::nullopt;
+    perm = *given;
+  }
+  std::vector<bool> seen(rank, false);
+  std::vector<int64_t> dims(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t p = perm[i];
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)])
+      return std::nullopt;
+    seen[static_cast<size_t>(p)] = true;
+    dims[i] = x.dims[static_cast<size_t>(p)];
+  }
+  if (too_big(dims, c)) return std::nullopt;
+  Value out = make(x.type, dims);
+  const auto in_strides = strides_of(x.dims);
+  const size_t es = element_size(x.type);
+  for (uint64_t flat = 0; flat < out.count(); ++flat) {
+    uint64_t rest = flat, src = 0;
+    for (size_t i = rank; i-- > 0;) {
+      const auto d = static_cast<uint64_t>(dims[i]);
+      src += (rest % d) * in_strides[static_cast<size_t>(perm[i])];
+      rest /= d;
+    }
+    std::memcpy(out.raw.data() + flat * es, x.raw.data() + src * es, es);
+  }
+  return one(std::move(out));
+}
+
+// ScatterND without reduction (opset 11 and 13; a `reduction` other than
+// "none" is not folded): a copy of data with the slices that indices name
+// replaced by updates. Duplicate indices, which ONNX leaves undefined, and
+// indices out of range are left to the runtime.
+Out eval_scatter_nd(const onnx::NodeProto& node, const Value& data, const Value& indices,
+                    const Value& updates, const Context& c) {
+  if (const auto* r = attr(node, "reduction"); r && r->s() != "none") return std::nullopt;
+  if (indices.type != TP::INT64 || indices.dims.empty() || updates.type != data.type)
+    return std::nullopt;
+  const auto k = static_cast<size_t>(indices.dims.back());
+  const size_t rank = data.dims.size();
+  if (k < 1 || k > rank || too_big(data.dims, c)) return std::nullopt;
+  std::vector<int64_t> want(indices.dims.begin(), indices.dims.end() - 1);
+  want.insert(want.end(), data.dims.begin() + static_cast<int64_t>(k), data.dims.end());
+  if (updates.dims != want) return std::nullopt;
+  uint64_t slice = 1;
+  for (size_t i = k; i < rank; ++i) slice *= static_cast<uint64_t>(data.dims[i]);
+  const auto strides = strides_of(data.dims);
+  const uint64_t tuples = k == 0 ? 0 : indices.count() / k;
+  const size_t es = element_size(data.type);
+  Value out = data;
+  std::set<uint64_t> written;
+  for (uint64_t t = 0; t < tuples; ++t) {
+    uint64_t offset = 0;
+    for (size_t j = 0; j < k; ++j) {
+      int64_t idx = get_int(indices, t * k + j);
+      if (idx < 0) idx += data.dims[j];
+      if (idx < 0 || idx >= data.dims[j]) return std::nullopt;
+      offset += static_cast<uint64_t>(idx) * strides[j];
+    }
+    if (!written.insert(offset).second) return std::nullopt;
+    std::memcpy(out.raw.data() + offset * es, updates.raw.data() + t * slice * es, slice * es);
+  }
+  return one(std::move(out));
+}
+
+// Pow and Sqrt on floating-point constants (a scale such as head_dim ** -0.5).
+// Sqrt is exact in IEEE arithmetic; Pow is computed in double and rounded
+// once to the element type (within one unit in the last place of a float
+// runtime's powf). Integer Pow is not folded.
+Out eval_pow(const Value& a, const Value& b, const Context& c) {
+  if (!is_real(a.type) || b.type != a.type) return std::nullopt;
+  auto dims = broadcast(a.dims, b.dims);
+  if (!dims || too_big(*dims, c)) return std::nullopt;
+  Value out = make(a.type, *dims);
+  const BroadcastIndex ia(a.dims, *dims), ib(b.dims, *dims);
+  for (uint64_t i = 0; i < out.count(); ++i) {
+    const double r = std::pow(get_real(a, ia(i)), get_real(b, ib(i)));
+    if (!std::isfinite(r)) return std::nullopt;
+    put_real(out, i, r);
+  }
+  return one(std::move(out));
+}
+
+Out eval_sqrt(const Value& x) {
+  if (!is_real(x.type)) return std::nullopt;
+  Value out = make(x.type, x.dims);
+  for (uint64_t i = 0; i < x.count(); ++i) {
+    const double v = get_real(x, i);
+    if (!(v >= 0)) return std::nullopt;
+    // sqrt of a float in float: the correctly rounded float result.
+    put_real(
+        out, i,
+        x.type == TP::FLOAT ? static_cast<double>(std::sqrt(static_cast<float>(v))) : std::sqrt(v));
+  }
+  return one(std::move(out));
+}
+
 }  // namespace
 
 uint64_t Value::count() const {
@@ -884,7 +1008,12 @@ bool foldable_op(const std::string& op) {
                                             "Not",
                                             "Neg",
                                             "Abs",
-                                            "Where"};
+                                            "Where",
+                                            "Mod",
+                                            "Transpose",
+                                            "ScatterND",
+                                            "Pow",
+                                            "Sqrt"};
   return ops.count(op) > 0;
 }
 
@@ -932,6 +1061,11 @@ std::optional<std::vector<Value>> evaluate(const onnx::NodeProto& node,
   if (op == "Range") return eval_range(in, c);
   if (op == "Where" && in.size() == 3) return eval_where(x, *in[1], *in[2], c);
   if ((op == "Not" || op == "Neg" || op == "Abs") && in.size() == 1) return eval_unary(op, x);
+  if (op == "Mod" && in.size() == 2) return eval_mod(node, x, *in[1], c);
+  if (op == "Transpose" && in.size() == 1) return eval_transpose(node, x, c);
+  if (op == "Pow" && in.size() == 2) return eval_pow(x, *in[1], c);
+  if (op == "Sqrt" && in.size() == 1) return eval_sqrt(x);
+  if (op == "ScatterND" && in.size() == 3) return eval_scatter_nd(node, x, *in[1], *in[2], c);
   if (auto bin = binary_of(op); bin && in.size() == 2) return eval_binary(*bin, x, *in[1], c);
   return std::nullopt;
 }

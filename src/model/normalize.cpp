@@ -32,6 +32,7 @@ constexpr const char* kFolded = "constant_folded";
 constexpr const char* kKernelShape = "kernel_shape_set";
 constexpr const char* kResize = "resize_defaults_set";
 constexpr const char* kNoopExpand = "noop_expand_removed";
+constexpr const char* kEmptyInput = "empty_input_dropped";
 constexpr const char* kDeadNode = "dead_node_removed";
 constexpr const char* kDeadInitializer = "unused_initializer_removed";
 
@@ -210,6 +211,64 @@ bool needs_shape_facts(const onnx::GraphProto& graph) {
   return false;
 }
 
+// Shape inference runs again after a round that folded something, because
+// folding a Reshape's or a Pad's computed input makes the next shapes known:
+// one chain of blocks further each time (Swin's shifted windows need about
+// one run per block, Swin-S and -B 24 blocks). At most this many runs, as
+// many as the pass has rounds.
+constexpr int kMaxInferenceRounds = 64;
+
+// What shape inference needs of the model: everything but the data of large
+// floating-point initializers, which become typed graph inputs instead (their
+// values never decide a shape; integer initializers, which may, stay). The
+// child process then copies kilobytes, not the weights, once per run.
+onnx::ModelProto inference_copy(onnx::ModelProto& model) {
+  auto* graph = model.mutable_graph();
+  std::vector<int> moved;
+  std::set<std::string> inputs;
+  for (const auto& i : graph->input()) inputs.insert(i.name());
+  for (int i = 0; i < graph->initializer_size(); ++i) {
+    auto* t = graph->mutable_initializer(i);
+    const bool real = t->data_type() == onnx::TensorProto::FLOAT ||
+                      t->data_type() == onnx::TensorProto::DOUBLE ||
+                      t->data_type() == onnx::TensorProto::FLOAT16;
+    if (!real || inputs.count(t->name())) continue;
+    uint64_t n = 1;
+    for (int64_t d : t->dims()) n *= d > 0 ? static_cast<uint64_t>(d) : 1;
+    if (n < 4096) continue;
+    moved.push_back(i);
+  }
+  // Take the large initializers out for the copy, then put them back.
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> all;
+  all.Swap(graph->mutable_initializer());
+  std::vector<bool> is_moved(static_cast<size_t>(all.size()), false);
+  for (int i : moved) is_moved[static_cast<size_t>(i)] = true;
+  for (int i = 0; i < all.size(); ++i)
+    if (!is_moved[static_cast<size_t>(i)]) *graph->add_initializer() = all.Get(i);
+  onnx::ModelProto copy = model;
+  graph->mutable_initializer()->Swap(&all);
+  for (int i : moved) {
+    const auto& t = graph->initializer(i);
+    auto* input = copy.mutable_graph()->add_input();
+    input->set_name(t.name());
+    auto* tensor = input->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(t.data_type());
+    auto* shape = tensor->mutable_shape();
+    for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+  }
+  return copy;
+}
+
+// The shapes shape inference found (value_info and the outputs' types),
+// taken into the model itself.
+void take_shape_facts(onnx::ModelProto& model, onnx::ModelProto& inferred) {
+  auto* graph = model.mutable_graph();
+  graph->mutable_value_info()->Swap(inferred.mutable_graph()->mutable_value_info());
+  for (int i = 0; i < graph->output_size() && i < inferred.graph().output_size(); ++i)
+    if (inferred.graph().output(i).name() == graph->output(i).name())
+      *graph->mutable_output(i)->mutable_type() = inferred.graph().output(i).type();
+}
+
 class Pass {
  public:
   Pass(onnx::ModelProto& model, const NormalizeOptions& options, ModelRewrites& report)
@@ -334,6 +393,14 @@ class Pass {
       const std::string& op = node->op_type();
       const bool default_domain = node->domain().empty() || node->domain() == "ai.onnx";
       if (!default_domain || node->output_size() < 1) continue;
+      // A trailing optional input given as "" is the same as one not given;
+      // OpenCV 4.6 looks the empty name up (Pad's constant_value).
+      if (node->input_size() > 1 && node->input(node->input_size() - 1).empty()) {
+        while (node->input_size() > 1 && node->input(node->input_size() - 1).empty())
+          node->mutable_input()->RemoveLast();
+        count(kEmptyInput);
+        changed = true;
+      }
       if (op == "Identity" && node->input_size() == 1 && node->output_size() == 1) {
         if (bypass(i, node->input(0))) {
           remove[static_cast<size_t>(i)] = true;
@@ -342,13 +409,23 @@ class Pass {
         }
         continue;
       }
+      // Dropout in inference (training_mode absent or a constant false; or a
+      // ratio of 0; the mask unused) passes its input through: an Identity by
+      // ONNX's definition.
+      if (op == "Dropout" && inference_dropout(*node) && bypass(i, node->input(0))) {
+        remove[static_cast<size_t>(i)] = true;
+        count(kIdentity);
+        changed = true;
+        continue;
+      }
       if (try_fold(*node)) {
         remove[static_cast<size_t>(i)] = true;
         count(kFolded);
         changed = true;
         continue;
       }
-      if (op == "Clip" && opset_ >= 11 && node->input_size() > 1 && rewrite_clip(*node)) {
+      if (op == "Clip" && opset_ >= 11 && options_.opencv_forms && node->input_size() > 1 &&
+          rewrite_clip(*node)) {
         count(kClip);
         changed = true;
         continue;
@@ -408,6 +485,33 @@ class Pass {
     }
     if (folded_elements_ >= options_.max_folded_elements) capped_ = true;
     return true;
+  }
+
+  bool inference_dropout(const onnx::NodeProto& node) {
+    if (node.input_size() < 1 || node.input(0).empty()) return false;
+    if (node.output_size() > 1 && !node.output(1).empty()) {
+      const std::string& mask = node.output(1);
+      if (graph_outputs_.count(mask)) return false;
+      for (const auto& other : graph_.node())
+        for (const auto& in : other.input())
+          if (in == mask) return false;
+    }
+    if (opset_ < 12) {
+      // Dropout-7 and -10 have no training mode; an is_test attribute (<= 6) is not handled.
+      return opset_ >= 7;
+    }
+    if (node.input_size() < 3 || node.input(2).empty()) return true;
+    const Value* mode = constant(node.input(2));
+    if (!mode || mode->type != onnx::TensorProto::BOOL || mode->count() != 1) return false;
+    if (mode->raw[0] == 0) return true;
+    // Training mode with a ratio of exactly 0 drops nothing and scales by 1
+    // (torchvision's Swin exports its attention dropout so).
+    if (node.input_size() < 2 || node.input(1).empty()) return false;  // ratio 0.5
+    const Value* ratio = constant(node.input(1));
+    if (!ratio || ratio->type != onnx::TensorProto::FLOAT || ratio->count() != 1) return false;
+    float r = 1;
+    std::memcpy(&r, ratio->raw.data(), 4);
+    return r == 0.0f;
   }
 
   bool rewrite_clip(onnx::NodeProto& node) {
@@ -608,7 +712,7 @@ Result<NormalizedModel> normalize_onnx(std::span<const std::byte> bytes,
     bool inferred = false;
     if (!facts_failed &&
         (needs_shape_facts(model.graph()) || (attempt == 0 && inputs_changed && !outputs_static))) {
-      onnx::ModelProto inferring = model;
+      onnx::ModelProto inferring = inference_copy(model);
       auto* graph = inferring.mutable_graph();
       graph->clear_value_info();
       for (auto& output : *graph->mutable_output())
@@ -616,7 +720,7 @@ Result<NormalizedModel> normalize_onnx(std::span<const std::byte> bytes,
           output.mutable_type()->mutable_tensor_type()->clear_shape();
       // Without shape facts the pass still applies every rewrite that needs none.
       if (auto ok = onnx_util::infer_shapes_isolated(inferring, true); ok) {
-        model = std::move(inferring);
+        take_shape_facts(model, inferring);
         inferred = true;
       } else if (ok.error().code == ErrorCode::timeout) {
         return tl::unexpected(named(name, ok.error()));  // inspect would wait as long again
@@ -630,8 +734,12 @@ Result<NormalizedModel> normalize_onnx(std::span<const std::byte> bytes,
     pass.load_facts();
     const uint64_t before_round = report.total();
     pass.run();
-    if (report.total() == before_round || !inferred || attempt >= 3 ||
-        !needs_shape_facts(model.graph())) {
+    const bool more =
+        report.total() != before_round && inferred && needs_shape_facts(model.graph());
+    if (more && attempt + 1 >= kMaxInferenceRounds)
+      report.notes.push_back("normalisation stopped re-running shape inference at its cap of " +
+                             std::to_string(kMaxInferenceRounds) + " runs");
+    if (!more || attempt + 1 >= kMaxInferenceRounds) {
       pass.tidy_value_info();
       break;
     }

@@ -41,6 +41,7 @@ Result<PreparedModel> prepare_onnx_model(ModelBytes read_bytes, const std::strin
   PreparedModel prepared;
   NormalizeOptions options;
   options.shapes = shapes;
+  options.opencv_forms = true;  // this copy is what a device loads
   auto normalized = normalize_onnx(read->bytes, options, name);
   if (!normalized) return tl::unexpected(normalized.error());
   if (normalized->changed()) {

@@ -4,10 +4,12 @@
 // a form OpenCV already accepts. Plus idempotence, --shape and refusals.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
 #include "devices/cpu/cpu_device.hpp"
@@ -96,6 +98,12 @@ struct Graph {
     a->set_type(onnx::AttributeProto::STRING);
     a->set_s(v);
   }
+  void boolean(const std::string& name, bool v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(TP::BOOL);
+    t->add_int32_data(v ? 1 : 0);
+  }
   // A Constant node holding a float scalar.
   void constant_scalar(const std::string& out, float v) {
     auto* n = node("Constant", out + "_const", {}, {out});
@@ -168,15 +176,33 @@ uint64_t rewrites(const ModelInfo& info, const std::string& kind) {
   return it == info.normalization.rewrites.end() ? 0 : it->second;
 }
 
-// The pass run twice: the second run must rewrite nothing.
+// The pass run twice: the second run must rewrite nothing, in the form
+// written out (valid ONNX) and in the form a device loads (opencv_forms).
 void expect_idempotent(const std::vector<std::byte>& bytes) {
-  auto first = normalize_onnx(bytes, {}, "t");
-  ASSERT_TRUE(first) << first.error().to_string();
-  const std::vector<std::byte>& once = first->changed() ? first->bytes : bytes;
-  auto second = normalize_onnx(once, {}, "t");
-  ASSERT_TRUE(second) << second.error().to_string();
-  EXPECT_EQ(second->report.total(), 0u) << "second run rewrote something";
-  EXPECT_FALSE(second->changed());
+  for (bool opencv_forms : {false, true}) {
+    NormalizeOptions options;
+    options.opencv_forms = opencv_forms;
+    auto first = normalize_onnx(bytes, options, "t");
+    ASSERT_TRUE(first) << first.error().to_string();
+    const std::vector<std::byte>& once = first->changed() ? first->bytes : bytes;
+    auto second = normalize_onnx(once, options, "t");
+    ASSERT_TRUE(second) << second.error().to_string();
+    EXPECT_EQ(second->report.total(), 0u)
+        << "second run rewrote something (opencv_forms " << opencv_forms << ")";
+    EXPECT_FALSE(second->changed());
+  }
+}
+
+// What libonnx's checker says of a model (empty: valid ONNX).
+std::string checker_says(const std::vector<std::byte>& bytes) {
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return "does not parse";
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
 }
 
 std::vector<float> ramp(size_t n, float start, float step) {
@@ -235,6 +261,27 @@ TEST(Normalize, ClipBoundsGivenAsInputsBecomeAttributes) {
   for (float v : x) want.push_back(std::min(6.0f, std::max(0.0f, v)));
   EXPECT_EQ(r->outputs[0], want);  // a copy op: exact
   expect_idempotent(m.bytes());
+
+  // The attribute form is OpenCV 4.6's, not ONNX's (Clip-11 and later take
+  // the bounds as inputs only): the model written out (`rig model normalize`)
+  // keeps the inputs and stays valid ONNX, and it computes the same when the
+  // cpu device loads it.
+  ASSERT_EQ(checker_says(m.bytes()), "");
+  auto written = normalize_onnx(m.bytes(), {}, "t");
+  ASSERT_TRUE(written) << written.error().to_string();
+  EXPECT_EQ(written->report.rewrites.count("clip_bounds_to_attributes"), 0u);
+  const std::vector<std::byte>& out = written->changed() ? written->bytes : m.bytes();
+  EXPECT_EQ(checker_says(out), "");
+  auto r_written = run_cpu(out, x);
+  ASSERT_TRUE(r_written) << r_written.error().to_string();
+  EXPECT_EQ(rewrites(r_written->info, "clip_bounds_to_attributes"), 1u);
+  EXPECT_EQ(r_written->outputs[0], want);
+  NormalizeOptions for_opencv;
+  for_opencv.opencv_forms = true;
+  auto device_copy = normalize_onnx(m.bytes(), for_opencv, "t");
+  ASSERT_TRUE(device_copy) << device_copy.error().to_string();
+  ASSERT_TRUE(device_copy->changed());
+  EXPECT_NE(checker_says(device_copy->bytes), "");  // why it is never written out
 
   // Only a max: the min stays unbounded (OpenCV's ReLU6 would default it to 0).
   Graph only_max;
@@ -302,6 +349,227 @@ TEST(Normalize, ComputedShapesOfConstantOfShapeRangeAndArithmeticFold) {
   for (size_t i = 0; i < x.size(); ++i) want.push_back(x[i] + static_cast<float>(i));
   EXPECT_LE(relative_error(r->outputs[0], want), 1e-5);
   expect_idempotent(m.bytes());
+}
+
+TEST(Normalize, ModAndTransposeInComputedPadsFold) {
+  // Swin's padding of an NHWC map to a multiple of the window (4 here), as
+  // PyTorch 1.13 exports F.pad(x, (0, 0, 0, pad_r, 0, pad_b)): the pads are
+  // integer arithmetic on Shape(x) (Mod), laid out as ONNX wants by
+  // Reshape(-1, 2) -> Slice(step -1) -> Transpose -> Reshape(-1). Here
+  // pad_b = -H mod 4 (fmod 0, the divisor's sign: -5 mod 4 = 3) and
+  // pad_r = -(-W fmod 4) (fmod 1, the dividend's sign: -(-2) = 2).
+  Graph m;
+  m.input("x", {1, 5, 6, 2});
+  m.output("y", {1, 8, 8, 2});
+  m.ints("i1", {}, {1});
+  m.ints("i2", {}, {2});
+  m.ints("win", {}, {4});
+  m.ints("axes0", {1}, {0});
+  m.ints("z", {1}, {0});
+  m.ints("rows", {2}, {-1, 2});
+  m.ints("flat", {1}, {-1});
+  m.ints("start", {1}, {-1});
+  m.ints("end", {1}, {std::numeric_limits<int64_t>::min() + 1});
+  m.ints("axis0", {1}, {0});
+  m.ints("step", {1}, {-1});
+  m.node("Shape", "shape", {"x"}, {"s"});
+  Graph::attr_int(m.node("Gather", "gh", {"s", "i1"}, {"h"}), "axis", 0);
+  Graph::attr_int(m.node("Gather", "gw", {"s", "i2"}, {"w"}), "axis", 0);
+  m.node("Neg", "negh", {"h"}, {"nh"});
+  m.node("Mod", "modh", {"nh", "win"}, {"pb"});
+  m.node("Neg", "negw", {"w"}, {"nw"});
+  Graph::attr_int(m.node("Mod", "modw", {"nw", "win"}, {"prn"}), "fmod", 1);
+  m.node("Neg", "negr", {"prn"}, {"pr"});
+  m.node("Unsqueeze", "ub", {"pb", "axes0"}, {"pb1"});
+  m.node("Unsqueeze", "ur", {"pr", "axes0"}, {"pr1"});
+  // (C_l, C_r, W_l, W_r, H_l, H_r, N_l, N_r), torch's order: last axis first.
+  Graph::attr_int(m.node("Concat", "cat", {"z", "z", "z", "pr1", "z", "pb1", "z", "z"}, {"p8"}),
+                  "axis", 0);
+  m.node("Reshape", "pairs", {"p8", "rows"}, {"p4x2"});
+  m.node("Slice", "reverse", {"p4x2", "start", "end", "axis0", "step"}, {"rev"});
+  Graph::attr_ints(m.node("Transpose", "tr", {"rev"}, {"t"}), "perm", {1, 0});
+  m.node("Reshape", "pads", {"t", "flat"}, {"pads"});
+  Graph::attr_string(m.node("Pad", "pad", {"x", "pads"}, {"y"}), "mode", "constant");
+  const auto x = ramp(60, 1.0f, 1.0f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->info.normalization.nodes_after, 1u);  // the Pad, its pads an initializer
+  EXPECT_EQ(r->info.outputs.at(0).shape, (std::vector<int64_t>{1, 8, 8, 2}));
+  std::vector<float> want(8 * 8 * 2, 0.0f);  // x at the top left, zeros below and right
+  for (size_t hh = 0; hh < 5; ++hh)
+    for (size_t ww = 0; ww < 6; ++ww)
+      for (size_t c = 0; c < 2; ++c) want[(hh * 8 + ww) * 2 + c] = x[(hh * 6 + ww) * 2 + c];
+  EXPECT_EQ(r->outputs[0], want);  // a copy: exact
+  expect_idempotent(m.bytes());
+}
+
+TEST(Normalize, ChainedComputedPadsNeedAShapeInferenceRunEach) {
+  // Six blocks, each padding its input to a multiple of 4 with pads computed
+  // from its input's shape by Mod (which ONNX shape inference does not
+  // propagate): each Pad's output shape is known only once its pads are
+  // folded, so shape inference runs again for every block (Swin-S has 24).
+  Graph m;
+  m.input("x", {1, 5, 6});
+  m.output("y", {1, 8, 8});
+  m.ints("i1", {}, {1});
+  m.ints("i2", {}, {2});
+  m.ints("win", {}, {4});
+  m.ints("axes0", {1}, {0});
+  m.ints("z", {1}, {0});
+  std::string in = "x";
+  const int blocks = 6;
+  for (int b = 0; b < blocks; ++b) {
+    const std::string p = "b" + std::to_string(b) + "_";
+    m.node("Shape", p + "shape", {in}, {p + "s"});
+    Graph::attr_int(m.node("Gather", p + "gh", {p + "s", "i1"}, {p + "h"}), "axis", 0);
+    Graph::attr_int(m.node("Gather", p + "gw", {p + "s", "i2"}, {p + "w"}), "axis", 0);
+    m.node("Neg", p + "negh", {p + "h"}, {p + "nh"});
+    m.node("Neg", p + "negw", {p + "w"}, {p + "nw"});
+    m.node("Mod", p + "modh", {p + "nh", "win"}, {p + "pb"});
+    m.node("Mod", p + "modw", {p + "nw", "win"}, {p + "pr"});
+    m.node("Unsqueeze", p + "ub", {p + "pb", "axes0"}, {p + "pb1"});
+    m.node("Unsqueeze", p + "ur", {p + "pr", "axes0"}, {p + "pr1"});
+    Graph::attr_int(
+        m.node("Concat", p + "cat", {"z", "z", "z", "z", p + "pb1", p + "pr1"}, {p + "pads"}),
+        "axis", 0);
+    const std::string out = b + 1 == blocks ? "y" : p + "out";
+    Graph::attr_string(m.node("Pad", p + "pad", {in, p + "pads"}, {out}), "mode", "constant");
+    in = out;
+  }
+  const auto x = ramp(30, 1.0f, 1.0f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->info.normalization.nodes_after, static_cast<uint64_t>(blocks));  // the Pads
+  EXPECT_TRUE(r->info.normalization.notes.empty());
+  std::vector<float> want(64, 0.0f);
+  for (size_t hh = 0; hh < 5; ++hh)
+    for (size_t ww = 0; ww < 6; ++ww) want[hh * 8 + ww] = x[hh * 6 + ww];
+  EXPECT_EQ(r->outputs[0], want);
+  expect_idempotent(m.bytes());
+}
+
+TEST(Normalize, ScatterNDOnConstantsFolds) {
+  // Swin's shifted-window mask: zeros, then regions set to region numbers
+  // with ScatterND on constant indices (mask[h0:h1, w0:w1] = n), then added
+  // to the data. Here a 2x3 mask gets row 1 set to 5 and element (0, 2) to 7.
+  Graph m;
+  m.input("x", {2, 3});
+  m.output("y", {2, 3});
+  m.ints("dims", {2}, {2, 3});
+  m.ints("row1", {1, 1}, {1});
+  m.floats("fives", {1, 3}, {5, 5, 5});
+  m.ints("at02", {1, 2}, {0, 2});
+  m.floats("seven", {1}, {7});
+  auto* zeros = m.node("ConstantOfShape", "zeros", {"dims"}, {"z"});
+  auto* value = zeros->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(TP::FLOAT);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_float_data(0.0f);
+  m.node("ScatterND", "s1", {"z", "row1", "fives"}, {"m1"});
+  m.node("ScatterND", "s2", {"m1", "at02", "seven"}, {"mask"});
+  m.node("Add", "add", {"x", "mask"}, {"y"});
+  const auto x = ramp(6, 0.5f, 1.0f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(rewrites(r->info, "constant_folded"), 3u);
+  EXPECT_EQ(r->info.normalization.nodes_after, 1u);
+  const std::vector<float> mask = {0, 0, 7, 5, 5, 5};
+  std::vector<float> want;
+  for (size_t i = 0; i < x.size(); ++i) want.push_back(x[i] + mask[i]);
+  EXPECT_EQ(r->outputs[0], want);  // small integers in float: exact
+  expect_idempotent(m.bytes());
+
+  // Duplicate indices are undefined in ONNX: left to the runtime, not folded.
+  Graph dup;
+  dup.input("x", {2, 3});
+  dup.output("y", {2, 3});
+  dup.floats("data", {2, 3}, {0, 0, 0, 0, 0, 0});
+  dup.ints("twice", {2, 1}, {1, 1});
+  dup.floats("rows", {2, 3}, {1, 1, 1, 2, 2, 2});
+  dup.node("ScatterND", "s", {"data", "twice", "rows"}, {"mask"});
+  dup.node("Add", "add", {"x", "mask"}, {"y"});
+  auto n = normalize_onnx(dup.bytes(), {}, "dup");
+  ASSERT_TRUE(n) << n.error().to_string();
+  EXPECT_EQ(n->report.rewrites.count("constant_folded"), 0u);
+}
+
+TEST(Normalize, PowAndSqrtOnConstantsFold) {
+  // y = x * 32 ** -0.5 + sqrt(2.25): attention's scale, as Swin exports it.
+  Graph m;
+  m.input("x", {1, 4});
+  m.output("y", {1, 4});
+  m.constant_scalar("head", 32.0f);
+  m.constant_scalar("minus_half", -0.5f);
+  m.constant_scalar("v", 2.25f);
+  m.node("Pow", "pow", {"head", "minus_half"}, {"scale"});
+  m.node("Sqrt", "sqrt", {"v"}, {"root"});
+  m.node("Mul", "mul", {"x", "scale"}, {"xs"});
+  m.node("Add", "add", {"xs", "root"}, {"y"});
+  const auto x = ramp(4, -2.0f, 1.5f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(rewrites(r->info, "constant_folded"), 5u);  // 3 Constants, Pow, Sqrt
+  std::vector<float> want;
+  for (float v : x) want.push_back(static_cast<float>(v / std::sqrt(32.0) + 1.5));
+  EXPECT_LE(relative_error(r->outputs[0], want), 1e-5);
+  expect_idempotent(m.bytes());
+}
+
+TEST(Normalize, InferenceDropoutIsAnIdentity) {
+  // Opset 13 Dropout with training_mode false, and with training_mode true
+  // but a ratio of 0 (Swin's attention dropout): both pass x through.
+  Graph m;
+  m.input("x", {1, 6});
+  m.output("y", {1, 6});
+  m.floats("ratio0", {}, {0.0f});
+  m.floats("ratio3", {}, {0.3f});
+  m.boolean("yes", true);
+  m.boolean("no", false);
+  m.node("Dropout", "d0", {"x", "ratio0", "yes"}, {"a", "mask_a"});
+  m.node("Dropout", "d1", {"a", "ratio3", "no"}, {"b"});
+  m.node("Relu", "relu", {"b"}, {"y"});
+  const auto x = ramp(6, -3.0f, 1.25f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(rewrites(r->info, "identity_removed"), 2u);
+  EXPECT_EQ(r->info.normalization.nodes_after, 1u);
+  std::vector<float> want;
+  for (float v : x) want.push_back(std::max(0.0f, v));
+  EXPECT_EQ(r->outputs[0], want);
+  expect_idempotent(m.bytes());
+
+  // Training mode with a ratio above 0 drops at random: it stays.
+  Graph training;
+  training.input("x", {1, 6});
+  training.output("y", {1, 6});
+  training.floats("ratio", {}, {0.5f});
+  training.boolean("yes", true);
+  training.node("Dropout", "d", {"x", "ratio", "yes"}, {"y"});
+  auto n = normalize_onnx(training.bytes(), {}, "training");
+  ASSERT_TRUE(n) << n.error().to_string();
+  EXPECT_EQ(n->report.total(), 0u);
+}
+
+TEST(Normalize, TrailingEmptyOptionalInputsAreDropped) {
+  // Pad(x, pads, "") as PyTorch exports it: the absent constant_value is an
+  // empty name, which OpenCV 4.6 looks up as a blob.
+  Graph m;
+  m.input("x", {1, 1, 2, 2});
+  m.output("y", {1, 1, 2, 3});
+  m.ints("pads", {8}, {0, 0, 0, 1, 0, 0, 0, 0});
+  Graph::attr_string(m.node("Pad", "pad", {"x", "pads", ""}, {"y"}), "mode", "constant");
+  const auto x = ramp(4, 1.0f, 1.0f);
+  auto r = run_cpu(m.bytes(), x);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(rewrites(r->info, "empty_input_dropped"), 1u);
+  EXPECT_EQ(r->outputs[0], (std::vector<float>{0, 1, 2, 0, 3, 4}));
+  expect_idempotent(m.bytes());
+  auto written = normalize_onnx(m.bytes(), {}, "t");
+  ASSERT_TRUE(written) << written.error().to_string();
+  ASSERT_TRUE(written->changed());
+  EXPECT_EQ(checker_says(written->bytes), "");
 }
 
 TEST(Normalize, ExpandToItsOwnShapeIsRemoved) {
