@@ -480,6 +480,11 @@ void FrameParser::emit() {
 
 void FrameParser::release() {
   if (ready_count_ == 0) return;
+  // An upload's bytes go with the loan, not when the element is next decoded
+  // into: a peer that stops between frames must not keep them held.
+  Frame& done = ring_[ready_head_];
+  done.buffers.clear();
+  done.owned.clear();
   ready_head_ = (ready_head_ + 1) % ring_.size();
   --ready_count_;
 }

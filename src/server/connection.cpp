@@ -3,6 +3,7 @@
 #include "rig/units.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -325,7 +326,7 @@ void Connection::reader_loop() {
       if (!within_deadlines()) break;
       continue;
     }
-    quiet_slices_ = 0;
+    quiet_since_ = Nanos(-1);
     ++reads_;
     if (n->eof) {
       if (auto end = parser_->finish(); !end) {
@@ -368,7 +369,7 @@ void Connection::reader_loop() {
       answer_then_close = true;
       break;
     }
-    if (blocking_reads_ && hello_overdue()) {
+    if (hello_overdue()) {  // trickled input never extends the handshake
       time_out("no hello within " + format_duration(server_.settings.hello_timeout) +
                " (hello_timeout)");
       break;
@@ -395,13 +396,16 @@ std::string Connection::auth_peer() const {
 }
 
 bool Connection::set_read_slice(Nanos deadline) {
-  Nanos slice = deadline > Nanos(0) ? deadline / kSliceDivisor : kMaxSlice;
-  slice = std::clamp(slice, Nanos(kMinSlice), Nanos(kMaxSlice));
+  const int flags = ::fcntl(socket_.fd(), F_GETFL);
+  if (flags < 0 || (flags & O_NONBLOCK) != 0) return false;
+  Nanos slice{0};  // no receive timeout: recv() waits for input or shutdown()
+  if (deadline > Nanos(0))
+    slice = std::clamp(deadline / kSliceDivisor, Nanos(kMinSlice), Nanos(kMaxSlice));
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(slice).count();
   const timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
   if (::setsockopt(socket_.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) return false;
   read_slice_ = slice;
-  quiet_slices_ = 0;
+  quiet_since_ = Nanos(-1);
   return true;
 }
 
@@ -418,13 +422,16 @@ bool Connection::within_deadlines() {
   }
   const Nanos idle = server_.settings.idle_timeout;
   if (idle <= Nanos(0)) return true;
-  ++quiet_slices_;
-  if (read_slice_ * static_cast<int64_t>(quiet_slices_) < idle) return true;
+  // Measured on the clock, not by counting slices (a slice can end early or
+  // late); the slice that just ended was the first without input.
+  const Nanos now = steady_clock().now();
+  if (quiet_since_ < Nanos(0)) quiet_since_ = now - read_slice_;
+  if (now - quiet_since_ < idle) return true;
   {
     // Idle only when nothing is in flight: a long loop is not idleness.
     std::lock_guard lock(write_mu_);
     if (answers_owed_ > 0 || !queue_.empty()) {
-      quiet_slices_ = 0;
+      quiet_since_ = Nanos(-1);
       return true;
     }
   }

@@ -158,8 +158,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // request, not poll() and recv()), woken by input, by shutdown(), or by
   // the socket's receive timeout, a slice of the deadline that applies
   // (kSliceDivisor of hello_timeout during the handshake, of idle_timeout
-  // afterwards, within [kMinSlice, kMaxSlice]). False when the timeout
-  // cannot be set (then poll() waits, as wait_for_input() does).
+  // afterwards, within [kMinSlice, kMaxSlice]; no timeout at all for a zero
+  // idle_timeout, "never"). False when the timeout cannot be set or the
+  // socket is non-blocking (it would spin): then poll() waits, as
+  // wait_for_input() does.
   bool set_read_slice(Nanos deadline);
   // A read slice passed without input: false (after answering) when a
   // deadline has run out.
@@ -193,8 +195,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool blocking_reads_ = false;  // set_read_slice()
   bool slice_for_idle_ = false;  // the slice set is idle_timeout's
   Nanos read_slice_{0};
-  uint64_t quiet_slices_ = 0;  // read slices in a row without input
-  uint64_t reads_ = 0;         // reads()
+  Nanos quiet_since_{-1};  // when the reads without input began; < 0: input came last
+  uint64_t reads_ = 0;     // reads()
 
   // Writing; write_cv_ also wakes wait_until_answered().
   std::mutex write_mu_;
