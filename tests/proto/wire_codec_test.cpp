@@ -631,6 +631,31 @@ TEST(WireParser, GrownBuffersArriveWholeThroughBothPaths) {
   }
 }
 
+// Releasing a lent frame lets go of the bytes it owns (an upload's), not only
+// when its element is next decoded into: a peer that stops between frames,
+// or mid-way into the next one, must not keep them.
+TEST(WireParser, ReleasingALentFrameFreesItsOwnedBytes) {
+  Limits limits;
+  limits.max_buffer_bytes = 8u << 20;
+  const auto upload = pattern(2 * kGrowBytes, 7);
+  std::vector<std::byte> stream;
+  append_frame(must_encode(1, Action::run, run_request(1), {upload}), stream);
+  FrameParser parser(limits);
+  ASSERT_TRUE(parser.feed(stream));
+  Frame* f = parser.peek();
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->owned.size(), 1u);
+  EXPECT_TRUE(std::ranges::equal(f->buffers[0], upload));
+  parser.release();
+  // The element stays in the parser's ring for reuse, without the bytes.
+  EXPECT_TRUE(f->owned.empty());
+  EXPECT_TRUE(f->buffers.empty());
+  std::vector<std::byte> next;
+  append_frame(must_encode(2, Action::run, run_request(2), {upload}), next);
+  ASSERT_TRUE(parser.feed(std::span(next).first(5)));  // a header begun, never ended
+  EXPECT_EQ(parser.peek(), nullptr);
+}
+
 // Lent frames (peek/release) reuse their storage: frames of other actions,
 // bodies and buffer counts decode into what earlier ones left, and come out
 // exactly as sent and in order, also when the ring grows while it wraps and
