@@ -9,6 +9,7 @@
 #include "rig/model.hpp"
 #include "rig/output_file.hpp"
 #include "rig/report/model_report.hpp"
+#include "rig/scenario/run.hpp"
 #include "rig/units.hpp"
 
 namespace rig::cli {
@@ -104,12 +105,16 @@ int run_inspect(const ModelOptions& o) {
     m.cpu_reasons.push_back(prepared.error().message);
   }
   if (m.info) {
-    // The cpu device's own answer: it loads the model, as bench would.
+    // The cpu device's own answer: it loads the model, as bench would, and
+    // runs one inference on generated inputs (some models import, then fail
+    // at their first forward).
     auto device = open_spec("cpu:workers=1");
     if (!device) return report_error(device.error());
-    auto loaded = (*device)->load(source);
-    m.runs_on_cpu = loaded.has_value();
-    if (!loaded) m.cpu_reasons.push_back(loaded.error().message);
+    RunSettings once;
+    once.device = "cpu:workers=1";
+    auto ran = run_model(**device, source, once);
+    m.runs_on_cpu = ran.has_value();
+    if (!ran) m.cpu_reasons.push_back(ran.error().message);
   }
   if (o.json)
     std::fputs((model_inspection_to_json(m) + "\n").c_str(), stdout);

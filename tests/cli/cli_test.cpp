@@ -72,6 +72,54 @@ TEST_F(Cli, UnsupportedOperatorIsNamed) {
   EXPECT_NE(r.output.find("unsupported"), std::string::npos) << r.output;
 }
 
+// A model OpenCV 4.6 imports but cannot compute (a Mul by a constant vector
+// along the last axis, as in PyTorch's LayerNorm export): rig model inspect
+// runs one inference before it says "runs on cpu", and a plain one passes.
+TEST_F(Cli, InspectRunsAnInferenceBeforeItSaysRunsOnCpu) {
+  auto write_mul = [&](const std::vector<int>& x_dims, const std::vector<int>& w_dims,
+                       const std::string& file) {
+    onnx::ModelProto model;
+    model.set_ir_version(7);
+    model.add_opset_import()->set_version(13);
+    auto* g = model.mutable_graph();
+    g->set_name("g");
+    auto add_value = [&](onnx::ValueInfoProto* v, const char* name) {
+      v->set_name(name);
+      auto* t = v->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto::FLOAT);
+      for (int d : x_dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    add_value(g->add_input(), "x");
+    add_value(g->add_output(), "y");
+    auto* w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int d : w_dims) {
+      w->add_dims(d);
+      n *= d;
+    }
+    for (int64_t i = 0; i < n; ++i) w->add_float_data(0.5f + static_cast<float>(i));
+    auto* node = g->add_node();
+    node->set_op_type("Mul");
+    node->add_input("x");
+    node->add_input("w");
+    node->add_output("y");
+    std::string bytes;
+    ASSERT_TRUE(model.SerializeToString(&bytes));
+    std::ofstream(path(file), std::ios::binary) << bytes;
+  };
+  write_mul({1, 4, 8}, {8}, "last_axis.onnx");
+  write_mul({1, 8, 4, 4}, {8, 1, 1}, "channels.onnx");
+  const CliRun fails = rig("model inspect " + path("last_axis.onnx"));
+  EXPECT_EQ(fails.status, 0) << fails.output;  // inspect reports; it does not fail
+  EXPECT_NE(fails.output.find("runs on cpu: no"), std::string::npos) << fails.output;
+  EXPECT_NE(fails.output.find("OpenCV inference failed"), std::string::npos) << fails.output;
+  const CliRun runs = rig("model inspect " + path("channels.onnx"));
+  EXPECT_EQ(runs.status, 0) << runs.output;
+  EXPECT_NE(runs.output.find("runs on cpu: yes"), std::string::npos) << runs.output;
+}
+
 TEST_F(Cli, UnknownDeviceAndParameter) {
   expect_error(rig("bench " + model_ + " -d tpu:fast=1 -q"), 2, "unknown device 'tpu'");
   expect_error(rig("bench " + model_ + " -d sim:warp=9 -q"), 2, "unknown sim parameter 'warp'");
