@@ -49,6 +49,65 @@ class SimServer : public ::testing::Test {
   ModelSource model_;
 };
 
+// A client of a served sim: a remote device with one model and one binding.
+struct ServedClient {
+  std::unique_ptr<Device> device;
+  std::vector<std::byte> in, out;
+  BindingId binding = 0;
+};
+
+ModelSource transport_model(uint32_t side) {
+  TransportSpec spec;
+  spec.frame = {side, side};
+  ModelSource m;
+  m.bytes = *build_transport_model(spec);
+  m.name = "transport-" + std::to_string(side);
+  return m;
+}
+
+ServedClient served_client(const Server& server, const ModelSource& model) {
+  ServedClient c;
+  auto d = open_device(server.address());
+  EXPECT_TRUE(d);
+  if (!d) return c;
+  c.device = std::move(*d);
+  EXPECT_TRUE(c.device->load(model));
+  c.in.resize(c.device->model_info().input_bytes());
+  c.out.resize(c.device->model_info().output_bytes());
+  Bindings b;
+  b.inputs.emplace_back(c.in);
+  b.outputs.emplace_back(c.out);
+  c.binding = c.device->bind(b).value_or(0);
+  return c;
+}
+
+// A server on 127.0.0.1 hosting a sim of `spec`.
+std::unique_ptr<Server> sim_server(const std::string& spec) {
+  auto sim = open_device(spec);
+  EXPECT_TRUE(sim);
+  if (!sim) return nullptr;
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  auto server = Server::start(std::move(*sim), s);
+  EXPECT_TRUE(server);
+  return server ? std::move(*server) : nullptr;
+}
+
+// The sharing tests' server: loads take 5 ms of virtual time.
+std::unique_ptr<Server> sharing_server() {
+  return sim_server("sim:compute=1ms,load=5ms,bw=100GB/s,lat=0ms");
+}
+
+// A realtime sim: loops are waited out in real time, frames of 1 ms exactly.
+constexpr const char* kRealtimeSim = "sim:compute=1ms,load=0ms,bw=100GB/s,lat=0ms,realtime=1";
+
+// Waits (a minute at most) until the server has started a loop.
+void wait_for_a_loop(const Server& server) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (server.stats().loops_started == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 // A realtime sim's loop is waited out in real time: cancel() cuts it short,
 // and the frames are counted up to the cut (exact for a constant period).
 TEST(SimCancel, CancelEndsARealtimeLoopWithExactCounts) {
@@ -90,34 +149,18 @@ TEST(SimCancel, CancelEndsARealtimeLoopWithExactCounts) {
 // realtime sim's clock is virtual, so its loops never are): the host cancels
 // it, and the client's loop fails with disconnected.
 TEST(SimCancel, StopCancelsAnUnslicedLoop) {
-  auto sim = open_device("sim:compute=1ms,load=0ms,bw=100GB/s,lat=0ms,realtime=1");
-  ASSERT_TRUE(sim);
-  ServerSettings s;
-  s.listen = "127.0.0.1:0";
-  auto server = Server::start(std::move(*sim), s);
+  auto server = sim_server(kRealtimeSim);
   ASSERT_TRUE(server);
-  auto remote = open_device((*server)->address());
-  ASSERT_TRUE(remote);
-  TransportSpec spec;
-  spec.frame = {16, 16};
-  ModelSource model;
-  model.bytes = *build_transport_model(spec);
-  ASSERT_TRUE((*remote)->load(model));
-  std::vector<std::byte> in((*remote)->model_info().input_bytes()),
-      out((*remote)->model_info().output_bytes());
-  Bindings b;
-  b.inputs.emplace_back(in);
-  b.outputs.emplace_back(out);
-  auto binding = (*remote)->bind(b);
-  ASSERT_TRUE(binding);
+  ServedClient client = served_client(*server, transport_model(16));
+  ASSERT_TRUE(client.device);
+  Device* remote = client.device.get();
+  const BindingId binding = client.binding;
   Result<DurationRun> run = fail(ErrorCode::internal, "not run");
   std::thread loop(
-      [&] { run = (*remote)->run_for_duration(*binding, std::chrono::hours(1), Nanos(0)); });
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while ((*server)->stats().loops_started == 0 && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_EQ((*server)->stats().loops_started, 1u);
-  (*server)->stop();  // returns once the loop was cancelled (it would take an hour otherwise)
+      [&] { run = remote->run_for_duration(binding, std::chrono::hours(1), Nanos(0)); });
+  wait_for_a_loop(*server);
+  ASSERT_EQ(server->stats().loops_started, 1u);
+  server->stop();  // returns once the loop was cancelled (it would take an hour otherwise)
   loop.join();
   ASSERT_FALSE(run);
   EXPECT_EQ(run.error().code, ErrorCode::disconnected) << run.error().to_string();
@@ -127,39 +170,23 @@ TEST(SimCancel, StopCancelsAnUnslicedLoop) {
 // cancel): an hour-long realtime loop returns with the frames completed so
 // far, counted exactly, and the connection stays usable.
 TEST(SimCancel, ARemoteDevicesCancelCutsItsServersLoopShort) {
-  auto sim = open_device("sim:compute=1ms,load=0ms,bw=100GB/s,lat=0ms,realtime=1");
-  ASSERT_TRUE(sim);
-  ServerSettings s;
-  s.listen = "127.0.0.1:0";
-  auto server = Server::start(std::move(*sim), s);
+  auto server = sim_server(kRealtimeSim);
   ASSERT_TRUE(server);
-  auto remote = open_device((*server)->address());
-  ASSERT_TRUE(remote);
-  TransportSpec spec;
-  spec.frame = {16, 16};
-  ModelSource model;
-  model.bytes = *build_transport_model(spec);
-  ASSERT_TRUE((*remote)->load(model));
-  std::vector<std::byte> in((*remote)->model_info().input_bytes()),
-      out((*remote)->model_info().output_bytes());
-  Bindings b;
-  b.inputs.emplace_back(in);
-  b.outputs.emplace_back(out);
-  auto binding = (*remote)->bind(b);
-  ASSERT_TRUE(binding);
+  ServedClient client = served_client(*server, transport_model(16));
+  ASSERT_TRUE(client.device);
+  Device* remote = client.device.get();
+  const BindingId binding = client.binding;
   // Before a loop, cancel() has no effect on it.
-  (*remote)->cancel();
+  remote->cancel();
   Result<DurationRun> run = fail(ErrorCode::internal, "not run");
   std::atomic<bool> done{false};
   std::thread loop([&] {
-    run = (*remote)->run_for_duration(*binding, std::chrono::hours(1), Nanos(0));
+    run = remote->run_for_duration(binding, std::chrono::hours(1), Nanos(0));
     done = true;
   });
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while ((*server)->stats().loops_started == 0 && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_EQ((*server)->stats().loops_started, 1u);
-  (*remote)->cancel();  // from another thread, as a signal handler would
+  wait_for_a_loop(*server);
+  ASSERT_EQ(server->stats().loops_started, 1u);
+  remote->cancel();  // from another thread, as a signal handler would
   loop.join();
   ASSERT_TRUE(run) << run.error().to_string();
   EXPECT_LT(run->elapsed, std::chrono::hours(1));
@@ -167,86 +194,27 @@ TEST(SimCancel, ARemoteDevicesCancelCutsItsServersLoopShort) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(run->elapsed).count();
   EXPECT_EQ(*run->frames_completed, static_cast<uint64_t>(ms));
   // The connection goes on: a lone frame runs.
-  ASSERT_TRUE((*remote)->submit(*binding, 7));
-  auto c = (*remote)->wait_next(std::chrono::seconds(30));
+  ASSERT_TRUE(remote->submit(binding, 7));
+  auto c = remote->wait_next(std::chrono::seconds(30));
   ASSERT_TRUE(c) << c.error().to_string();
   EXPECT_FALSE(c->error);
-}
-
-// A client of a sharing test: a remote device with one model and one binding.
-struct SharingClient {
-  std::unique_ptr<Device> device;
-  std::vector<std::byte> in, out;
-  BindingId binding = 0;
-};
-
-ModelSource transport_model(uint32_t side) {
-  TransportSpec spec;
-  spec.frame = {side, side};
-  ModelSource m;
-  m.bytes = *build_transport_model(spec);
-  m.name = "transport-" + std::to_string(side);
-  return m;
-}
-
-SharingClient sharing_client(const Server& server, const ModelSource& model) {
-  SharingClient c;
-  auto d = open_device(server.address());
-  EXPECT_TRUE(d);
-  if (!d) return c;
-  c.device = std::move(*d);
-  EXPECT_TRUE(c.device->load(model));
-  c.in.resize(c.device->model_info().input_bytes());
-  c.out.resize(c.device->model_info().output_bytes());
-  Bindings b;
-  b.inputs.emplace_back(c.in);
-  b.outputs.emplace_back(c.out);
-  c.binding = c.device->bind(b).value_or(0);
-  return c;
-}
-
-std::unique_ptr<Server> sharing_server() {
-  auto sim = open_device("sim:compute=1ms,load=5ms,bw=100GB/s,lat=0ms");
-  EXPECT_TRUE(sim);
-  ServerSettings s;
-  s.listen = "127.0.0.1:0";
-  auto server = Server::start(std::move(*sim), s);
-  EXPECT_TRUE(server);
-  return server ? std::move(*server) : nullptr;
 }
 
 // A cancel cuts only its own connection's loops: another connection that
 // sends one while this one's loop runs is told no loop was cut, and this
 // loop runs its whole duration (a realtime sim: exact counts).
 TEST(SimCancel, ACancelOnAnotherConnectionLeavesTheLoopAlone) {
-  auto sim = open_device("sim:compute=1ms,load=0ms,bw=100GB/s,lat=0ms,realtime=1");
-  ASSERT_TRUE(sim);
-  ServerSettings s;
-  s.listen = "127.0.0.1:0";
-  auto server = Server::start(std::move(*sim), s);
+  auto server = sim_server(kRealtimeSim);
   ASSERT_TRUE(server);
-  auto remote = open_device((*server)->address());
-  ASSERT_TRUE(remote);
-  TransportSpec spec;
-  spec.frame = {16, 16};
-  ModelSource model;
-  model.bytes = *build_transport_model(spec);
-  ASSERT_TRUE((*remote)->load(model));
-  std::vector<std::byte> in((*remote)->model_info().input_bytes()),
-      out((*remote)->model_info().output_bytes());
-  Bindings b;
-  b.inputs.emplace_back(in);
-  b.outputs.emplace_back(out);
-  auto binding = (*remote)->bind(b);
-  ASSERT_TRUE(binding);
+  ServedClient client = served_client(*server, transport_model(16));
+  ASSERT_TRUE(client.device);
+  Device* remote = client.device.get();
+  const BindingId binding = client.binding;
   Result<DurationRun> run = fail(ErrorCode::internal, "not run");
-  std::thread loop([&] {
-    run = (*remote)->run_for_duration(*binding, std::chrono::milliseconds(300), Nanos(0));
-  });
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while ((*server)->stats().loops_started == 0 && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  auto other = RawClient::connect((*server)->address());
+  std::thread loop(
+      [&] { run = remote->run_for_duration(binding, std::chrono::milliseconds(300), Nanos(0)); });
+  wait_for_a_loop(*server);
+  auto other = RawClient::connect(server->address());
   other.hello();
   pb::Body cancel;
   cancel.mutable_cancel_request();
@@ -266,8 +234,8 @@ TEST(SimCancel, ACancelOnAnotherConnectionLeavesTheLoopAlone) {
 TEST(SimSharing, IdenticalModelsShareOneLoadAndTheCountsReachTheClients) {
   auto server = sharing_server();
   ASSERT_TRUE(server);
-  SharingClient a = sharing_client(*server, transport_model(16)),
-                b = sharing_client(*server, transport_model(16));
+  ServedClient a = served_client(*server, transport_model(16)),
+               b = served_client(*server, transport_model(16));
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(a.device->run(a.binding));
     ASSERT_TRUE(b.device->run(b.binding));
@@ -281,7 +249,7 @@ TEST(SimSharing, IdenticalModelsShareOneLoadAndTheCountsReachTheClients) {
 
   // A third client with other bytes: its load puts them on the device (a
   // load, not a reload); every switch away from them and back reloads.
-  SharingClient c = sharing_client(*server, transport_model(32));
+  ServedClient c = served_client(*server, transport_model(32));
   ASSERT_TRUE(c.device->run(c.binding));
   ASSERT_TRUE(a.device->run(a.binding));
   ASSERT_TRUE(c.device->run(c.binding));
@@ -298,14 +266,14 @@ TEST(SimSharing, IdenticalModelsShareOneLoadAndTheCountsReachTheClients) {
 // model differs, the reloads make the run INVALID.
 class OtherClientEachWindow final : public EngineObserver {
  public:
-  explicit OtherClientEachWindow(SharingClient& other) : other_(other) {}
+  explicit OtherClientEachWindow(ServedClient& other) : other_(other) {}
   void window_closed(const WindowFigure&, Nanos) override {
     ok_ = other_.device->run(other_.binding).has_value() && ok_;
   }
   bool ok() const { return ok_; }
 
  private:
-  SharingClient& other_;
+  ServedClient& other_;
   bool ok_ = true;
 };
 
@@ -321,7 +289,7 @@ TEST(SimSharing, ABenchOnASharedDeviceSaysSo) {
     ASSERT_TRUE(server);
     auto a = open_device(server->address());
     ASSERT_TRUE(a);
-    SharingClient b = sharing_client(*server, transport_model(other_side));
+    ServedClient b = served_client(*server, transport_model(other_side));
     OtherClientEachWindow other(b);
     BenchSettings s;
     s.point.duration = std::chrono::milliseconds(200);
