@@ -3,6 +3,10 @@
 // shapes, runs ONNX shape inference once in a child process when a rewrite
 // needs shape facts, then applies its rewrites in topological order, round
 // after round, until a round changes nothing or the cap on work is reached.
+//
+// One file on purpose: the rewrites share the pass's graph index, its shape
+// facts and its per-kind counters, and each is a few lines on top of them;
+// the constant evaluator they call is const_eval.cpp.
 #include <algorithm>
 #include <charconv>
 #include <cstring>

@@ -3,6 +3,10 @@
 // missing file, a permission error or a value that is not a number makes the
 // source unavailable with that reason at probe time, or leaves the value out
 // of one sample later.
+//
+// One file on purpose: every source is a small MonitorSource over the same
+// checked readers (read_number, list_dir, cpu_dirs) and the same status
+// wording; host_sources() at the end lists them in one place.
 #include <cerrno>
 #include <cmath>
 #include <cstring>

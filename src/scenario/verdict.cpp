@@ -2,6 +2,10 @@
 // whether it was met, the evidence, and (when not met) what to change. The
 // judge() functions compose the rules that apply to each scenario, in the
 // order their findings are reported.
+//
+// One file on purpose: the judges share most rules (errors, stability, the
+// clock, the confounds), and keeping the rules beside every judge that uses
+// them is what shows which scenario checks what; each section is one tool.
 #include "rig/scenario/verdict.hpp"
 
 #include <algorithm>
