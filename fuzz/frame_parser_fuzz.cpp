@@ -98,7 +98,7 @@ Outcome parse_pieces(std::span<const std::byte> bytes) {
 Outcome parse_one_at_a_time(std::span<const std::byte> bytes) {
   Outcome o;
   size_t placed = 0, popped = 0;
-  FrameParser p(fuzz_limits(), [&](const Header&, const pb::Body&) {
+  FrameParser p(fuzz_limits(), [&](const Frame&) {
     check(placed == popped);
     ++placed;
     return BufferPlan{};

@@ -9,6 +9,10 @@
 //  2. A 64-byte run round trip vs a raw 64-byte ping-pong. Targets: <= 1.15 x
 //     over TCP, <= 1.30 x over a unix socket; with the breakdown into the
 //     link, rig's protocol (the ping action: no device) and the run path.
+//     The run is run_compact, the remote device's default; the protobuf run
+//     action (compact=0) is printed beside it. Pinned to one CPU (`taskset
+//     -c 1`), both ends pay the same context switches and no cross-CPU
+//     wake-ups, so the ratio is the CPU work alone (docs/benchmarks.md).
 //  3. gRPC (issue 12), what a user would pick instead, over loopback TCP in
 //     the same run: unary calls and one bidirectional stream (grpc_echo.hpp)
 //     against rig, 64-byte round trips and pipelined frames of 64 B ... 33 MB
@@ -295,7 +299,8 @@ double rig_round_trip(Device& d, BindingId id, int count = kPings) {
 
 struct Pair {
   double rig, raw;
-  double ping = 0;  // round trips: rig's ping (no device), microseconds, median
+  double ping = 0;      // round trips: rig's ping (no device), microseconds, median
+  double protobuf = 0;  // round trips: the run action (compact=0), microseconds, median
 };
 
 Pair compare_4k(const std::string& listen) {
@@ -316,23 +321,30 @@ Pair compare_4k(const std::string& listen) {
   return {median(rig), median(raw)};
 }
 
+// rig's run is run_compact (the remote device's default); the protobuf run
+// action (compact=0) is measured beside it, on a connection of its own.
 Pair compare_round_trip(const std::string& listen) {
   auto server = start_server(listen);
   auto device = must(open_device(server->address()), "open remote");
+  auto pb_device = must(open_device(server->address() + "?compact=0"), "open remote compact=0");
   must(device->load(fake_model(64, 64)), "load");
+  must(pb_device->load(fake_model(64, 64)), "load");
   const Slots slots = bind_slots(*device, 1, 64, 64);
+  const Slots pb_slots = bind_slots(*pb_device, 1, 64, 64);
   const wire::Endpoint raw_where =
       must(wire::parse_listen_address(listen.rfind("unix:", 0) == 0 ? listen + ".raw" : listen),
            "raw address");
   rig_round_trip(*device, slots.ids[0]);
+  rig_round_trip(*pb_device, pb_slots.ids[0]);
   raw_ping_pong(raw_where);
-  std::vector<double> rig, raw, ping;
+  std::vector<double> rig, raw, ping, protobuf;
   for (int r = 0; r < kRepeats; ++r) {
     raw.push_back(raw_ping_pong(raw_where));
     rig.push_back(rig_round_trip(*device, slots.ids[0]));
     ping.push_back(rig_ping_round_trip(server->address()));
+    protobuf.push_back(rig_round_trip(*pb_device, pb_slots.ids[0]));
   }
-  return {median(rig), median(raw), median(ping)};
+  return {median(rig), median(raw), median(ping), median(protobuf)};
 }
 
 #if RIG_WIRE_BENCH_GRPC
@@ -538,6 +550,8 @@ int main(int argc, char** argv) {
           "        breakdown: link %.2f us + rig protocol (ping - raw) %.2f us + run path "
           "(run - ping) %.2f us\n",
           p.raw, p.ping - p.raw, p.rig - p.ping);
+      std::printf("        the protobuf run action (compact=0): %.2f us, rig/raw %.3f\n",
+                  p.protobuf, p.protobuf / p.raw);
     }
   }
   if (run_grpc) {

@@ -30,6 +30,15 @@ void store_u32(std::byte* p, uint32_t v) {
   p[3] = static_cast<std::byte>((v >> 24) & 0xff);
 }
 
+void store_u64(std::byte* p, uint64_t v) {
+  store_u32(p, static_cast<uint32_t>(v));
+  store_u32(p + 4, static_cast<uint32_t>(v >> 32));
+}
+
+uint64_t load_u64(const std::byte* p) {
+  return load_u32(p) | static_cast<uint64_t>(load_u32(p + 4)) << 32;
+}
+
 Header read_fields(std::span<const std::byte, kHeaderSize> bytes) {
   Header h;
   h.magic = load_u32(bytes.data());
@@ -51,8 +60,10 @@ const char* buffer_limit_name(Action action) {
   return action == Action::load_model ? "max_model_bytes" : "max_buffer_bytes";
 }
 
-// Checks declared buffer sizes against the limits; shared by sender and receiver.
-Result<void> check_buffers(const Header& h, std::span<const uint64_t> sizes, const Limits& limits) {
+// Checks declared buffer sizes against the limits; shared by sender and
+// receiver. `Sizes` has size() and operator[] giving a buffer's byte count.
+template <class Sizes>
+Result<void> check_buffers(const Header& h, const Sizes& sizes, const Limits& limits) {
   if (sizes.size() > limits.max_buffers)
     return fail(ErrorCode::limit_exceeded,
                 describe(h) + " declares " + std::to_string(sizes.size()) +
@@ -73,6 +84,13 @@ Result<void> check_buffers(const Header& h, std::span<const uint64_t> sizes, con
   }
   return {};
 }
+
+// The sizes of the buffers a frame sends, for check_buffers().
+struct BufferSizes {
+  const std::vector<std::span<const std::byte>>& buffers;
+  size_t size() const { return buffers.size(); }
+  uint64_t operator[](size_t i) const { return buffers[i].size(); }
+};
 
 }  // namespace
 
@@ -96,6 +114,8 @@ std::string to_string(Action action) {
       return "ping";
     case Action::cancel:
       return "cancel";
+    case Action::run_compact:
+      return "run_compact";
   }
   return "action " + std::to_string(static_cast<uint32_t>(action));
 }
@@ -104,7 +124,7 @@ bool is_known(Action action) {
   const auto v = static_cast<uint32_t>(action);
   return (v >= static_cast<uint32_t>(Action::hello) &&
           v <= static_cast<uint32_t>(Action::release_model)) ||
-         action == Action::ping || action == Action::cancel;
+         action == Action::ping || action == Action::cancel || action == Action::run_compact;
 }
 
 Status status_for(ErrorCode code) {
@@ -280,6 +300,109 @@ Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status,
   return out;
 }
 
+namespace {
+
+// Bytes of a compact body before its buffer sizes.
+size_t compact_fields(const CompactRun& run) {
+  if (run.kind != CompactRun::Kind::reply) return CompactRun::kFixedBytes;
+  return CompactRun::kFixedBytes + CompactRun::kReplyFieldBytes +
+         8 * static_cast<size_t>(std::popcount(run.device_present & CompactRun::kAllDevice));
+}
+
+}  // namespace
+
+Result<void> encode_compact_into(OutFrame& out, uint32_t message_id, const CompactRun& run,
+                                 const Limits& limits) {
+  Header h;
+  h.message_id = message_id;
+  h.action = Action::run_compact;
+  if (auto ok = check_buffers(h, BufferSizes{out.buffers}, limits); !ok) return ok;
+  const size_t n = out.buffers.size();
+  const bool reply = run.kind == CompactRun::Kind::reply;
+  const uint32_t present = run.device_present & CompactRun::kAllDevice;
+  const size_t fields = compact_fields(run);
+  out.body.resize(fields + 8 * n);  // keeps the string's capacity
+  auto* p = reinterpret_cast<std::byte*>(out.body.data());
+  store_u32(p, static_cast<uint32_t>(run.kind));
+  store_u32(p + 4, reply ? present : run.handle);
+  store_u32(p + 8, static_cast<uint32_t>(n));
+  if (reply) {
+    std::byte* w = p + CompactRun::kFixedBytes;
+    for (int64_t v : {run.receive_ns, run.queue_wait_ns, run.compute_ns, run.reply_wait_ns,
+                      run.previous_send_ns}) {
+      store_u64(w, static_cast<uint64_t>(v));
+      w += 8;
+    }
+    for (uint32_t i = 0; i < 4; ++i)
+      if (present >> i & 1) {
+        store_u64(w, static_cast<uint64_t>(run.device[i]));
+        w += 8;
+      }
+  }
+  for (size_t i = 0; i < n; ++i) store_u64(p + fields + 8 * i, out.buffers[i].size());
+  if (out.body.size() > limits.max_body_bytes)
+    return fail(ErrorCode::limit_exceeded,
+                describe(h) + " would have a body of " + std::to_string(out.body.size()) +
+                    " bytes; max_body_bytes is " + std::to_string(limits.max_body_bytes));
+  h.body_size = static_cast<uint32_t>(out.body.size());
+  out.header = encode_header(h);
+  return {};
+}
+
+Result<CompactRun> decode_compact(const Header& header, BodyView body, const Limits& limits,
+                                  std::vector<uint64_t>& sizes) {
+  const std::span<const std::byte> b = body.bytes();
+  const auto refuse = [&](const std::string& why) {
+    return fail(ErrorCode::protocol, describe(header) + ": its " + std::to_string(b.size()) +
+                                         "-byte body is not a compact run body: " + why);
+  };
+  if (b.size() < CompactRun::kFixedBytes)
+    return refuse("shorter than its " + std::to_string(CompactRun::kFixedBytes) + " fixed bytes");
+  CompactRun run;
+  const uint32_t kind = load_u32(b.data());
+  if (kind != static_cast<uint32_t>(CompactRun::Kind::request) &&
+      kind != static_cast<uint32_t>(CompactRun::Kind::reply)) {
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%08x", kind);
+    return refuse(std::string("kind ") + text + " is neither 1 (request) nor 2 (reply)");
+  }
+  run.kind = static_cast<CompactRun::Kind>(kind);
+  const bool reply = run.kind == CompactRun::Kind::reply;
+  const uint32_t second = load_u32(b.data() + 4);
+  const uint32_t count = load_u32(b.data() + 8);
+  if (reply && (second & ~CompactRun::kAllDevice) != 0)
+    return refuse("device_present has bits beyond the four device timings");
+  if (reply) run.device_present = second;
+  if (!reply) run.handle = second;
+  if (count > limits.max_buffers)
+    return fail(ErrorCode::limit_exceeded, describe(header) + " declares " + std::to_string(count) +
+                                               " buffers; max_buffers is " +
+                                               std::to_string(limits.max_buffers));
+  const size_t fields = compact_fields(run);
+  if (b.size() != fields + 8 * size_t{count})
+    return refuse(std::string(reply ? "a reply" : "a request") + " with " +
+                  (reply ? std::to_string(std::popcount(second)) + " device timings and " : "") +
+                  std::to_string(count) + " buffers is " +
+                  std::to_string(fields + 8 * size_t{count}) + " bytes");
+  if (reply) {
+    const std::byte* w = b.data() + CompactRun::kFixedBytes;
+    for (int64_t* v : {&run.receive_ns, &run.queue_wait_ns, &run.compute_ns, &run.reply_wait_ns,
+                       &run.previous_send_ns}) {
+      *v = static_cast<int64_t>(load_u64(w));
+      w += 8;
+    }
+    for (uint32_t i = 0; i < 4; ++i)
+      if (second >> i & 1) {
+        run.device[i] = static_cast<int64_t>(load_u64(w));
+        w += 8;
+      }
+  }
+  sizes.resize(count);
+  for (size_t i = 0; i < count; ++i) sizes[i] = load_u64(b.data() + fields + 8 * i);
+  if (auto ok = check_buffers(header, sizes, limits); !ok) return tl::unexpected(ok.error());
+  return run;
+}
+
 OutFrame encode_error(uint32_t message_id, Action action, const Error& error) {
   pb::Body body;
   // Bounded so that an error always fits any sane max_body_bytes.
@@ -373,15 +496,28 @@ Result<void> FrameParser::finish_head() {
   if (!head) return fail_with(head.error());
   // frame_ is empty here (emit() reset it): its body parses in place.
   frame_.header = head->header;
-  if (auto ok = decode_body_into(head->header, head->body, limits_, frame_.body); !ok) {
-    failed_header_ = head->header;
-    return fail_with(ok.error());
+  if (is_compact(head->header)) {
+    auto run = decode_compact(head->header, head->body, limits_, sizes_);
+    if (!run) {
+      failed_header_ = head->header;
+      return fail_with(run.error());
+    }
+    frame_.compact = *run;
+    // Rewritten in place: the repeated field keeps its capacity.
+    auto* declared = frame_.body.mutable_buffer_sizes();
+    declared->Resize(static_cast<int>(sizes_.size()), 0);
+    for (size_t i = 0; i < sizes_.size(); ++i) declared->Set(static_cast<int>(i), sizes_[i]);
+  } else {
+    if (auto ok = decode_body_into(head->header, head->body, limits_, frame_.body); !ok) {
+      failed_header_ = head->header;
+      return fail_with(ok.error());
+    }
+    sizes_.assign(frame_.body.buffer_sizes().begin(), frame_.body.buffer_sizes().end());
   }
-  sizes_.assign(frame_.body.buffer_sizes().begin(), frame_.body.buffer_sizes().end());
   frame_.wire_bytes = head_.size();
   for (uint64_t s : sizes_) frame_.wire_bytes += s;
 
-  BufferPlan plan = placer_ ? placer_(frame_.header, frame_.body) : BufferPlan{};
+  BufferPlan plan = placer_ ? placer_(frame_) : BufferPlan{};
   discard_ = plan.discard || plan.error.has_value();
   owned_ = false;
   frame_.error = std::move(plan.error);
@@ -440,6 +576,7 @@ void FrameParser::buffer_advanced(size_t n) {
 void swap(Frame& a, Frame& b) noexcept {
   std::swap(a.header, b.header);
   a.body.Swap(&b.body);  // both on the heap: an internal swap
+  std::swap(a.compact, b.compact);
   a.buffers.swap(b.buffers);
   a.owned.swap(b.owned);
   a.error.swap(b.error);
@@ -467,6 +604,7 @@ void FrameParser::emit() {
   // reset in place, keeping its storage.
   frame_.header = Header{};
   frame_.body.Clear();
+  frame_.compact = CompactRun{};
   frame_.buffers.clear();
   frame_.owned.clear();
   frame_.error.reset();

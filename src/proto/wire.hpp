@@ -66,8 +66,9 @@ enum class Action : uint32_t {
   run_for_duration = 5,
   read_sensors = 6,
   release_model = 7,
-  ping = 9,     // answered by the connection, never by the device
-  cancel = 10,  // cuts this connection's loop short
+  ping = 9,          // answered by the connection, never by the device
+  cancel = 10,       // cuts this connection's loop short
+  run_compact = 11,  // a run with a fixed-layout body instead of protobuf (CompactRun)
 };
 std::string to_string(Action action);  // "run"; "action 99" for unknown values
 bool is_known(Action action);
@@ -143,6 +144,38 @@ Result<FrameHead> split_frame(std::span<const std::byte> frame, const Limits& li
 // (count, each size; load_model's buffer against max_model_bytes).
 Result<pb::Body> decode_body(const Header& header, BodyView body, const Limits& limits);
 
+// The body of a run_compact frame (action 11, docs/protocol.md "Compact
+// run"): a run request or its successful reply as fixed little-endian words,
+// so a small run costs no protobuf encoding or decoding on either side. An
+// error reply (status != 0) carries an ErrorReply, as for any action.
+//
+//   request: u32 kind = 1, u32 handle, u32 buffer_count,
+//            u64 buffer_sizes[buffer_count]                        12 + 8n bytes
+//   reply:   u32 kind = 2, u32 device_present, u32 buffer_count,
+//            i64 receive_ns, queue_wait_ns, compute_ns, reply_wait_ns,
+//                previous_send_ns (RunReply's fields),
+//            i64 for each bit set in device_present, lowest first (the
+//                DeviceTimings the device reported: bit 0 transfer_in,
+//                1 queue_wait, 2 compute, 3 transfer_out),
+//            u64 buffer_sizes[buffer_count]               52 + 8d + 8n bytes
+//
+// The first word is the kind: bytes taken from the header's offset read the
+// magic there and are refused, as a protobuf body refuses them.
+struct CompactRun {
+  enum class Kind : uint32_t { request = 1, reply = 2 };
+  static constexpr size_t kFixedBytes = 12;       // kind, handle/device_present, count
+  static constexpr size_t kReplyFieldBytes = 40;  // a reply's five RunReply fields
+  static constexpr uint32_t kAllDevice = 0xf;     // device_present's defined bits
+
+  Kind kind = Kind::request;
+  uint32_t handle = 0;  // request
+  // Reply: RunReply's fields, and the device's own timings where present.
+  int64_t receive_ns = 0, queue_wait_ns = 0, compute_ns = 0, reply_wait_ns = 0,
+          previous_send_ns = 0;
+  uint32_t device_present = 0;
+  std::array<int64_t, 4> device{};  // device[i] means something when bit i is set
+};
+
 // A frame ready to send: header, body and the buffers it declares, written
 // with one gather write (transport.hpp). `hold` keeps the buffers' owner alive
 // until the frame has been written.
@@ -168,14 +201,34 @@ Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status,
 // buffers and `hold` are left as they are. On failure `out` is unspecified.
 Result<void> encode_frame_into(OutFrame& out, uint32_t message_id, Action action, Status status,
                                pb::Body& body, const Limits& limits);
+// A run_compact frame into `out`, whose buffers the caller has set (as
+// encode_frame_into: out.body's capacity is reused, the buffers and `hold`
+// are left as they are). Fails when the frame would break `limits`.
+Result<void> encode_compact_into(OutFrame& out, uint32_t message_id, const CompactRun& run,
+                                 const Limits& limits);
+// True for a frame whose body is a CompactRun: action run_compact, status 0.
+inline bool is_compact(const Header& h) {
+  return h.action == Action::run_compact && h.status == Status::ok;
+}
+// Parses a compact body (the BodyView split_frame() returns) and checks it:
+// its kind, its exact size for the device timings and buffers it declares,
+// and the buffers against the limits. The declared sizes go to `sizes`.
+Result<CompactRun> decode_compact(const Header& header, BodyView body, const Limits& limits,
+                                  std::vector<uint64_t>& sizes);
+
 // An error reply: status from the error's code, ErrorReply body, no buffers.
 OutFrame encode_error(uint32_t message_id, Action action, const Error& error);
 
 // A received frame. Buffers point either into `owned` or into memory the
 // placer supplied (e.g. the caller's output tensors: no copy).
+//
+// A run_compact frame with status 0 has its fixed fields in `compact`; its
+// `body` then holds only buffer_sizes (copied from the compact body, so that
+// readers check the sizes of every frame in one place) and no message case.
 struct Frame {
   Header header;
   pb::Body body;
+  CompactRun compact;
   std::vector<std::span<std::byte>> buffers;
   std::vector<std::vector<std::byte>> owned;
   std::optional<Error> error;  // set by the placer; buffers were discarded
@@ -199,7 +252,9 @@ struct BufferPlan {
   std::optional<Error> error;
   std::span<const std::span<std::byte>> borrowed;
 };
-using Placer = std::function<BufferPlan(const Header&, const pb::Body&)>;
+// Called with the frame whose body is complete: its header, body and, for a
+// compact frame, `compact` are set; its buffers are not.
+using Placer = std::function<BufferPlan(const Frame&)>;
 
 // Incremental frame parser: feed it bytes in pieces of any size; complete
 // frames come out of pop(). After a failure it stays failed (the stream cannot

@@ -130,12 +130,27 @@ void Connection::reply(uint32_t id, Action action, wire::pb::Body& body,
 void Connection::reply_reusing(uint32_t id, Action action, wire::pb::Body& body,
                                std::span<const std::vector<std::byte>> buffers,
                                std::shared_ptr<void> hold) {
+  send_reusing(id, action, buffers, std::move(hold), [&](wire::OutFrame& frame) {
+    return wire::encode_frame_into(frame, id, action, Status::ok, body, server_.settings.limits);
+  });
+}
+
+void Connection::reply_compact(uint32_t id, const wire::CompactRun& run,
+                               std::span<const std::vector<std::byte>> buffers,
+                               std::shared_ptr<void> hold) {
+  send_reusing(id, Action::run_compact, buffers, std::move(hold), [&](wire::OutFrame& frame) {
+    return wire::encode_compact_into(frame, id, run, server_.settings.limits);
+  });
+}
+
+template <class Encode>
+void Connection::send_reusing(uint32_t id, Action action,
+                              std::span<const std::vector<std::byte>> buffers,
+                              std::shared_ptr<void> hold, const Encode& encode) {
   thread_local wire::OutFrame frame;
   frame.buffers.clear();
   for (const auto& b : buffers) frame.buffers.emplace_back(b);
-  if (auto ok =
-          wire::encode_frame_into(frame, id, action, Status::ok, body, server_.settings.limits);
-      !ok) {
+  if (auto ok = encode(frame); !ok) {
     frame.buffers.clear();
     return reply_error(id, action, ok.error());
   }
@@ -302,8 +317,7 @@ void Connection::close_down() {
 
 void Connection::reader_loop() {
   parser_ = std::make_unique<wire::FrameParser>(
-      server_.settings.limits,
-      [this](const wire::Header& h, const wire::pb::Body& body) { return place(h, body); });
+      server_.settings.limits, [this](const wire::Frame& frame) { return place(frame); });
   std::vector<std::byte> staging(kStagingBytes);
   bool answer_then_close = false;
   hello_deadline_ = steady_clock().now() + server_.settings.hello_timeout;

@@ -71,7 +71,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // ---- hooks, called on the reader thread --------------------------------
   // Where a request's buffers go, decided when its body is complete and
   // before any buffer byte is read (wire::FrameParser's placer).
-  virtual wire::BufferPlan place(const wire::Header& header, const wire::pb::Body& body) = 0;
+  virtual wire::BufferPlan place(const wire::Frame& frame) = 0;
   // A complete frame, after place() ran for it, lent by the parser until
   // this returns (its storage is reused for a later frame: take what must
   // outlive the call, e.g. an uploaded model's bytes, by moving it out); the
@@ -101,6 +101,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // outputs), encoded into a frame this thread reuses: a reply the socket
   // takes at once allocates nothing. Any thread.
   void reply_reusing(uint32_t id, wire::Action action, wire::pb::Body& body,
+                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold);
+  // reply_reusing() of a run_compact reply: `run`'s fields, no protobuf.
+  void reply_compact(uint32_t id, const wire::CompactRun& run,
                      std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold);
   void reply_error(uint32_t id, wire::Action action, const Error& error);
   // Something failed that the protocol cannot answer (an exception while
@@ -140,6 +143,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
 
   void send(wire::OutFrame frame) { send_from(frame); }
+  // Encodes with `encode` into this thread's reused frame, whose buffers are
+  // `buffers`, and sends it; an encoding error is answered instead.
+  template <class Encode>
+  void send_reusing(uint32_t id, wire::Action action,
+                    std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,
+                    const Encode& encode);
   // Sends `frame`; what the socket does not take at once is moved into the
   // queue. Written whole, `frame` is left as it was (its hold included).
   void send_from(wire::OutFrame& frame);

@@ -77,39 +77,56 @@ std::vector<std::span<const std::byte>> outputs_of(const SlotLease& lease) {
 
 // ---- placement and admission -----------------------------------------------
 
-wire::BufferPlan Session::place(const wire::Header& h, const pb::Body& body) {
-  Placed placed{h.message_id, steady_clock().now(), reads(), nullptr, {}};
+wire::BufferPlan Session::place(const wire::Frame& frame) {
+  Placed placed{frame.header.message_id, steady_clock().now(), reads(), nullptr, {}};
   wire::BufferPlan plan;
-  plan.error = admit(h, body, placed, plan);
+  plan.error = admit(frame, placed, plan);
   placed_ = std::move(placed);
   return plan;
 }
 
-std::optional<Error> Session::admit(const wire::Header& h, const pb::Body& body, Placed& placed,
+std::optional<Error> Session::admit(const wire::Frame& frame, Placed& placed,
                                     wire::BufferPlan& plan) {
+  const wire::Header& h = frame.header;
+  const pb::Body& body = frame.body;
   const size_t buffers = static_cast<size_t>(body.buffer_sizes_size());
   if (!hello_done_ && h.action != Action::hello)
     return Error{ErrorCode::permission, "hello must be the first request on a connection"};
-  if (h.action == Action::run || h.action == Action::run_for_duration)
-    return admit_run(h, body, placed, plan);
+  if (h.action == Action::run || h.action == Action::run_for_duration ||
+      h.action == Action::run_compact)
+    return admit_run(frame, placed, plan);
   if (h.action == Action::load_model) return admit_load(h, body, placed);
   if (!wire::is_known(h.action))
     return Error{ErrorCode::unsupported, "unknown " + wire::to_string(h.action) + " (protocol " +
                                              std::to_string(wire::kMaxVersion) +
-                                             " has actions 1 to 7, 9 and 10)"};
+                                             " has actions 1 to 7 and 9 to 11)"};
   if (buffers != 0)
     return Error{ErrorCode::invalid_argument,
                  wire::to_string(h.action) + " takes no buffers, got " + std::to_string(buffers)};
   return std::nullopt;
 }
 
-std::optional<Error> Session::admit_run(const wire::Header& h, const pb::Body& body, Placed& placed,
+std::optional<Error> Session::admit_run(const wire::Frame& frame, Placed& placed,
                                         wire::BufferPlan& plan) {
-  const bool run = h.action == Action::run;
-  if (run ? !body.has_run_request() : !body.has_run_for_duration_request())
-    return wrong_body(h, body);
-  const uint32_t handle =
-      run ? body.run_request().handle() : body.run_for_duration_request().handle();
+  const wire::Header& h = frame.header;
+  const pb::Body& body = frame.body;
+  uint32_t handle = 0;
+  if (h.action == Action::run_compact) {
+    // A status other than 0 made the body a protobuf one (wire::is_compact).
+    if (h.status != Status::ok)
+      return Error{ErrorCode::protocol, "a request must carry status 0, got " +
+                                            std::to_string(static_cast<uint32_t>(h.status))};
+    if (frame.compact.kind != wire::CompactRun::Kind::request)
+      return Error{ErrorCode::protocol, "message " + std::to_string(h.message_id) +
+                                            " (run_compact) carries a reply body in a request"};
+    handle = frame.compact.handle;
+  } else if (h.action == Action::run) {
+    if (!body.has_run_request()) return wrong_body(h, body);
+    handle = body.run_request().handle();
+  } else {
+    if (!body.has_run_for_duration_request()) return wrong_body(h, body);
+    handle = body.run_for_duration_request().handle();
+  }
   auto entry = find_model_after_loads(handle);
   if (!entry) return unknown_handle(handle);
   if (auto ok = check_inputs(*entry, body); !ok) return ok.error();
@@ -187,6 +204,7 @@ void Session::dispatch(wire::Frame& frame) {
       await_loads();
       return handle_describe(h, frame.body.describe_model_request().handle());
     case Action::run:
+    case Action::run_compact:
       return handle_run(h, std::move(placed));
     case Action::run_for_duration:
       return handle_loop(h, frame.body.run_for_duration_request(), std::move(placed));
@@ -281,6 +299,7 @@ void Session::handle_hello(const wire::Header& h, const pb::HelloRequest& r) {
   // The device's own clock, or a device that hosts a simulated one further
   // down (a remote device serving a sim): its timings are simulated too.
   m->set_virtual_clock(server().host->virtual_clock() || info.clock == ClockKind::virtual_time);
+  m->set_compact_run(true);
   reply(h.message_id, h.action, body);
 }
 
@@ -412,6 +431,7 @@ void Session::handle_run(const wire::Header& h, Placed placed) {
   // received when it was placed: no clock read.
   job->received_at = reads() == placed.placed_read ? placed.placed_at : steady_clock().now();
   job->id = h.message_id;
+  job->action = h.action;
   job->placed_at = placed.placed_at;
   job->entry = placed.lease->entry();
   job->lease = std::move(placed.lease);
@@ -454,7 +474,23 @@ void Session::run_done(RunJob& j, JobOutcome o) {
   const std::shared_ptr<Session> self = std::move(j.self);
   try {
     if (o.error) {
-      reply_error(j.id, Action::run, *o.error);
+      reply_error(j.id, j.action, *o.error);
+    } else if (j.action == Action::run_compact) {
+      wire::CompactRun m;
+      m.kind = wire::CompactRun::Kind::reply;
+      m.receive_ns = (j.received_at - j.placed_at).count();
+      m.queue_wait_ns = std::max(Nanos(0), o.started_at - j.received_at).count();
+      m.compute_ns = o.compute.count();
+      m.reply_wait_ns = (steady_clock().now() - o.completed_at).count();
+      m.previous_send_ns = last_send().count();
+      const std::optional<Nanos>* device[4] = {&o.timings.transfer_in, &o.timings.queue_wait,
+                                               &o.timings.compute, &o.timings.transfer_out};
+      for (uint32_t i = 0; i < 4; ++i)
+        if (*device[i]) {
+          m.device_present |= 1u << i;
+          m.device[i] = (*device[i])->count();
+        }
+      reply_compact(j.id, m, j.lease->slot().outputs, j.lease);
     } else {
       // Reused: a body kept in its run_reply case keeps its submessages, and
       // every field is set again below (no allocation per reply).

@@ -52,7 +52,7 @@ class Session final : public Connection {
   };
 
   // Connection hooks.
-  wire::BufferPlan place(const wire::Header& h, const wire::pb::Body& body) override;
+  wire::BufferPlan place(const wire::Frame& frame) override;
   void dispatch(wire::Frame& frame) override;
   void reading_stopped() override { placed_.reset(); }
   void closed() override;
@@ -60,10 +60,9 @@ class Session final : public Connection {
 
   // Admission: the error a request is refused with, or nullopt; on success
   // `placed` and `plan` say where its buffers go.
-  std::optional<Error> admit(const wire::Header& h, const wire::pb::Body& body, Placed& placed,
-                             wire::BufferPlan& plan);
-  std::optional<Error> admit_run(const wire::Header& h, const wire::pb::Body& body, Placed& placed,
-                                 wire::BufferPlan& plan);
+  std::optional<Error> admit(const wire::Frame& frame, Placed& placed, wire::BufferPlan& plan);
+  // run, run_compact and run_for_duration: the model, its inputs, a slot.
+  std::optional<Error> admit_run(const wire::Frame& frame, Placed& placed, wire::BufferPlan& plan);
   std::optional<Error> admit_load(const wire::Header& h, const wire::pb::Body& body,
                                   Placed& placed);
   // max_models_per_connection, counting the loads still in progress.
@@ -95,6 +94,7 @@ class Session final : public Connection {
     Session* session = nullptr;
     std::shared_ptr<Session> self;
     uint32_t id = 0;
+    wire::Action action = wire::Action::run;  // run or run_compact: how it is answered
     Nanos placed_at{0}, received_at{0};
   };
   // At most this many run jobs are kept; more runs in flight at once (many

@@ -479,9 +479,9 @@ TEST(WireParser, PlacerTargetsReceiveBuffersInPlace) {
   const auto a = pattern(50, 1), b = pattern(70, 2);
   const auto bytes = bytes_of(must_encode(9, Action::run, run_request(1), {a, b}));
   std::vector<std::byte> ta(50), tb(70);
-  FrameParser parser(Limits{}, [&](const Header& h, const pb::Body& body) {
-    EXPECT_EQ(h.message_id, 9u);
-    EXPECT_EQ(body.buffer_sizes_size(), 2);
+  FrameParser parser(Limits{}, [&](const Frame& f) {
+    EXPECT_EQ(f.header.message_id, 9u);
+    EXPECT_EQ(f.body.buffer_sizes_size(), 2);
     return BufferPlan{{ta, tb}, false, std::nullopt, {}};
   });
   for (size_t i = 0; i < bytes.size(); ++i)
@@ -499,9 +499,9 @@ TEST(WireParser, DiscardedBuffersKeepTheStreamInStep) {
   std::vector<std::byte> stream;
   append_frame(must_encode(1, Action::run, run_request(1), {a}), stream);
   append_frame(must_encode(2, Action::run, run_request(2), {a}), stream);
-  FrameParser parser(Limits{}, [](const Header& h, const pb::Body&) {
+  FrameParser parser(Limits{}, [](const Frame& f) {
     BufferPlan plan;
-    if (h.message_id == 1) plan.error = Error{ErrorCode::invalid_argument, "wrong size"};
+    if (f.header.message_id == 1) plan.error = Error{ErrorCode::invalid_argument, "wrong size"};
     return plan;
   });
   ASSERT_TRUE(parser.feed(stream));
@@ -518,7 +518,7 @@ TEST(WireParser, DiscardedBuffersKeepTheStreamInStep) {
 TEST(WireParser, TargetsOfTheWrongSizeAreABug) {
   const auto a = pattern(50, 1);
   std::vector<std::byte> small(49);
-  FrameParser parser(Limits{}, [&](const Header&, const pb::Body&) {
+  FrameParser parser(Limits{}, [&](const Frame&) {
     return BufferPlan{{small}, false, std::nullopt, {}};
   });
   auto r = parser.feed(bytes_of(must_encode(1, Action::run, run_request(1), {a})));
@@ -537,8 +537,8 @@ TEST(WireParser, FeedSomeHandsOutOneFrameAtATime) {
     ends.push_back(stream.size());
   }
   std::vector<std::string> events;
-  FrameParser parser(Limits{}, [&](const Header& h, const pb::Body&) {
-    events.push_back("place " + std::to_string(h.message_id));
+  FrameParser parser(Limits{}, [&](const Frame& f) {
+    events.push_back("place " + std::to_string(f.header.message_id));
     return BufferPlan{};
   });
   std::span<const std::byte> rest(stream);
@@ -795,7 +795,7 @@ TEST(WireParser, BorrowedTargetsReceiveBuffersInPlace) {
   std::vector<std::byte> x(4), y(6);
   const std::vector<std::span<std::byte>> lent = {x, y};
   bool wrong = false;
-  FrameParser parser(Limits{}, [&](const Header&, const pb::Body&) {
+  FrameParser parser(Limits{}, [&](const Frame&) {
     BufferPlan plan;
     plan.borrowed = wrong ? std::span<const std::span<std::byte>>(lent).first(1)
                           : std::span<const std::span<std::byte>>(lent);

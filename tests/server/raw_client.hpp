@@ -45,6 +45,18 @@ class RawClient {
     ASSERT_TRUE(wire::write_frame(socket_, *f));
   }
 
+  // A run_compact request of `handle` with `buffers` as its inputs.
+  void send_compact(uint32_t id, uint32_t handle, std::vector<std::span<const std::byte>> buffers,
+                    wire::CompactRun::Kind kind = wire::CompactRun::Kind::request) {
+    wire::OutFrame f;
+    f.buffers = std::move(buffers);
+    wire::CompactRun run;
+    run.kind = kind;
+    run.handle = handle;
+    ASSERT_TRUE(wire::encode_compact_into(f, id, run, wire::Limits{}));
+    ASSERT_TRUE(wire::write_frame(socket_, f));
+  }
+
   // The next frame; nullopt at a clean end of stream.
   std::optional<wire::Frame> read() {
     for (;;) {

@@ -154,9 +154,10 @@ TEST(Server, HelloFillsTheTypedFactsOfTheHostedDevice) {
   EXPECT_EQ(r->info().properties.at("server.clock"), "real");
 }
 
+// The protobuf run (compact=0); compact_run_server_test.cpp has run_compact.
 TEST(Server, RunCarriesInputsOutputsTimingsAndCountsBytes) {
   auto server = start_server();
-  auto d = open(server->address());
+  auto d = open(server->address() + "?compact=0");
   ASSERT_TRUE(d);
   auto load = d->load(fake_model("in=64,out=32,out=5"));
   ASSERT_TRUE(load) << load.error().to_string();

@@ -52,6 +52,7 @@ struct RemoteOptions {
   Nanos timeout{std::chrono::seconds(30)};
   bool timeout_given = false;
   bool calibrate = true;  // time pings at open (LinkFloor)
+  bool compact = true;    // runs as run_compact when the server takes it
 };
 
 // The link calibration at open: at most this many pings, stopping once this
@@ -91,9 +92,14 @@ Result<RemoteOptions> parse_remote_spec(std::string_view spec) {
         return fail(ErrorCode::invalid_argument,
                     "remote device calibrate must be 0 or 1, got '" + value + "'");
       o.calibrate = value == "1";
+    } else if (key == "compact") {
+      if (value != "0" && value != "1")
+        return fail(ErrorCode::invalid_argument,
+                    "remote device compact must be 0 or 1, got '" + value + "'");
+      o.compact = value == "1";
     } else {
-      return fail(ErrorCode::invalid_argument,
-                  "unknown remote device option '" + key + "' (known: token, timeout, calibrate)");
+      return fail(ErrorCode::invalid_argument, "unknown remote device option '" + key +
+                                                   "' (known: token, timeout, calibrate, compact)");
     }
   }
   return o;
@@ -110,7 +116,7 @@ class RemoteDevice final : public Device {
   explicit RemoteDevice(RemoteOptions options)
       : options_(std::move(options)),
         parser_(wire::Limits{},
-                [this](const wire::Header& h, const pb::Body& body) { return place(h, body); }),
+                [this](const wire::Frame& frame) { return place(frame.header, frame.body); }),
         staging_(64 * 1024) {}
 
   Result<void> connect() {
@@ -146,10 +152,15 @@ class RemoteDevice final : public Device {
                                            std::to_string(wire::kMaxVersion));
     depth_ = std::max<uint32_t>(1, r.queue_depth());
     if (r.has_limits()) server_limits_ = wire::from_pb(r.limits());
+    // Runs skip protobuf when the server takes run_compact (an older one
+    // does not say so) and the spec does not turn it off.
+    compact_ = options_.compact && r.compact_run();
+    std::vector<std::string> query;
+    if (options_.timeout_given) query.push_back("timeout=" + format_duration(options_.timeout));
+    if (!options_.calibrate) query.push_back("calibrate=0");
+    if (!options_.compact) query.push_back("compact=0");
     info_.spec = options_.endpoint.to_string();
-    if (options_.timeout_given) info_.spec += "?timeout=" + format_duration(options_.timeout);
-    if (!options_.calibrate)
-      info_.spec += (options_.timeout_given ? "&" : "?") + std::string("calibrate=0");
+    for (size_t i = 0; i < query.size(); ++i) info_.spec += (i ? "&" : "?") + query[i];
     info_.kind = "remote";
     info_.description = "rig serve at " + options_.endpoint.to_string() + " hosting " +
                         r.device_kind() + ": " + r.device_description();
@@ -169,6 +180,7 @@ class RemoteDevice final : public Device {
     info_.properties["server.device_queue_depth"] = std::to_string(r.device_queue_depth());
     info_.properties["server.memory_bytes"] = std::to_string(r.memory_bytes());
     info_.properties["server.clock"] = r.virtual_clock() ? "virtual" : "real";
+    info_.properties["run_encoding"] = compact_ ? "run_compact" : "run (protobuf)";
     std::string sensors;
     for (const auto& s : r.sensors()) sensors += (sensors.empty() ? "" : ",") + s;
     info_.properties["server.sensors"] = sensors;
@@ -303,7 +315,7 @@ class RemoteDevice final : public Device {
     p.has_binding = true;
     p.binding = binding;
     p.sync_run = true;
-    auto id = send_request(Action::run, run_request(), inputs_of(binding), p, Nanos(0), true);
+    auto id = send_run(binding, p);
     if (!id) return tl::unexpected(id.error());
     const auto answered = [&] { return run_answer_ && run_answer_->first == *id; };
     auto ok = pump(Nanos::max(), answered);
@@ -324,7 +336,7 @@ class RemoteDevice final : public Device {
     p.binding = binding;
     p.has_binding = true;
     p.tag = tag;
-    auto id = send_request(Action::run, run_request(), inputs_of(binding), p, Nanos(0), true);
+    auto id = send_run(binding, p);
     if (!id) return tl::unexpected(id.error());
     // A failure while sending arrives as this request's completion.
     return {};
@@ -450,11 +462,28 @@ class RemoteDevice final : public Device {
     return bindings_[binding].inputs;
   }
 
-  // The body of every run request, kept in its run_request case so that a run
-  // allocates no submessage (encode rewrites its buffer sizes).
-  pb::Body& run_request() {
+  // A run request of `binding`'s inputs: run_compact when the server takes
+  // it, else run with a body kept in its run_request case (no submessage
+  // allocated per run; encoding rewrites its buffer sizes).
+  Result<uint32_t> send_run(BindingId binding, Pending p) {
+    if (compact_) {
+      wire::CompactRun request;
+      request.handle = handle_;
+      return send_encoded(Action::run_compact, inputs_of(binding), p, Nanos(0), true,
+                          [&](wire::OutFrame& frame, uint32_t id) {
+                            return wire::encode_compact_into(frame, id, request, server_limits_);
+                          });
+    }
     run_body_.mutable_run_request()->set_handle(handle_);
-    return run_body_;
+    return send_request(Action::run, run_body_, inputs_of(binding), p, Nanos(0), true);
+  }
+
+  // Whether a successful reply carries a run's reply: a RunReply, or the
+  // compact reply of a run_compact request.
+  static bool has_run_reply(const wire::Frame& frame) {
+    if (frame.header.action == Action::run_compact)
+      return wire::is_compact(frame.header) && frame.compact.kind == wire::CompactRun::Kind::reply;
+    return frame.body.has_run_reply();
   }
 
   tl::unexpected<Error> wrong_reply(const wire::Frame& frame) const {
@@ -480,11 +509,26 @@ class RemoteDevice final : public Device {
   }
 
   InferenceTimings timings_of(const Reply& reply) const {
-    return timings_of(reply.frame.body, reply.started, reply.completed);
+    return timings_of(reply.frame, reply.started, reply.completed);
   }
-  InferenceTimings timings_of(const pb::Body& body, Nanos started, Nanos completed) const {
-    const auto& r = body.run_reply();
-    const auto& d = r.device();
+  // A run's timings from its reply (has_run_reply), in either encoding.
+  InferenceTimings timings_of(const wire::Frame& frame, Nanos started, Nanos completed) const {
+    wire::CompactRun r;
+    if (frame.header.action == Action::run_compact) {
+      r = frame.compact;
+    } else {
+      const auto& m = frame.body.run_reply();
+      const auto& d = m.device();
+      r.receive_ns = m.receive_ns();
+      r.queue_wait_ns = m.queue_wait_ns();
+      r.compute_ns = m.compute_ns();
+      const bool present[4] = {d.has_transfer_in_ns(), d.has_queue_wait_ns(), d.has_compute_ns(),
+                               d.has_transfer_out_ns()};
+      r.device = {d.transfer_in_ns(), d.queue_wait_ns(), d.compute_ns(), d.transfer_out_ns()};
+      for (uint32_t i = 0; i < 4; ++i)
+        if (present[i]) r.device_present |= 1u << i;
+    }
+    const auto device = [&](int i) { return r.device_present >> i & 1 ? r.device[i] : 0; };
     // The server's figures are untrusted: their sums saturate rather than
     // wrap, and the engine refuses what lies outside [0, elapsed].
     const auto sum = [](int64_t a, int64_t b) {
@@ -493,11 +537,10 @@ class RemoteDevice final : public Device {
       return Nanos(out);
     };
     InferenceTimings t;
-    t.compute = Nanos(r.compute_ns());
-    t.transfer_in = sum(r.receive_ns(), d.has_transfer_in_ns() ? d.transfer_in_ns() : 0);
-    t.queue_wait = sum(r.queue_wait_ns(), d.has_queue_wait_ns() ? d.queue_wait_ns() : 0);
-    t.transfer_out =
-        sum((completed - started).count(), d.has_transfer_out_ns() ? d.transfer_out_ns() : 0);
+    t.compute = Nanos(r.compute_ns);
+    t.transfer_in = sum(r.receive_ns, device(0));
+    t.queue_wait = sum(r.queue_wait_ns, device(1));
+    t.transfer_out = sum((completed - started).count(), device(3));
     return t;
   }
 
@@ -508,14 +551,24 @@ class RemoteDevice final : public Device {
   Result<uint32_t> send_request(Action action, pb::Body& body,
                                 std::span<const std::span<const std::byte>> buffers,
                                 Pending pending, Nanos extra_timeout, bool payload) {
+    return send_encoded(
+        action, buffers, pending, extra_timeout, payload, [&](wire::OutFrame& frame, uint32_t id) {
+          return wire::encode_frame_into(frame, id, action, Status::ok, body, server_limits_);
+        });
+  }
+  // send_request() with the frame encoded by `encode(frame, id)` into the
+  // frame kept for the next request (its buffers already set).
+  template <class Encode>
+  Result<uint32_t> send_encoded(Action action, std::span<const std::span<const std::byte>> buffers,
+                                Pending pending, Nanos extra_timeout, bool payload,
+                                const Encode& encode) {
     if (dead_) return tl::unexpected(*dead_);
     const uint32_t id = next_id_++;
     if (next_id_ == 0) next_id_ = 1;  // 0 is the server's "no message" id
     wire::OutFrame& frame = spare_;
     frame.hold.reset();
     frame.buffers.assign(buffers.begin(), buffers.end());
-    if (auto ok = wire::encode_frame_into(frame, id, action, Status::ok, body, server_limits_);
-        !ok) {
+    if (auto ok = encode(frame, id); !ok) {
       frame.buffers.clear();
       return tl::unexpected(ok.error());
     }
@@ -719,7 +772,8 @@ class RemoteDevice final : public Device {
     Pending& p = it->second;
     p.reply_started = now();
     const bool outputs =
-        h.status == Status::ok && (p.action == Action::run || p.action == Action::run_for_duration);
+        h.status == Status::ok && (p.action == Action::run || p.action == Action::run_compact ||
+                                   p.action == Action::run_for_duration);
     const bool bound = outputs && p.has_binding && p.binding < bindings_.size();
     // Compared in place: a reply allocates nothing here unless it is wrong.
     const auto& declared = body.buffer_sizes();
@@ -770,11 +824,11 @@ class RemoteDevice final : public Device {
                                           wire::to_string(frame.header.action));
       } else if (frame.header.status != Status::ok) {
         r = tl::unexpected(server_error(frame));
-      } else if (!frame.body.has_run_reply()) {
+      } else if (!has_run_reply(frame)) {
         r = wrong_reply(frame);
       } else {
         bytes_.payload_out += model_.output_bytes();
-        r = timings_of(frame.body, p.reply_started, completed);
+        r = timings_of(frame, p.reply_started, completed);
       }
       run_answer_.emplace(id, std::move(r));
       return;
@@ -801,7 +855,7 @@ class RemoteDevice final : public Device {
       c.error = reply.error();
     } else if (reply->frame.header.status != Status::ok) {
       c.error = server_full(server_error(reply->frame));
-    } else if (!reply->frame.body.has_run_reply()) {
+    } else if (!has_run_reply(reply->frame)) {
       c.error = wrong_reply(reply->frame).value();
     } else {
       c.timings = timings_of(*reply);
@@ -851,7 +905,8 @@ class RemoteDevice final : public Device {
   std::vector<std::pair<uint32_t, Pending>> pending_;
   std::vector<std::pair<uint32_t, Result<Reply>>> sync_done_;
   std::optional<std::pair<uint32_t, Result<InferenceTimings>>> run_answer_;  // run()'s
-  pb::Body run_body_;                                                        // run_request()
+  pb::Body run_body_;                                                        // send_run()
+  bool compact_ = false;  // runs go as run_compact (the server takes it)
   wire::OutFrame spare_;  // send_request()'s frame, reused
   std::deque<Completion> completions_;
   std::optional<Error> dead_;

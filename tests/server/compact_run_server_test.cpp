@@ -1,0 +1,234 @@
+// run_compact through rig serve and the remote device: the same outputs and
+// timings as a protobuf run with fewer bytes, the client's choice of
+// encoding (the hello's compact_run, the spec's compact=0), and the server's
+// refusals of compact requests it must not run.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "proto/convert.hpp"
+#include "rig/device.hpp"
+#include "server/fake_device.hpp"
+#include "server/raw_client.hpp"
+#include "server/server.hpp"
+
+namespace rig::server {
+namespace {
+
+using testing::FakeDevice;
+using testing::FakeOptions;
+using testing::RawClient;
+using wire::Action;
+using wire::CompactRun;
+using wire::Status;
+namespace pb = wire::pb;
+
+std::vector<std::byte> pattern(size_t n, uint8_t seed) {
+  std::vector<std::byte> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 11 + seed) & 0xff);
+  return v;
+}
+
+ModelSource fake_model(const std::string& text) {
+  ModelSource m;
+  for (char c : text) m.bytes.push_back(static_cast<std::byte>(c));
+  m.name = "fake";
+  return m;
+}
+
+std::unique_ptr<Server> start_server(FakeOptions options = {}) {
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  auto server = Server::start(std::make_unique<FakeDevice>(std::move(options)), s);
+  EXPECT_TRUE(server) << server.error().to_string();
+  return server ? std::move(*server) : nullptr;
+}
+
+std::unique_ptr<Device> open(const std::string& spec) {
+  auto d = open_device(spec);
+  EXPECT_TRUE(d) << d.error().to_string();
+  return d ? std::move(*d) : nullptr;
+}
+
+// The bytes of a request frame of `in` in either encoding.
+uint64_t request_bytes(bool compact, std::span<const std::byte> in) {
+  wire::OutFrame f;
+  f.buffers = {in};
+  if (compact) {
+    CompactRun run;
+    run.handle = 1;
+    EXPECT_TRUE(wire::encode_compact_into(f, 1, run, wire::Limits{}));
+  } else {
+    pb::Body body;
+    body.mutable_run_request()->set_handle(1);
+    EXPECT_TRUE(wire::encode_frame_into(f, 1, Action::run, Status::ok, body, wire::Limits{}));
+  }
+  return f.size();
+}
+
+// Both encodings give the same outputs and timings (the device's own
+// included); only the bytes on the link differ, by exactly the frames'.
+TEST(CompactRunServer, RunsAgreeWithProtobufRunsAndCountTheirOwnBytes) {
+  FakeOptions o;
+  InferenceTimings reported;
+  reported.compute = std::chrono::microseconds(700);
+  reported.transfer_in = std::chrono::microseconds(30);
+  reported.transfer_out = std::chrono::microseconds(40);
+  o.control->timings = reported;
+  auto server = start_server(o);
+  for (bool compact : {true, false}) {
+    SCOPED_TRACE(compact);
+    auto d = open(server->address() + (compact ? "" : "?compact=0"));
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->info().properties.at("run_encoding"), compact ? "run_compact" : "run (protobuf)");
+    EXPECT_EQ(d->info().spec.find("compact=0") != std::string::npos, !compact);
+    ASSERT_TRUE(d->load(fake_model("in=64,out=32,out=5")));
+    std::vector<std::byte> in = pattern(64, 1), out0(32), out1(5);
+    auto id = d->bind(Bindings{{in}, {out0, out1}});
+    ASSERT_TRUE(id);
+    const ByteCounters before = d->bytes();
+    auto t = d->run(*id);
+    ASSERT_TRUE(t) << t.error().to_string();
+    EXPECT_EQ(out0, testing::fake_expected(in, 0, 32));
+    EXPECT_EQ(out1, testing::fake_expected(in, 1, 5));
+    ASSERT_TRUE(t->compute && t->transfer_in && t->transfer_out && t->queue_wait);
+    EXPECT_EQ(*t->compute, std::chrono::microseconds(700));
+    // The device's own transfer times are added to the server's and the
+    // client's parts, which are never negative.
+    EXPECT_GE(*t->transfer_in, std::chrono::microseconds(30));
+    EXPECT_GE(*t->transfer_out, std::chrono::microseconds(40));
+    const ByteCounters after = d->bytes();
+    EXPECT_EQ(after.payload_in - before.payload_in, 64u);
+    EXPECT_EQ(after.payload_out - before.payload_out, 37u);
+    EXPECT_EQ(after.link_in - before.link_in, request_bytes(compact, in));
+    // The reply: header, the fixed fields (with 3 device timings when
+    // compact), two sizes, both outputs.
+    if (compact)
+      EXPECT_EQ(after.link_out - before.link_out, wire::kHeaderSize + 12 + 40 + 3 * 8 + 16 + 37);
+    else
+      EXPECT_GT(after.link_out - before.link_out, wire::kHeaderSize + 37);
+
+    // Pipelined: submit/wait_next take the same encoding.
+    std::vector<std::vector<std::byte>> ins, outs;
+    std::vector<BindingId> ids;
+    for (uint8_t k = 0; k < 4; ++k) {
+      ins.push_back(pattern(64, static_cast<uint8_t>(10 + k)));
+      outs.emplace_back(32);
+      outs.emplace_back(5);
+    }
+    for (size_t k = 0; k < 4; ++k) {
+      auto b = d->bind(Bindings{{ins[k]}, {outs[2 * k], outs[2 * k + 1]}});
+      ASSERT_TRUE(b);
+      ids.push_back(*b);
+      ASSERT_TRUE(d->submit(*b, k));
+    }
+    for (int k = 0; k < 4; ++k) {
+      auto c = d->wait_next(std::chrono::seconds(30));
+      ASSERT_TRUE(c) << c.error().to_string();
+      ASSERT_FALSE(c->error) << c->error->to_string();
+      EXPECT_EQ(c->timings.compute, std::chrono::microseconds(700));
+      EXPECT_EQ(outs[2 * c->tag], testing::fake_expected(ins[c->tag], 0, 32));
+    }
+  }
+}
+
+// A server that predates run_compact says nothing of it in hello: the
+// client sends protobuf runs (and would get `unsupported` otherwise).
+TEST(CompactRunServer, AnOlderServerGetsProtobufRuns) {
+  auto listener = wire::Listener::listen(*wire::parse_listen_address("127.0.0.1:0"));
+  ASSERT_TRUE(listener);
+  Action run_action = Action::hello;
+  std::thread old_server([&] {
+    auto s = listener->accept();
+    ASSERT_TRUE(s);
+    RawClient peer(std::move(*s));
+    auto hello = peer.read();
+    ASSERT_TRUE(hello);
+    pb::Body b;
+    b.mutable_hello_reply()->set_version(1);
+    b.mutable_hello_reply()->set_queue_depth(4);
+    peer.send(hello->header.message_id, Action::hello, b);
+    auto load = peer.read();
+    ASSERT_TRUE(load);
+    ModelInfo info = *testing::parse_fake_model("in=8,out=4", "fake");
+    pb::Body loaded;
+    loaded.mutable_load_model_reply()->set_handle(1);
+    wire::to_pb(info, *loaded.mutable_load_model_reply()->mutable_info());
+    peer.send(load->header.message_id, Action::load_model, loaded);
+    auto run = peer.read();
+    ASSERT_TRUE(run);
+    run_action = run->header.action;
+    const std::vector<std::byte> out(4, std::byte{9});
+    pb::Body reply;
+    reply.mutable_run_reply()->set_compute_ns(5);
+    peer.send(run->header.message_id, Action::run, reply, {std::span<const std::byte>(out)});
+    while (peer.read()) {
+    }
+  });
+  auto d = open(listener->bound().to_string() + "?calibrate=0");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->info().properties.at("run_encoding"), "run (protobuf)");
+  ASSERT_TRUE(d->load(fake_model("in=8,out=4")));
+  std::vector<std::byte> in(8), out(4);
+  auto id = d->bind(Bindings{{in}, {out}});
+  ASSERT_TRUE(id);
+  auto t = d->run(*id);
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(*t->compute, Nanos(5));
+  EXPECT_EQ(out, std::vector<std::byte>(4, std::byte{9}));
+  d.reset();
+  old_server.join();
+  EXPECT_EQ(run_action, Action::run);
+}
+
+TEST(CompactRunServer, CompactRequestsAreCheckedAsRunsAre) {
+  auto server = start_server();
+  const auto in = pattern(16, 3);
+  {
+    // Before hello, as any request.
+    auto early = RawClient::connect(server->address());
+    early.send_compact(1, 1, {in});
+    auto f = early.read();
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.status, Status::permission);
+  }
+  auto c = RawClient::connect(server->address());
+  ASSERT_EQ(c.hello().header.status, Status::ok);
+  const uint32_t handle = c.load("in=16,out=8");
+
+  c.send_compact(3, handle, {in});
+  auto ok = c.read();
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(ok->header.status, Status::ok) << ok->body.error_reply().message();
+  EXPECT_EQ(ok->header.action, Action::run_compact);
+  EXPECT_EQ(ok->header.message_id, 3u);
+  EXPECT_EQ(ok->compact.kind, CompactRun::Kind::reply);
+  EXPECT_EQ(ok->compact.compute_ns, 1'000'000);  // the fake's 1 ms
+  ASSERT_EQ(ok->buffers.size(), 1u);
+  EXPECT_TRUE(std::ranges::equal(ok->buffers[0], testing::fake_expected(in, 0, 8)));
+
+  const auto refused = [&](uint32_t id, const wire::Frame& f, Status status,
+                           const std::string& words) {
+    EXPECT_EQ(f.header.message_id, id);
+    EXPECT_EQ(f.header.action, Action::run_compact);
+    EXPECT_EQ(f.header.status, status);
+    EXPECT_NE(f.body.error_reply().message().find(words), std::string::npos)
+        << f.body.error_reply().message();
+  };
+  c.send_compact(4, handle + 100, {in});
+  refused(4, *c.read(), Status::not_found, "handle");
+  const auto wrong = pattern(15, 3);
+  c.send_compact(5, handle, {wrong});
+  refused(5, *c.read(), Status::invalid_argument, "expected 16 bytes, got 15");
+  c.send_compact(6, handle, {in}, CompactRun::Kind::reply);
+  refused(6, *c.read(), Status::protocol, "carries a reply body in a request");
+  // The connection is still in step: the next run is answered.
+  c.send_compact(7, handle, {in});
+  auto again = c.read();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->header.status, Status::ok);
+  EXPECT_EQ(again->header.message_id, 7u);
+}
+
+}  // namespace
+}  // namespace rig::server
