@@ -389,14 +389,24 @@ Result<BindingId> DeviceHost::ensure_bound(Slot& slot) {
 }
 
 void DeviceHost::finish(const std::shared_ptr<Job>& job, JobOutcome outcome) {
-  if (job->answered) return;
-  job->answered = true;
-  if (outcome.completed_at == Nanos(0)) outcome.completed_at = steady_now();
-  try {
-    job->done(*job, std::move(outcome));
-  } catch (const std::exception& e) {
-    log(std::string("device host: answering a ") + kind_name(job->kind) + " failed: " + e.what());
+  if (!job->answered) {
+    job->answered = true;
+    if (outcome.completed_at == Nanos(0)) outcome.completed_at = steady_now();
+    try {
+      job->done(*job, std::move(outcome));
+    } catch (const std::exception& e) {
+      log(std::string("device host: answering a ") + kind_name(job->kind) + " failed: " + e.what());
+    }
   }
+  // A run's slot is leased again only once the device holds none of its
+  // buffers: an answered run still in in_flight_ (a failed wait_next, a
+  // submit that threw) keeps it until the device hands it back.
+  if (job->kind == Job::Kind::run && !on_device(*job)) job->lease.reset();
+}
+
+bool DeviceHost::on_device(const Job& job) const {
+  return std::any_of(in_flight_.begin(), in_flight_.end(),
+                     [&](const auto& e) { return e.second.get() == &job; });
 }
 
 void DeviceHost::execute(const std::shared_ptr<Job>& job) {
@@ -569,8 +579,12 @@ void DeviceHost::on_completion(Result<Completion> completion) {
       outcome.error = completion.error();
       finish(job, std::move(outcome));
     }
-    // Requests the device no longer holds will never complete.
-    if (device_->in_flight() == 0) in_flight_.clear();
+    // Requests the device no longer holds will never complete: their
+    // slots are free again.
+    if (device_->in_flight() == 0) {
+      for (auto& [tag, job] : in_flight_) job->lease.reset();
+      in_flight_.clear();
+    }
     return;
   }
   auto it = std::find_if(in_flight_.begin(), in_flight_.end(),

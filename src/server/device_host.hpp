@@ -238,7 +238,11 @@ class DeviceHost {
   Result<DurationRun> run_loop(const Job& job, BindingId binding);
   Result<void> ensure_current(const std::shared_ptr<ModelEntry>& entry);
   Result<BindingId> ensure_bound(Slot& slot);
+  // Answers `job` (once: an answered job is not answered again) and, for a
+  // run the device no longer holds, lets go of its slot lease.
   void finish(const std::shared_ptr<Job>& job, JobOutcome outcome);
+  // Whether the device may still hold `job`'s buffers (it is in in_flight_).
+  bool on_device(const Job& job) const;
   void on_completion(Result<Completion> completion);
   bool stopping() const;
   void log(const std::string& line) const;

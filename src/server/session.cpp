@@ -512,7 +512,9 @@ void Session::run_done(RunJob& j, JobOutcome o) {
   } catch (const std::exception& e) {
     abort(std::string("answering a request failed: ") + e.what());
   }
-  j.lease.reset();
+  // The lease stays: the host lets go of it once the device holds none of
+  // the slot's buffers (a run answered with a device error may still be on
+  // the device); a written reply holds its own reference until then.
   j.entry.reset();
   answered();
 }

@@ -37,7 +37,10 @@ struct FakeControl {
   bool hold = false;                       // wait_next blocks while set
   std::optional<DurationRun> loop_result;  // scripted run_for_duration result
   std::optional<Error> loop_error;
-  std::optional<Error> run_error;           // completions fail with this
+  std::optional<Error> run_error;  // completions fail with this
+  // The next wait_next fails with this (once), handing nothing back: the
+  // requests stay in flight, as on a device that lost track of them.
+  std::optional<Error> wait_error;
   std::optional<InferenceTimings> timings;  // reported instead of the compute time
   bool throw_on_submit = false;  // submit() breaks the Device contract: throws std::bad_alloc
   int loads = 0, runs = 0, loops = 0;
@@ -158,6 +161,11 @@ class FakeDevice final : public Device {
   Result<void> submit(BindingId binding, uint64_t tag) override {
     if (binding >= bindings_.size()) return fail(ErrorCode::invalid_argument, "unknown binding");
     if (queue_.size() >= o_.depth) return fail(ErrorCode::queue_full, "fake queue full");
+    // The Device contract: a binding has at most one request in flight.
+    for (const auto& queued : queue_)
+      if (queued.first == binding)
+        return fail(ErrorCode::invalid_argument, "fake: binding " + std::to_string(binding) +
+                                                     " already has a request in flight");
     {
       std::lock_guard lock(o_.control->mu);
       if (o_.control->throw_on_submit) throw std::bad_alloc();
@@ -173,12 +181,14 @@ class FakeDevice final : public Device {
     std::optional<Error> error;
     {
       std::unique_lock lock(o_.control->mu);
+      const auto go = [&] { return !o_.control->hold || o_.control->wait_error; };
       if (o_.real_clock) {
-        if (!o_.control->cv.wait_for(lock, timeout, [&] { return !o_.control->hold; }))
+        if (!o_.control->cv.wait_for(lock, timeout, go))
           return fail(ErrorCode::timeout, "fake: held");
       } else {
-        o_.control->cv.wait(lock, [&] { return !o_.control->hold; });
+        o_.control->cv.wait(lock, go);
       }
+      if (auto e = std::exchange(o_.control->wait_error, std::nullopt)) return tl::unexpected(*e);
       ++o_.control->runs;
       error = o_.control->run_error;
     }
