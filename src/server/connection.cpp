@@ -323,7 +323,10 @@ void Connection::reader_loop() {
   hello_deadline_ = steady_clock().now() + server_.settings.hello_timeout;
   blocking_reads_ = set_read_slice(server_.settings.hello_timeout);
   for (;;) {
-    wait_for_reply_room();
+    if (!wait_for_reply_room()) {
+      hello_timed_out();
+      break;
+    }
     if (!blocking_reads_ && !wait_for_input()) break;
     if (blocking_reads_ && established_ && !slice_for_idle_) {
       slice_for_idle_ = true;
@@ -352,6 +355,7 @@ void Connection::reader_loop() {
       break;
     }
     Result<void> fed;
+    bool overdue = false;  // the handshake's deadline passed while reads were paused
     if (!direct.empty()) {
       // A direct read stays within one buffer: it completes at most one frame.
       fed = parser_->commit_direct(n->bytes);
@@ -360,7 +364,10 @@ void Connection::reader_loop() {
       // One frame at a time: each is handled before the next one is placed.
       std::span<const std::byte> rest = std::span(staging).first(n->bytes);
       while (!rest.empty() && !closing_) {
-        wait_for_reply_room();
+        if (!wait_for_reply_room()) {
+          overdue = true;
+          break;
+        }
         auto taken = parser_->feed_some(rest);
         if (!taken) {
           fed = tl::unexpected(taken.error());
@@ -383,9 +390,8 @@ void Connection::reader_loop() {
       answer_then_close = true;
       break;
     }
-    if (hello_overdue()) {  // trickled input never extends the handshake
-      time_out("no hello within " + format_duration(server_.settings.hello_timeout) +
-               " (hello_timeout)");
+    if (overdue || hello_overdue()) {  // trickled input never extends the handshake
+      hello_timed_out();
       break;
     }
   }
@@ -430,8 +436,7 @@ bool Connection::hello_overdue() const {
 bool Connection::within_deadlines() {
   if (!established_) {
     if (!hello_overdue()) return true;
-    time_out("no hello within " + format_duration(server_.settings.hello_timeout) +
-             " (hello_timeout)");
+    hello_timed_out();
     return false;
   }
   const Nanos idle = server_.settings.idle_timeout;
@@ -451,6 +456,11 @@ bool Connection::within_deadlines() {
   }
   time_out("no request for " + format_duration(idle) + " (idle_timeout)");
   return false;
+}
+
+void Connection::hello_timed_out() {
+  time_out("no hello within " + format_duration(server_.settings.hello_timeout) +
+           " (hello_timeout)");
 }
 
 void Connection::time_out(const std::string& why) {
@@ -480,20 +490,31 @@ bool Connection::wait_for_input() {
       std::lock_guard lock(write_mu_);
       if (answers_owed_ > 0 || !queue_.empty()) continue;
     }
-    time_out(established_ ? "no request for " + format_duration(idle) + " (idle_timeout)"
-                          : "no hello within " + format_duration(server_.settings.hello_timeout) +
-                                " (hello_timeout)");
+    if (established_)
+      time_out("no request for " + format_duration(idle) + " (idle_timeout)");
+    else
+      hello_timed_out();
     return false;
   }
 }
 
-void Connection::wait_for_reply_room() {
+bool Connection::wait_for_reply_room() {
   // The common case, without the lock: the unsent replies fit.
-  if (queued_bytes_.load(std::memory_order_relaxed) <= reply_share_) return;
+  if (queued_bytes_.load(std::memory_order_relaxed) <= reply_share_) return true;
   std::unique_lock lock(write_mu_);
-  if (queued_bytes_ <= reply_share_ || dead_ || stopping_) return;
+  const auto room = [&] { return queued_bytes_ <= reply_share_ || dead_ || stopping_; };
+  if (room()) return true;
   ++server_.reads_paused;
-  write_cv_.wait(lock, [&] { return queued_bytes_ <= reply_share_ || dead_ || stopping_; });
+  if (established_) {
+    write_cv_.wait(lock, room);
+    return true;
+  }
+  // In the handshake the pause ends at hello_timeout, as reading does: a
+  // peer that sends requests before hello and reads none of their refusals
+  // does not hold the connection past it.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::max(Nanos(0), hello_deadline_ - steady_clock().now());
+  return write_cv_.wait_until(lock, deadline, room);
 }
 
 void Connection::dispatch_ready() {

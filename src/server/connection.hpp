@@ -179,9 +179,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool hello_overdue() const;
   // Answers and counts a connection closed at a deadline; `why` says which.
   void time_out(const std::string& why);
+  void hello_timed_out();
   // Back-pressure: returns once the unsent replies fit reply_share() (or the
-  // connection is gone).
-  void wait_for_reply_room();
+  // connection is gone): true; false when, before hello, hello_timeout ran
+  // out first.
+  bool wait_for_reply_room();
   void queued_locked(uint64_t bytes);
   void wait_until_answered();
   void drain_input();
