@@ -94,6 +94,15 @@ void write_seeds(const char* dir) {
   b.mutable_run_request()->set_handle(1);
   append(seeds[0], 10, Action::run, b, {input});
   append(seeds[0], 11, Action::run, b, {input});
+  // The same run as run_compact (action 11), twice.
+  for (uint32_t id : {17u, 18u}) {
+    OutFrame compact;
+    compact.buffers = {input};
+    CompactRun run;
+    run.handle = 1;
+    check(encode_compact_into(compact, id, run, fuzz_limits()).has_value());
+    append_frame(compact, seeds[0]);
+  }
   b.Clear();
   auto* loop = b.mutable_run_for_duration_request();
   loop->set_handle(1);

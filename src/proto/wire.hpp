@@ -174,6 +174,8 @@ struct CompactRun {
           previous_send_ns = 0;
   uint32_t device_present = 0;
   std::array<int64_t, 4> device{};  // device[i] means something when bit i is set
+
+  bool operator==(const CompactRun&) const = default;
 };
 
 // A frame ready to send: header, body and the buffers it declares, written
