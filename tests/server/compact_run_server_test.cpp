@@ -132,6 +132,18 @@ TEST(CompactRunServer, RunsAgreeWithProtobufRunsAndCountTheirOwnBytes) {
   }
 }
 
+TEST(CompactRunServer, TheSpecOptionIsZeroOrOne) {
+  auto server = start_server();
+  auto both = open(server->address() + "?calibrate=0&compact=0");
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->info().spec, server->address() + "?calibrate=0&compact=0");
+  auto bad = open_device(server->address() + "?compact=yes");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(bad.error().message.find("compact must be 0 or 1, got 'yes'"), std::string::npos)
+      << bad.error().message;
+}
+
 // A server that predates run_compact says nothing of it in hello: the
 // client sends protobuf runs (and would get `unsupported` otherwise).
 TEST(CompactRunServer, AnOlderServerGetsProtobufRuns) {
