@@ -24,8 +24,10 @@
 //     when it was not.
 // Exits 1 when a target is missed (not run by CI: it measures wall time), 2
 // on an unknown part or a gRPC part asked of a build without gRPC.
-// `wire_bench [4k|rt|grpc|grpc-rt|grpc-frames] [PINGS [REPEATS]]` runs one
-// part only (grpc-rt: gRPC's round trips, grpc-frames: its pipelined frames).
+// `wire_bench [4k|rt|grpc|grpc-rt|grpc-frames] [PINGS [REPEATS [compact]]]`
+// runs one part only (grpc-rt: gRPC's round trips, grpc-frames: its
+// pipelined frames); `compact` leaves the protobuf run out of the round
+// trips, so that a profile of the client's thread holds run_compact alone.
 //
 // The hosted device is the scripted fake (tests/server/fake_device.hpp) that
 // does no work, so what is measured is the protocol and the sockets. Kinds
@@ -34,6 +36,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,6 +70,7 @@ constexpr uint32_t kDepth = 4;
 constexpr int kFrames = 32;  // per 4K measurement
 int kPings = 20000;          // per round-trip measurement (wire_bench rt PINGS REPEATS)
 int kRepeats = 7;
+bool kProtobufRuns = true;  // round trips: also time the protobuf run action
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -194,6 +198,56 @@ double raw_ping_pong(const wire::Endpoint& where) {
   return s / kPings * 1e6;
 }
 
+// Bytes of a 64-byte run_compact round trip: header + body + the input out,
+// header + body (no device timings) + the output back.
+constexpr size_t kFramedOut = wire::kHeaderSize + 12 + 8 + 64;
+constexpr size_t kFramedBack = wire::kHeaderSize + 52 + 8 + 64;
+
+// Sends header, body and payload of `total` bytes with one three-part gather
+// write, as rig's sender does.
+void write_framed(int fd, const std::byte* p, size_t total) {
+  iovec iov[3] = {{const_cast<std::byte*>(p), wire::kHeaderSize},
+                  {const_cast<std::byte*>(p) + wire::kHeaderSize, total - wire::kHeaderSize - 64},
+                  {const_cast<std::byte*>(p) + total - 64, 64}};
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = 3;
+  if (::sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(total))
+    die("raw framed sendmsg failed");
+}
+
+// Receives `total` bytes into a 64 KiB staging buffer, as rig's readers do.
+void read_framed(int fd, std::vector<std::byte>& staging, size_t total) {
+  for (size_t got = 0; got < total;) {
+    const ssize_t r = ::recv(fd, staging.data(), staging.size(), 0);
+    if (r <= 0) die("raw framed recv failed");
+    got += static_cast<size_t>(r);
+  }
+}
+
+// raw_ping_pong() moving run_compact's bytes with rig's system calls (a gather
+// write out, a recv into a staging buffer): the kernel's share of rig's
+// round trip, with none of rig's own work.
+double raw_framed_ping_pong(const wire::Endpoint& where) {
+  auto [client, server] = raw_pair(where);
+  std::thread echo([&, fd = server.fd()] {
+    std::vector<std::byte> staging(64 * 1024), reply(kFramedBack);
+    for (int i = 0; i < kPings; ++i) {
+      read_framed(fd, staging, kFramedOut);
+      write_framed(fd, reply.data(), reply.size());
+    }
+  });
+  std::vector<std::byte> staging(64 * 1024), request(kFramedOut);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kPings; ++i) {
+    write_framed(client.fd(), request.data(), request.size());
+    read_framed(client.fd(), staging, kFramedBack);
+  }
+  const double s = seconds_since(t0);
+  echo.join();
+  return s / kPings * 1e6;
+}
+
 // ---- rig -------------------------------------------------------------------
 
 std::unique_ptr<server::Server> start_server(const std::string& listen) {
@@ -301,6 +355,7 @@ struct Pair {
   double rig, raw;
   double ping = 0;      // round trips: rig's ping (no device), microseconds, median
   double protobuf = 0;  // round trips: the run action (compact=0), microseconds, median
+  double framed = 0;    // round trips: raw_framed_ping_pong(), microseconds, median
 };
 
 Pair compare_4k(const std::string& listen) {
@@ -326,25 +381,31 @@ Pair compare_4k(const std::string& listen) {
 Pair compare_round_trip(const std::string& listen) {
   auto server = start_server(listen);
   auto device = must(open_device(server->address()), "open remote");
-  auto pb_device = must(open_device(server->address() + "?compact=0"), "open remote compact=0");
   must(device->load(fake_model(64, 64)), "load");
-  must(pb_device->load(fake_model(64, 64)), "load");
   const Slots slots = bind_slots(*device, 1, 64, 64);
-  const Slots pb_slots = bind_slots(*pb_device, 1, 64, 64);
+  std::unique_ptr<Device> pb_device;
+  Slots pb_slots;
+  if (kProtobufRuns) {
+    pb_device = must(open_device(server->address() + "?compact=0"), "open remote compact=0");
+    must(pb_device->load(fake_model(64, 64)), "load");
+    pb_slots = bind_slots(*pb_device, 1, 64, 64);
+  }
   const wire::Endpoint raw_where =
       must(wire::parse_listen_address(listen.rfind("unix:", 0) == 0 ? listen + ".raw" : listen),
            "raw address");
   rig_round_trip(*device, slots.ids[0]);
-  rig_round_trip(*pb_device, pb_slots.ids[0]);
+  if (pb_device) rig_round_trip(*pb_device, pb_slots.ids[0]);
   raw_ping_pong(raw_where);
-  std::vector<double> rig, raw, ping, protobuf;
+  raw_framed_ping_pong(raw_where);
+  std::vector<double> rig, raw, ping, protobuf, framed;
   for (int r = 0; r < kRepeats; ++r) {
     raw.push_back(raw_ping_pong(raw_where));
+    framed.push_back(raw_framed_ping_pong(raw_where));
     rig.push_back(rig_round_trip(*device, slots.ids[0]));
     ping.push_back(rig_ping_round_trip(server->address()));
-    protobuf.push_back(rig_round_trip(*pb_device, pb_slots.ids[0]));
+    if (pb_device) protobuf.push_back(rig_round_trip(*pb_device, pb_slots.ids[0]));
   }
-  return {median(rig), median(raw), median(ping), median(protobuf)};
+  return {median(rig), median(raw), median(ping), pb_device ? median(protobuf) : 0, median(framed)};
 }
 
 #if RIG_WIRE_BENCH_GRPC
@@ -511,6 +572,13 @@ int main(int argc, char** argv) {
   }
   if (argc > 2) kPings = std::max(1, std::atoi(argv[2]));
   if (argc > 3) kRepeats = std::max(1, std::atoi(argv[3]));
+  if (argc > 4) {
+    if (std::string(argv[4]) != "compact") {
+      std::fprintf(stderr, "wire_bench: unknown option '%s' (use compact)\n", argv[4]);
+      return 2;
+    }
+    kProtobufRuns = false;
+  }
   const bool run_4k = only.empty() || only == "4k", run_rt = only.empty() || only == "rt",
              run_grpc = only.empty() || only.rfind("grpc", 0) == 0;
   const std::string sock =
@@ -550,8 +618,13 @@ int main(int argc, char** argv) {
           "        breakdown: link %.2f us + rig protocol (ping - raw) %.2f us + run path "
           "(run - ping) %.2f us\n",
           p.raw, p.ping - p.raw, p.rig - p.ping);
-      std::printf("        the protobuf run action (compact=0): %.2f us, rig/raw %.3f\n",
-                  p.protobuf, p.protobuf / p.raw);
+      std::printf(
+          "        the kernel's share: a raw echo of run_compact's bytes (%zu out, %zu back) "
+          "with rig's system calls %.2f us (+%.2f us over the 64-byte echo)\n",
+          kFramedOut, kFramedBack, p.framed, p.framed - p.raw);
+      if (kProtobufRuns)
+        std::printf("        the protobuf run action (compact=0): %.2f us, rig/raw %.3f\n",
+                    p.protobuf, p.protobuf / p.raw);
     }
   }
   if (run_grpc) {
