@@ -378,12 +378,13 @@ Result<CompactRun> decode_compact(const Header& header, BodyView body, const Lim
     return fail(ErrorCode::limit_exceeded, describe(header) + " declares " + std::to_string(count) +
                                                " buffers; max_buffers is " +
                                                std::to_string(limits.max_buffers));
+  // In 64 bits: a count near 2^32 cannot wrap the size it implies.
+  const uint64_t expected = compact_fields(run) + 8 * uint64_t{count};
   const size_t fields = compact_fields(run);
-  if (b.size() != fields + 8 * size_t{count})
+  if (b.size() != expected)
     return refuse(std::string(reply ? "a reply" : "a request") + " with " +
                   (reply ? std::to_string(std::popcount(second)) + " device timings and " : "") +
-                  std::to_string(count) + " buffers is " +
-                  std::to_string(fields + 8 * size_t{count}) + " bytes");
+                  std::to_string(count) + " buffers is " + std::to_string(expected) + " bytes");
   if (reply) {
     const std::byte* w = b.data() + CompactRun::kFixedBytes;
     for (int64_t* v : {&run.receive_ns, &run.queue_wait_ns, &run.compute_ns, &run.reply_wait_ns,

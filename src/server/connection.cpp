@@ -512,9 +512,13 @@ bool Connection::wait_for_reply_room() {
   // In the handshake the pause ends at hello_timeout, as reading does: a
   // peer that sends requests before hello and reads none of their refusals
   // does not hold the connection past it.
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::max(Nanos(0), hello_deadline_ - steady_clock().now());
-  return write_cv_.wait_until(lock, deadline, room);
+  return write_cv_.wait_until(lock, handshake_end(), room);
+}
+
+std::chrono::steady_clock::time_point Connection::handshake_end() const {
+  // rig's steady clock is std::chrono::steady_clock.
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(hello_deadline_));
 }
 
 void Connection::dispatch_ready() {
@@ -526,11 +530,17 @@ void Connection::dispatch_ready() {
   }
 }
 
-// Until every answer owed is given and every reply is out.
+// Until every answer owed is given and every reply is out; before hello, at
+// most until hello_timeout (a peer that reads none of its refusals does not
+// hold the connection past it: the connection is then given up).
 void Connection::wait_until_answered() {
   std::unique_lock lock(write_mu_);
-  write_cv_.wait(lock,
-                 [&] { return (answers_owed_ == 0 && queue_.empty()) || dead_ || stopping_; });
+  const auto done = [&] { return (answers_owed_ == 0 && queue_.empty()) || dead_ || stopping_; };
+  if (established_) {
+    write_cv_.wait(lock, done);
+    return;
+  }
+  if (!write_cv_.wait_until(lock, handshake_end(), done)) mark_dead_locked();
 }
 
 void Connection::drain_input() {

@@ -184,6 +184,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // connection is gone): true; false when, before hello, hello_timeout ran
   // out first.
   bool wait_for_reply_room();
+  // hello_deadline_ as a time point of std::chrono::steady_clock.
+  std::chrono::steady_clock::time_point handshake_end() const;
   void queued_locked(uint64_t bytes);
   void wait_until_answered();
   void drain_input();

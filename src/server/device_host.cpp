@@ -168,7 +168,7 @@ void DeviceHost::fail_queued() {
   for (auto& job : queued) {
     JobOutcome outcome;
     outcome.error = Error{ErrorCode::disconnected, "the server is stopping"};
-    finish(job, std::move(outcome));
+    fail_unsubmitted(job, std::move(outcome));
   }
 }
 
@@ -178,7 +178,7 @@ void DeviceHost::post(std::shared_ptr<Job> job) {
     lock.unlock();
     JobOutcome outcome;
     outcome.error = Error{ErrorCode::disconnected, "the server is stopping"};
-    finish(job, std::move(outcome));
+    fail_unsubmitted(job, std::move(outcome));
     return;
   }
   // current_ and generation_ are driver-only, but with nobody driving and mu_
@@ -388,16 +388,24 @@ Result<BindingId> DeviceHost::ensure_bound(Slot& slot) {
   return *id;
 }
 
-void DeviceHost::finish(const std::shared_ptr<Job>& job, JobOutcome outcome) {
-  if (!job->answered) {
-    job->answered = true;
-    if (outcome.completed_at == Nanos(0)) outcome.completed_at = steady_now();
-    try {
-      job->done(*job, std::move(outcome));
-    } catch (const std::exception& e) {
-      log(std::string("device host: answering a ") + kind_name(job->kind) + " failed: " + e.what());
-    }
+void DeviceHost::answer(const std::shared_ptr<Job>& job, JobOutcome outcome) {
+  if (job->answered) return;
+  job->answered = true;
+  if (outcome.completed_at == Nanos(0)) outcome.completed_at = steady_now();
+  try {
+    job->done(*job, std::move(outcome));
+  } catch (const std::exception& e) {
+    log(std::string("device host: answering a ") + kind_name(job->kind) + " failed: " + e.what());
   }
+}
+
+void DeviceHost::fail_unsubmitted(const std::shared_ptr<Job>& job, JobOutcome outcome) {
+  answer(job, std::move(outcome));
+  job->lease.reset();  // never on the device
+}
+
+void DeviceHost::finish(const std::shared_ptr<Job>& job, JobOutcome outcome) {
+  answer(job, std::move(outcome));
   // A run's slot is leased again only once the device holds none of its
   // buffers: an answered run still in in_flight_ (a failed wait_next, a
   // submit that threw) keeps it until the device hands it back.

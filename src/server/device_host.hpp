@@ -238,10 +238,16 @@ class DeviceHost {
   Result<DurationRun> run_loop(const Job& job, BindingId binding);
   Result<void> ensure_current(const std::shared_ptr<ModelEntry>& entry);
   Result<BindingId> ensure_bound(Slot& slot);
-  // Answers `job` (once: an answered job is not answered again) and, for a
-  // run the device no longer holds, lets go of its slot lease.
+  // Answers `job` once (an answered job is not answered again). Any thread.
+  void answer(const std::shared_ptr<Job>& job, JobOutcome outcome);
+  // The driver's answer: answer(), then, for a run the device no longer
+  // holds, lets go of its slot lease.
   void finish(const std::shared_ptr<Job>& job, JobOutcome outcome);
+  // answer() and the lease of a job that never reached the device (queued
+  // when the host stops). Any thread: it reads no driver state.
+  void fail_unsubmitted(const std::shared_ptr<Job>& job, JobOutcome outcome);
   // Whether the device may still hold `job`'s buffers (it is in in_flight_).
+  // Driver-only.
   bool on_device(const Job& job) const;
   void on_completion(Result<Completion> completion);
   bool stopping() const;

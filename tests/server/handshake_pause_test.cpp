@@ -1,8 +1,10 @@
-// A peer that sends requests before hello and never reads their refusals:
-// once its unsent replies reach its share the server stops reading from it,
-// and that pause, like a read, ends at hello_timeout with the connection
-// closed; it does not hold the connection (and its thread) for ever.
+// Peers that send requests before hello and never read their refusals: the
+// server must not hold such a connection (and its threads) past
+// hello_timeout, neither while its reads are paused for reply room nor
+// while it waits, closing, for its last replies to go out.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <thread>
 
@@ -14,45 +16,100 @@
 namespace rig::server {
 namespace {
 
-TEST(HandshakePause, PausedReadsBeforeHelloEndAtTheHelloTimeout) {
+// A server whose one connection is `peer`'s end of a socketpair, with a
+// small send buffer on the server's end so that replies queue early.
+struct Handshake {
+  std::unique_ptr<Server> server;
+  testing::RawClient peer{wire::Socket()};
+};
+
+Handshake serve_one(const ServerSettings& s) {
+  Handshake h;
+  auto server = Server::start(std::make_unique<testing::FakeDevice>(testing::FakeOptions{}), s);
+  EXPECT_TRUE(server) << server.error().to_string();
+  auto pair = wire::socket_pair();
+  EXPECT_TRUE(pair);
+  const int small = 4096;
+  ::setsockopt(pair->first.fd(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  (*server)->adopt(std::move(pair->first));
+  h.server = std::move(*server);
+  h.peer = testing::RawClient(std::move(pair->second));
+  return h;
+}
+
+ServerSettings handshake_settings() {
   ServerSettings s;
   s.listen = "127.0.0.1:0";
-  s.max_pending_bytes = 1 << 20;
-  s.max_connections = 4;  // a share of 256 KiB
-  s.hello_timeout = std::chrono::milliseconds(300);
-  auto server = Server::start(std::make_unique<testing::FakeDevice>(testing::FakeOptions{}), s);
-  ASSERT_TRUE(server) << server.error().to_string();
-  auto pair = wire::socket_pair();
-  ASSERT_TRUE(pair);
-  (*server)->adopt(std::move(pair->first));
-  testing::RawClient c(std::move(pair->second));
-  // 40000 requests before hello, each refused with an error reply:
-  // megabytes of replies, none of them read.
+  s.max_pending_bytes = 256 << 10;
+  s.max_connections = 4;  // a share of 64 KiB
+  s.hello_timeout = std::chrono::milliseconds(500);
+  return s;
+}
+
+// `n` describe requests, each refused before hello with an error reply.
+std::vector<std::byte> refused_requests(uint32_t n) {
   std::vector<std::byte> stream;
   wire::pb::Body d;
   d.mutable_describe_model_request()->set_handle(1);
-  for (uint32_t i = 0; i < 40000; ++i) {
+  for (uint32_t i = 0; i < n; ++i) {
     auto f = wire::encode_frame(i + 1, wire::Action::describe_model, wire::Status::ok, d, {},
                                 wire::Limits{});
-    ASSERT_TRUE(f);
+    EXPECT_TRUE(f);
     wire::append_frame(*f, stream);
   }
-  std::thread sender([&] { c.send_bytes(stream); });
-  // Bounded waits on the server's counters (never an assertion on time):
-  // first the pause, then the close at hello_timeout.
+  return stream;
+}
+
+// Waits, bounded (never an assertion on time), until `done`.
+template <class Done>
+bool eventually(Done done) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  const auto wait_until = [&](auto done) {
-    while (!done() && std::chrono::steady_clock::now() < give_up)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return done();
-  };
-  EXPECT_TRUE(wait_until([&] { return (*server)->stats().reads_paused > 0; }));
-  const bool closed = wait_until([&] { return (*server)->stats().timed_out > 0; });
+  while (!done() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return done();
+}
+
+size_t open_fds() {
+  size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (::readdir(d)) ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+TEST(HandshakePause, PausedReadsBeforeHelloEndAtTheHelloTimeout) {
+  const ServerSettings s = handshake_settings();
+  Handshake h = serve_one(s);
+  // 40000 refusals, none of them read: far more than the share.
+  const auto stream = refused_requests(40000);
+  std::thread sender([&] { h.peer.send_bytes(stream); });
+  EXPECT_TRUE(eventually([&] { return h.server->stats().reads_paused > 0; }));
+  const bool closed = eventually([&] { return h.server->stats().timed_out > 0; });
   EXPECT_TRUE(closed) << "a paused handshake outlived hello_timeout";
   // The server closed its end: the sender's writes fail and it ends (on a
   // failure, this end is closed so that the test ends too).
-  if (!closed) c.socket().shutdown();
+  if (!closed) h.peer.socket().shutdown();
   sender.join();
+}
+
+// Refusals under the share, then a frame that breaks framing: the server
+// answers and closes, waiting for its replies to go out, but not past
+// hello_timeout when the peer reads none of them.
+TEST(HandshakePause, ClosingBeforeHelloWaitsForItsRepliesNoLongerThanTheHelloTimeout) {
+  const ServerSettings s = handshake_settings();
+  Handshake h = serve_one(s);
+  const size_t open = open_fds();       // the server's, and both ends of the socketpair
+  auto stream = refused_requests(400);  // ~30 KiB of replies: under the 64 KiB share
+  const std::byte junk[wire::kHeaderSize] = {std::byte{'X'}};
+  stream.insert(stream.end(), std::begin(junk), std::end(junk));
+  h.peer.send_bytes(stream);
+  EXPECT_TRUE(eventually([&] { return h.server->stats().closed_on_error > 0; }));
+  // The server's end of the socketpair is closed, though nothing was read.
+  const bool closed = eventually([&] { return open_fds() < open; });
+  EXPECT_TRUE(closed) << "a closing handshake outlived hello_timeout";
+  EXPECT_EQ(h.server->stats().reads_paused, 0u);  // it never paused: the other test's path
+  h.peer.socket().shutdown();
 }
 
 }  // namespace
