@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -134,9 +135,19 @@ Result<History> History::open(const std::string& path) {
   if (rc != SQLITE_OK) return tl::unexpected(h.sql_error("open"));
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   // WAL lets readers and one writer proceed together; the busy timeout makes
-  // concurrent writers wait their turn rather than fail.
-  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr) != SQLITE_OK)
-    return tl::unexpected(h.sql_error("set the WAL journal"));
+  // concurrent writers wait their turn rather than fail. Switching the
+  // journal to WAL takes an exclusive lock without calling the busy handler
+  // (SQLite answers "database is locked" at once while another process opens
+  // or switches the same file), so it is retried here within the same bound.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (auto pause = std::chrono::milliseconds(1);;
+       pause = std::min(2 * pause, std::chrono::milliseconds(50))) {
+    const int wal = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if (wal == SQLITE_OK) break;
+    if ((wal != SQLITE_BUSY && wal != SQLITE_LOCKED) || std::chrono::steady_clock::now() > give_up)
+      return tl::unexpected(h.sql_error("set the WAL journal"));
+    std::this_thread::sleep_for(pause);
+  }
   if (auto ok = h.migrate(); !ok) return tl::unexpected(ok.error());
   return h;
 }

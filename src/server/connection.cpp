@@ -224,6 +224,16 @@ void Connection::writer_main() {
 }
 
 void Connection::writer_loop() {
+  // Writes block in sendmsg() itself, in slices of idle_timeout when it is
+  // set (one system call per write, as before; a slice that passes without
+  // room comes back as would_block and wait_writable() checks the deadline).
+  if (const Nanos idle = server_.settings.idle_timeout; idle > Nanos(0)) {
+    const auto slice = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::clamp(idle / kSliceDivisor, Nanos(kMinSlice), Nanos(kMaxSlice)));
+    const timeval tv{static_cast<time_t>(slice.count() / 1'000'000),
+                     static_cast<suseconds_t>(slice.count() % 1'000'000)};
+    (void)::setsockopt(socket_.fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  }
   std::unique_lock lock(write_mu_);
   for (;;) {
     // dead_: close_down() joins this thread once the connection has ended.
@@ -240,6 +250,7 @@ void Connection::writer_loop() {
     Outgoing& out = queue_.front();  // stays put: others only push_back
     lock.unlock();
     Result<void> ok;
+    Nanos stalled_since{-1};  // since when the client has taken none of this reply
     while (out.offset < out.frame.size()) {
       auto n = wire::write_frame_some(socket_, out.frame, out.offset, false);
       if (!n) {
@@ -247,6 +258,11 @@ void Connection::writer_loop() {
         break;
       }
       out.offset += n->bytes;
+      if (n->bytes > 0) stalled_since = Nanos(-1);
+      if (n->would_block && !wait_writable(stalled_since)) {
+        ok = fail(ErrorCode::timeout, "stalled");
+        break;
+      }
     }
     const Nanos took = steady_clock().now() - out.started;
     lock.lock();
@@ -256,6 +272,31 @@ void Connection::writer_loop() {
     if (!ok) mark_dead_locked();
     write_cv_.notify_all();
   }
+}
+
+bool Connection::wait_writable(Nanos& stalled_since) {
+  const Nanos idle = server_.settings.idle_timeout;
+  const Nanos now = steady_clock().now();
+  if (stalled_since < Nanos(0)) stalled_since = now;
+  int wait_ms = -1;  // idle_timeout 0: wait for room (or shutdown()) for ever
+  if (idle > Nanos(0)) {
+    const Nanos left = idle - (now - stalled_since);
+    if (left <= Nanos(0)) {
+      ++server_.timed_out;
+      server_.log(who() + ": closing: the client took none of its replies for " +
+                  format_duration(idle) + " (idle_timeout)");
+      return false;
+    }
+    // In slices: the deadline is checked again after each.
+    wait_ms = static_cast<int>(
+        std::clamp<int64_t>(std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1, 1000));
+  }
+  // A blocking write has already waited its slice (SO_SNDTIMEO); a socket
+  // handed over non-blocking (Server::adopt) waits here instead of spinning.
+  pollfd p{socket_.fd(), POLLOUT, 0};
+  while (::poll(&p, 1, wait_ms) < 0 && errno == EINTR) {
+  }
+  return true;  // room, an error or the end (the next write tells), or a slice passed
 }
 
 // No more writes. The queue is left to the writer (which may be writing its

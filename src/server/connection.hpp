@@ -17,6 +17,9 @@
 //    stops reading, so a client that sends and never reads costs the server
 //    at most its share plus the replies of the requests already admitted
 //    (bounded by its run slots); the other connections are not affected.
+//    Such a client does not keep its connection: before hello, the pause and
+//    the closing wait end at hello_timeout; after it, the writer gives up on
+//    a reply the client takes none of for idle_timeout (wait_writable()).
 //  * shutdown() (the server stopping) wakes every thread of the connection;
 //    join() then waits for them.
 //
@@ -154,6 +157,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void send_from(wire::OutFrame& frame);
   void writer_main();
   void writer_loop();
+  // Writer thread: the socket took none of a reply. Waits for room, at most
+  // a slice; false (counted in timed_out, logged) once the client has taken
+  // nothing since `stalled_since` for idle_timeout (0: never), as a client
+  // that reads none of its replies is gone. Sets `stalled_since` when < 0.
+  bool wait_writable(Nanos& stalled_since);
   void mark_dead_locked();
   void announce_gone_locked();
   void reader_main();

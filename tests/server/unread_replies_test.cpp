@@ -1,7 +1,8 @@
-// Peers that send requests before hello and never read their refusals: the
-// server must not hold such a connection (and its threads) past
-// hello_timeout, neither while its reads are paused for reply room nor
-// while it waits, closing, for its last replies to go out.
+// Peers that never read their replies. Before hello, the server must not
+// hold such a connection (and its threads) past hello_timeout, neither while
+// its reads are paused for reply room nor while it waits, closing, for its
+// last replies to go out. After hello, a client that takes none of a reply
+// for idle_timeout is gone: its connection is closed.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -109,6 +110,28 @@ TEST(HandshakePause, ClosingBeforeHelloWaitsForItsRepliesNoLongerThanTheHelloTim
   const bool closed = eventually([&] { return open_fds() < open; });
   EXPECT_TRUE(closed) << "a closing handshake outlived hello_timeout";
   EXPECT_EQ(h.server->stats().reads_paused, 0u);  // it never paused: the other test's path
+  h.peer.socket().shutdown();
+}
+
+TEST(UnreadReplies, AClientThatTakesNoneOfAReplyForTheIdleTimeoutIsClosed) {
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  s.idle_timeout = std::chrono::milliseconds(300);
+  Handshake h = serve_one(s);
+  ASSERT_EQ(h.peer.hello().header.status, wire::Status::ok);
+  const uint32_t handle = h.peer.load("in=4,out=1048576");
+  const size_t open = open_fds();
+  // One run whose 4 MiB reply the socket cannot take; the client reads none.
+  wire::pb::Body run;
+  run.mutable_run_request()->set_handle(handle);
+  const std::vector<std::byte> input(4, std::byte{1});
+  h.peer.send(3, wire::Action::run, run, {std::span<const std::byte>(input)});
+  const bool closed = eventually([&] { return h.server->stats().timed_out > 0; });
+  EXPECT_TRUE(closed) << "a client that read nothing kept its connection";
+  EXPECT_TRUE(eventually([&] { return open_fds() < open; }));  // the server's end is closed
+  // Closed by the stalled reply, not refused and then idle: no error reply.
+  EXPECT_EQ(h.server->stats().errors_sent, 0u);
+  EXPECT_EQ(h.server->stats().requests, 3u);  // hello, load, run
   h.peer.socket().shutdown();
 }
 
