@@ -1,43 +1,19 @@
 #include "proto/wire.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 
+#include "proto/wire_bytes.hpp"
+
 namespace rig::wire {
 namespace {
 
-uint32_t load_u32(const std::byte* p) {
-  if constexpr (std::endian::native == std::endian::little) {
-    uint32_t v;  // the wire's order: one load
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
-
-void store_u32(std::byte* p, uint32_t v) {
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(p, &v, sizeof v);
-    return;
-  }
-  p[0] = static_cast<std::byte>(v & 0xff);
-  p[1] = static_cast<std::byte>((v >> 8) & 0xff);
-  p[2] = static_cast<std::byte>((v >> 16) & 0xff);
-  p[3] = static_cast<std::byte>((v >> 24) & 0xff);
-}
-
-void store_u64(std::byte* p, uint64_t v) {
-  store_u32(p, static_cast<uint32_t>(v));
-  store_u32(p + 4, static_cast<uint32_t>(v >> 32));
-}
-
-uint64_t load_u64(const std::byte* p) {
-  return load_u32(p) | static_cast<uint64_t>(load_u32(p + 4)) << 32;
-}
+using detail::check_buffers;
+using detail::describe;
+using detail::load_u32;
+using detail::store_u32;
 
 Header read_fields(std::span<const std::byte, kHeaderSize> bytes) {
   Header h;
@@ -48,49 +24,6 @@ Header read_fields(std::span<const std::byte, kHeaderSize> bytes) {
   h.status = static_cast<Status>(load_u32(bytes.data() + 16));
   return h;
 }
-
-std::string describe(const Header& h) {
-  return "message " + std::to_string(h.message_id) + " (" + to_string(h.action) + ")";
-}
-
-uint64_t buffer_limit(Action action, const Limits& limits) {
-  return action == Action::load_model ? limits.max_model_bytes : limits.max_buffer_bytes;
-}
-const char* buffer_limit_name(Action action) {
-  return action == Action::load_model ? "max_model_bytes" : "max_buffer_bytes";
-}
-
-// Checks declared buffer sizes against the limits; shared by sender and
-// receiver. `Sizes` has size() and operator[] giving a buffer's byte count.
-template <class Sizes>
-Result<void> check_buffers(const Header& h, const Sizes& sizes, const Limits& limits) {
-  if (sizes.size() > limits.max_buffers)
-    return fail(ErrorCode::limit_exceeded,
-                describe(h) + " declares " + std::to_string(sizes.size()) +
-                    " buffers; max_buffers is " + std::to_string(limits.max_buffers));
-  const uint64_t limit = buffer_limit(h.action, limits);
-  uint64_t total = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] > limit)
-      return fail(ErrorCode::limit_exceeded,
-                  describe(h) + " buffer " + std::to_string(i) + " is " + std::to_string(sizes[i]) +
-                      " bytes; " + buffer_limit_name(h.action) + " is " + std::to_string(limit));
-    total += sizes[i];  // each <= 2^63 / max_buffers: cannot overflow
-    if (total > limits.max_frame_bytes)
-      return fail(ErrorCode::limit_exceeded, describe(h) + " declares more than " +
-                                                 std::to_string(limits.max_frame_bytes) +
-                                                 " buffer bytes; max_frame_bytes is " +
-                                                 std::to_string(limits.max_frame_bytes));
-  }
-  return {};
-}
-
-// The sizes of the buffers a frame sends, for check_buffers().
-struct BufferSizes {
-  const std::vector<std::span<const std::byte>>& buffers;
-  size_t size() const { return buffers.size(); }
-  uint64_t operator[](size_t i) const { return buffers[i].size(); }
-};
 
 }  // namespace
 
@@ -298,110 +231,6 @@ Result<OutFrame> encode_frame(uint32_t message_id, Action action, Status status,
   if (auto ok = encode_frame_into(out, message_id, action, status, body, limits); !ok)
     return tl::unexpected(ok.error());
   return out;
-}
-
-namespace {
-
-// Bytes of a compact body before its buffer sizes.
-size_t compact_fields(const CompactRun& run) {
-  if (run.kind != CompactRun::Kind::reply) return CompactRun::kFixedBytes;
-  return CompactRun::kFixedBytes + CompactRun::kReplyFieldBytes +
-         8 * static_cast<size_t>(std::popcount(run.device_present & CompactRun::kAllDevice));
-}
-
-}  // namespace
-
-Result<void> encode_compact_into(OutFrame& out, uint32_t message_id, const CompactRun& run,
-                                 const Limits& limits) {
-  Header h;
-  h.message_id = message_id;
-  h.action = Action::run_compact;
-  if (auto ok = check_buffers(h, BufferSizes{out.buffers}, limits); !ok) return ok;
-  const size_t n = out.buffers.size();
-  const bool reply = run.kind == CompactRun::Kind::reply;
-  const uint32_t present = run.device_present & CompactRun::kAllDevice;
-  const size_t fields = compact_fields(run);
-  out.body.resize(fields + 8 * n);  // keeps the string's capacity
-  auto* p = reinterpret_cast<std::byte*>(out.body.data());
-  store_u32(p, static_cast<uint32_t>(run.kind));
-  store_u32(p + 4, reply ? present : run.handle);
-  store_u32(p + 8, static_cast<uint32_t>(n));
-  if (reply) {
-    std::byte* w = p + CompactRun::kFixedBytes;
-    for (int64_t v : {run.receive_ns, run.queue_wait_ns, run.compute_ns, run.reply_wait_ns,
-                      run.previous_send_ns}) {
-      store_u64(w, static_cast<uint64_t>(v));
-      w += 8;
-    }
-    for (uint32_t i = 0; i < 4; ++i)
-      if (present >> i & 1) {
-        store_u64(w, static_cast<uint64_t>(run.device[i]));
-        w += 8;
-      }
-  }
-  for (size_t i = 0; i < n; ++i) store_u64(p + fields + 8 * i, out.buffers[i].size());
-  if (out.body.size() > limits.max_body_bytes)
-    return fail(ErrorCode::limit_exceeded,
-                describe(h) + " would have a body of " + std::to_string(out.body.size()) +
-                    " bytes; max_body_bytes is " + std::to_string(limits.max_body_bytes));
-  h.body_size = static_cast<uint32_t>(out.body.size());
-  out.header = encode_header(h);
-  return {};
-}
-
-Result<CompactRun> decode_compact(const Header& header, BodyView body, const Limits& limits,
-                                  std::vector<uint64_t>& sizes) {
-  const std::span<const std::byte> b = body.bytes();
-  const auto refuse = [&](const std::string& why) {
-    return fail(ErrorCode::protocol, describe(header) + ": its " + std::to_string(b.size()) +
-                                         "-byte body is not a compact run body: " + why);
-  };
-  if (b.size() < CompactRun::kFixedBytes)
-    return refuse("shorter than its " + std::to_string(CompactRun::kFixedBytes) + " fixed bytes");
-  CompactRun run;
-  const uint32_t kind = load_u32(b.data());
-  if (kind != static_cast<uint32_t>(CompactRun::Kind::request) &&
-      kind != static_cast<uint32_t>(CompactRun::Kind::reply)) {
-    char text[16];
-    std::snprintf(text, sizeof text, "0x%08x", kind);
-    return refuse(std::string("kind ") + text + " is neither 1 (request) nor 2 (reply)");
-  }
-  run.kind = static_cast<CompactRun::Kind>(kind);
-  const bool reply = run.kind == CompactRun::Kind::reply;
-  const uint32_t second = load_u32(b.data() + 4);
-  const uint32_t count = load_u32(b.data() + 8);
-  if (reply && (second & ~CompactRun::kAllDevice) != 0)
-    return refuse("device_present has bits beyond the four device timings");
-  if (reply) run.device_present = second;
-  if (!reply) run.handle = second;
-  if (count > limits.max_buffers)
-    return fail(ErrorCode::limit_exceeded, describe(header) + " declares " + std::to_string(count) +
-                                               " buffers; max_buffers is " +
-                                               std::to_string(limits.max_buffers));
-  // In 64 bits: a count near 2^32 cannot wrap the size it implies.
-  const uint64_t expected = compact_fields(run) + 8 * uint64_t{count};
-  const size_t fields = compact_fields(run);
-  if (b.size() != expected)
-    return refuse(std::string(reply ? "a reply" : "a request") + " with " +
-                  (reply ? std::to_string(std::popcount(second)) + " device timings and " : "") +
-                  std::to_string(count) + " buffers is " + std::to_string(expected) + " bytes");
-  if (reply) {
-    const std::byte* w = b.data() + CompactRun::kFixedBytes;
-    for (int64_t* v : {&run.receive_ns, &run.queue_wait_ns, &run.compute_ns, &run.reply_wait_ns,
-                       &run.previous_send_ns}) {
-      *v = static_cast<int64_t>(load_u64(w));
-      w += 8;
-    }
-    for (uint32_t i = 0; i < 4; ++i)
-      if (second >> i & 1) {
-        run.device[i] = static_cast<int64_t>(load_u64(w));
-        w += 8;
-      }
-  }
-  sizes.resize(count);
-  for (size_t i = 0; i < count; ++i) sizes[i] = load_u64(b.data() + fields + 8 * i);
-  if (auto ok = check_buffers(header, sizes, limits); !ok) return tl::unexpected(ok.error());
-  return run;
 }
 
 OutFrame encode_error(uint32_t message_id, Action action, const Error& error) {

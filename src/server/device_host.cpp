@@ -1,3 +1,8 @@
+// The device host (device_host.hpp): the driver role, its hand-over between
+// the posting thread and the device thread, and the jobs' execution. One
+// file on purpose: driving, executing and answering share the driver-only
+// state (in_flight_, the current model, the generation) under one
+// single-driver contract, which a split would spread over files.
 #include "server/device_host.hpp"
 
 #include <algorithm>

@@ -1,3 +1,7 @@
+// The session's handlers, one per action, with their admission and their
+// answers. One file on purpose: every handler shares the session's handle
+// table, placement and run-job state (session.hpp), and split by action that
+// state would need an interface of its own with no second user.
 #include "server/session.hpp"
 
 #include <algorithm>
