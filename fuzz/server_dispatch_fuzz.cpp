@@ -5,11 +5,15 @@
 // releases are reachable.
 //
 // Checks, beyond "does not crash or hang": every byte the server sends back
-// parses as well-formed frames, and the stream ends cleanly. The requests of
+// parses as well-formed frames, and the stream ends cleanly. Each input ends
+// only once the connection's threads have ended: they free their buffers
+// after the client has seen the end of the stream, and libFuzzer's leak
+// check after an input counts every thread's allocations. The requests of
 // one input arrive in few reads, so the order in which the server places and
 // handles frames of one read is exercised too.
 //
 // RIG_FUZZ_SEEDS=DIR writes a seed corpus (request sequences) to DIR.
+#include <dirent.h>
 #include <sys/socket.h>
 
 #include <cstdint>
@@ -42,6 +46,17 @@ Limits fuzz_limits() {
 
 void check(bool ok) {
   if (!ok) __builtin_trap();
+}
+
+// Threads of this process now.
+size_t threads() {
+  size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+  }
+  return n;
 }
 
 server::Server& the_server() {
@@ -138,7 +153,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto pair = socket_pair();
   check(pair.has_value());
   Socket client = std::move(pair->second);
-  the_server().adopt(std::move(pair->first));
+  server::Server& server = the_server();
+  const size_t before = threads();
+  server.adopt(std::move(pair->first));
   // Write from another thread so that replies can never back up into a
   // deadlock with a large input.
   std::thread writer([&] {
@@ -164,5 +181,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   check(replies.finish().has_value());
   writer.join();
+  // The connection's reader (and writer) end just after the end of stream.
+  for (int i = 0; i < 100000 && threads() > before; ++i) std::this_thread::yield();
   return 0;
 }
