@@ -35,6 +35,7 @@
 // the machine affects both alike.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -94,6 +95,35 @@ T must(Result<T> r, const char* what) {
 
 void must(Result<void> r, const char* what) {
   if (!r) die(std::string(what) + ": " + r.error().to_string());
+}
+
+// Context switches of the whole process (both ends of a round trip run in
+// it): voluntary (a thread blocked, e.g. in recv) and involuntary (a woken
+// thread preempted the one running).
+struct Switches {
+  double voluntary = 0, involuntary = 0;
+};
+
+Switches switches_now() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return {static_cast<double>(u.ru_nvcsw), static_cast<double>(u.ru_nivcsw)};
+}
+
+// Switches per round trip since `before`, into `out` (one per repeat).
+void count_switches(const Switches& before, int round_trips, std::vector<Switches>& out) {
+  const Switches after = switches_now();
+  out.push_back({(after.voluntary - before.voluntary) / round_trips,
+                 (after.involuntary - before.involuntary) / round_trips});
+}
+
+Switches median(const std::vector<Switches>& v) {
+  std::vector<double> vol, invol;
+  for (const auto& s : v) {
+    vol.push_back(s.voluntary);
+    invol.push_back(s.involuntary);
+  }
+  return {median(vol), median(invol)};
 }
 
 // ---- raw references --------------------------------------------------------
@@ -356,6 +386,7 @@ struct Pair {
   double ping = 0;      // round trips: rig's ping (no device), microseconds, median
   double protobuf = 0;  // round trips: the run action (compact=0), microseconds, median
   double framed = 0;    // round trips: raw_framed_ping_pong(), microseconds, median
+  Switches rig_switches, raw_switches;  // round trips: per round trip, median
 };
 
 Pair compare_4k(const std::string& listen) {
@@ -373,7 +404,7 @@ Pair compare_4k(const std::string& listen) {
     raw.push_back(raw_4k(raw_where));
     rig.push_back(rig_4k(*device, slots));
   }
-  return {median(rig), median(raw)};
+  return {median(rig), median(raw), 0, 0, 0, {}, {}};
 }
 
 // rig's run is run_compact (the remote device's default); the protobuf run
@@ -398,14 +429,21 @@ Pair compare_round_trip(const std::string& listen) {
   raw_ping_pong(raw_where);
   raw_framed_ping_pong(raw_where);
   std::vector<double> rig, raw, ping, protobuf, framed;
+  std::vector<Switches> rig_switches, raw_switches;
   for (int r = 0; r < kRepeats; ++r) {
+    Switches before = switches_now();
     raw.push_back(raw_ping_pong(raw_where));
+    count_switches(before, kPings, raw_switches);
     framed.push_back(raw_framed_ping_pong(raw_where));
+    before = switches_now();
     rig.push_back(rig_round_trip(*device, slots.ids[0]));
+    count_switches(before, kPings, rig_switches);
     ping.push_back(rig_ping_round_trip(server->address()));
     if (pb_device) protobuf.push_back(rig_round_trip(*pb_device, pb_slots.ids[0]));
   }
-  return {median(rig), median(raw), median(ping), pb_device ? median(protobuf) : 0, median(framed)};
+  return {
+      median(rig),    median(raw),          median(ping),        pb_device ? median(protobuf) : 0,
+      median(framed), median(rig_switches), median(raw_switches)};
 }
 
 #if RIG_WIRE_BENCH_GRPC
@@ -622,6 +660,14 @@ int main(int argc, char** argv) {
           "        the kernel's share: a raw echo of run_compact's bytes (%zu out, %zu back) "
           "with rig's system calls %.2f us (+%.2f us over the 64-byte echo)\n",
           kFramedOut, kFramedBack, p.framed, p.framed - p.raw);
+      // Both ends block once per round trip in each (2 voluntary); the
+      // involuntary ones are the scheduler preempting on a wake-up, which
+      // pinned to one CPU costs a switch each (docs/benchmarks.md).
+      std::printf(
+          "        context switches per round trip: rig %.2f voluntary + %.2f involuntary, "
+          "raw %.2f + %.2f\n",
+          p.rig_switches.voluntary, p.rig_switches.involuntary, p.raw_switches.voluntary,
+          p.raw_switches.involuntary);
       if (kProtobufRuns)
         std::printf("        the protobuf run action (compact=0): %.2f us, rig/raw %.3f\n",
                     p.protobuf, p.protobuf / p.raw);

@@ -103,14 +103,13 @@ void Connection::abort(const std::string& why) {
 }
 
 void Connection::owe_answer() {
-  std::lock_guard lock(write_mu_);
-  ++answers_owed_;
+  answers_owed_.fetch_add(1);
 }
 
 void Connection::answered() {
+  if (answers_owed_.fetch_sub(1) != 1 || !awaiting_answers_.load()) return;
   {
-    std::lock_guard lock(write_mu_);
-    --answers_owed_;
+    std::lock_guard lock(write_mu_);  // the waiter is waiting, or has not looked yet
   }
   write_cv_.notify_all();
 }
@@ -129,24 +128,25 @@ void Connection::reply(uint32_t id, Action action, wire::pb::Body& body,
 
 void Connection::reply_reusing(uint32_t id, Action action, wire::pb::Body& body,
                                std::span<const std::vector<std::byte>> buffers,
-                               std::shared_ptr<void> hold) {
-  send_reusing(id, action, buffers, std::move(hold), [&](wire::OutFrame& frame) {
+                               std::shared_ptr<void> hold, Nanos made_at) {
+  send_reusing(id, action, buffers, std::move(hold), made_at, [&](wire::OutFrame& frame) {
     return wire::encode_frame_into(frame, id, action, Status::ok, body, server_.settings.limits);
   });
 }
 
 void Connection::reply_compact(uint32_t id, const wire::CompactRun& run,
                                std::span<const std::vector<std::byte>> buffers,
-                               std::shared_ptr<void> hold) {
-  send_reusing(id, Action::run_compact, buffers, std::move(hold), [&](wire::OutFrame& frame) {
-    return wire::encode_compact_into(frame, id, run, server_.settings.limits);
-  });
+                               std::shared_ptr<void> hold, Nanos made_at) {
+  send_reusing(id, Action::run_compact, buffers, std::move(hold), made_at,
+               [&](wire::OutFrame& frame) {
+                 return wire::encode_compact_into(frame, id, run, server_.settings.limits);
+               });
 }
 
 template <class Encode>
 void Connection::send_reusing(uint32_t id, Action action,
                               std::span<const std::vector<std::byte>> buffers,
-                              std::shared_ptr<void> hold, const Encode& encode) {
+                              std::shared_ptr<void> hold, Nanos made_at, const Encode& encode) {
   thread_local wire::OutFrame frame;
   frame.buffers.clear();
   for (const auto& b : buffers) frame.buffers.emplace_back(b);
@@ -155,7 +155,7 @@ void Connection::send_reusing(uint32_t id, Action action,
     return reply_error(id, action, ok.error());
   }
   frame.hold = std::move(hold);
-  send_from(frame);
+  send_from(frame, made_at);
   // Written (or moved into the queue): nothing of this reply stays here.
   frame.hold.reset();
   frame.buffers.clear();
@@ -166,11 +166,11 @@ void Connection::reply_error(uint32_t id, Action action, const Error& error) {
   send(wire::encode_error(id, action, error));
 }
 
-void Connection::send_from(wire::OutFrame& frame) {
+void Connection::send_from(wire::OutFrame& frame, Nanos made_at) {
   std::unique_lock lock(write_mu_);
   if (dead_) return;
   if (queue_.empty()) {
-    const Nanos t0 = steady_clock().now();
+    const Nanos t0 = made_at >= Nanos(0) ? made_at : steady_clock().now();
     auto n = wire::write_frame_some(socket_, frame, 0, true);
     if (!n) {
       mark_dead_locked();
@@ -576,6 +576,7 @@ void Connection::dispatch_ready() {
 // hold the connection past it: the connection is then given up).
 void Connection::wait_until_answered() {
   std::unique_lock lock(write_mu_);
+  awaiting_answers_.store(true);  // before the count is read (answered())
   const auto done = [&] { return (answers_owed_ == 0 && queue_.empty()) || dead_ || stopping_; };
   if (established_) {
     write_cv_.wait(lock, done);

@@ -102,12 +102,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
              std::vector<std::span<const std::byte>> buffers = {}, std::shared_ptr<void> hold = {});
   // reply() with buffers the caller keeps alive through `hold` (a slot's
   // outputs), encoded into a frame this thread reuses: a reply the socket
-  // takes at once allocates nothing. Any thread.
+  // takes at once allocates nothing. `made_at` (steady clock) is when the
+  // caller took the reply's fields: its send time (last_send) counts from
+  // there, so the caller's clock read serves both. Any thread.
   void reply_reusing(uint32_t id, wire::Action action, wire::pb::Body& body,
-                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold);
+                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,
+                     Nanos made_at);
   // reply_reusing() of a run_compact reply: `run`'s fields, no protobuf.
   void reply_compact(uint32_t id, const wire::CompactRun& run,
-                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold);
+                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,
+                     Nanos made_at);
   void reply_error(uint32_t id, wire::Action action, const Error& error);
   // Something failed that the protocol cannot answer (an exception while
   // replying): close this connection, keep the server. Any thread.
@@ -130,7 +134,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The key failed authentications are counted under: the peer's address
   // for TCP, this connection for a unix socket or a socketpair.
   std::string auth_peer() const;
-  // How long the last reply took to write.
+  // How long the last reply took to write (from made_at for a reused one).
   Nanos last_send() const { return last_send_.load(); }
   // The unsent reply bytes above which the reader pauses.
   uint64_t reply_share() const { return reply_share_; }
@@ -151,10 +155,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   template <class Encode>
   void send_reusing(uint32_t id, wire::Action action,
                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,
-                    const Encode& encode);
+                    Nanos made_at, const Encode& encode);
   // Sends `frame`; what the socket does not take at once is moved into the
   // queue. Written whole, `frame` is left as it was (its hold included).
-  void send_from(wire::OutFrame& frame);
+  // The send time counts from `made_at`, or from now when it is negative.
+  void send_from(wire::OutFrame& frame, Nanos made_at = Nanos(-1));
   void writer_main();
   void writer_loop();
   // Writer thread: the socket took none of a reply. Waits for room, at most
@@ -231,7 +236,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool writer_exit_ = false;
   bool dead_ = false;
   bool stopping_ = false;
-  uint32_t answers_owed_ = 0;
+  // Answers owed (owe_answer, answered) change without write_mu_: answered()
+  // takes the lock to notify only when it gives the last one while
+  // wait_until_answered() waits for it (awaiting_answers_). Both are
+  // sequentially consistent: either the waiter sees the count reach zero, or
+  // the notifier sees the waiter.
+  std::atomic<uint32_t> answers_owed_{0};
+  std::atomic<bool> awaiting_answers_{false};
   std::atomic<Nanos> last_send_{Nanos(0)};
 };
 

@@ -53,16 +53,53 @@ bool same_shapes(const std::vector<InputShape>& a, const std::vector<InputShape>
 
 }  // namespace
 
-SlotLease::~SlotLease() {
-  slot_->busy.store(false, std::memory_order_release);
+namespace {
+
+// The allocator of a slot's lease: the lease and its control block live in
+// the slot's lease_storage (a slot has at most one lease at a time), and
+// handing that storage back is what frees the slot. The allocator holds the
+// entry, so the slot outlives the control block's last touch of its
+// storage (libstdc++ destroys the block through a copy of the allocator).
+template <class T>
+struct LeaseStorage {
+  using value_type = T;
+  std::shared_ptr<ModelEntry> entry;
+  Slot* slot;
+
+  LeaseStorage(std::shared_ptr<ModelEntry> e, Slot* s) : entry(std::move(e)), slot(s) {}
+  template <class U>
+  LeaseStorage(const LeaseStorage<U>& other) : entry(other.entry), slot(other.slot) {}
+
+  T* allocate(size_t n) {
+    static_assert(alignof(T) <= alignof(std::max_align_t));
+    // A block larger than the storage (another standard library's layout)
+    // falls back to the heap.
+    if (n * sizeof(T) > sizeof slot->lease_storage)
+      return static_cast<T*>(::operator new(n * sizeof(T)));
+    return reinterpret_cast<T*>(slot->lease_storage);
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (reinterpret_cast<std::byte*>(p) != slot->lease_storage) ::operator delete(p, n * sizeof(T));
+    slot->busy.store(false, std::memory_order_release);
+  }
+  template <class U>
+  bool operator==(const LeaseStorage<U>& other) const {
+    return slot == other.slot;
+  }
+};
+
+std::shared_ptr<SlotLease> lease(const std::shared_ptr<ModelEntry>& entry, Slot* slot) {
+  return std::allocate_shared<SlotLease>(LeaseStorage<SlotLease>(entry, slot), entry, slot);
 }
+
+}  // namespace
 
 Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry>& entry) {
   // Only this thread grows `slots`: scanning them needs no lock.
   for (auto& slot : entry->slots)
     if (!slot->busy.load(std::memory_order_relaxed) &&
         !slot->busy.exchange(true, std::memory_order_acquire))
-      return std::make_shared<SlotLease>(entry, slot.get());
+      return lease(entry, slot.get());
   std::lock_guard lock(entry->mu);
   if (entry->slots.size() >= entry->max_slots)
     return fail(ErrorCode::queue_full,
@@ -91,7 +128,7 @@ Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry
   slot->hold = std::move(hold);
   slot->busy.store(true, std::memory_order_relaxed);  // published by the lock and the lease
   entry->slots.push_back(std::move(slot));
-  return std::make_shared<SlotLease>(entry, entry->slots.back().get());
+  return lease(entry, entry->slots.back().get());
 }
 
 DeviceHost::DeviceHost(std::unique_ptr<Device> device, HostSettings settings)
@@ -99,6 +136,7 @@ DeviceHost::DeviceHost(std::unique_ptr<Device> device, HostSettings settings)
   info_ = device_->info();
   info_.queue_depth = std::max<uint32_t>(1, info_.queue_depth);
   virtual_clock_ = device_->clock().is_virtual();
+  steady_device_clock_ = &device_->clock() == &static_cast<Clock&>(steady_clock());
   for (const auto& [name, value] : device_->read_sensors()) sensor_names_.push_back(name);
   thread_ = std::thread([this] { device_thread(); });
 }
@@ -393,23 +431,23 @@ Result<BindingId> DeviceHost::ensure_bound(Slot& slot) {
   return *id;
 }
 
-void DeviceHost::answer(const std::shared_ptr<Job>& job, JobOutcome outcome) {
+void DeviceHost::answer(const std::shared_ptr<Job>& job, JobOutcome&& outcome) {
   if (job->answered) return;
   job->answered = true;
   if (outcome.completed_at == Nanos(0)) outcome.completed_at = steady_now();
   try {
-    job->done(*job, std::move(outcome));
+    job->done(*job, outcome);
   } catch (const std::exception& e) {
     log(std::string("device host: answering a ") + kind_name(job->kind) + " failed: " + e.what());
   }
 }
 
-void DeviceHost::fail_unsubmitted(const std::shared_ptr<Job>& job, JobOutcome outcome) {
+void DeviceHost::fail_unsubmitted(const std::shared_ptr<Job>& job, JobOutcome&& outcome) {
   answer(job, std::move(outcome));
   job->lease.reset();  // never on the device
 }
 
-void DeviceHost::finish(const std::shared_ptr<Job>& job, JobOutcome outcome) {
+void DeviceHost::finish(const std::shared_ptr<Job>& job, JobOutcome&& outcome) {
   answer(job, std::move(outcome));
   // A run's slot is leased again only once the device holds none of its
   // buffers: an answered run still in in_flight_ (a failed wait_next, a
@@ -512,7 +550,7 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       // submit() succeeds.
       in_flight_.emplace_back(tag, job);
       job->submitted_at = steady_now();
-      job->device_submitted_at = device_->clock().now();
+      job->device_submitted_at = steady_device_clock_ ? job->submitted_at : device_->clock().now();
       if (auto ok = device_->submit(*binding, tag); !ok) {
         in_flight_.pop_back();
         return failed(ok.error());

@@ -75,6 +75,9 @@ struct Slot {
   // Taken by acquire_slot() (acquire), given back by its lease (release):
   // whatever the last holder did with the buffers happens before the next.
   std::atomic<bool> busy{false};
+  // Where the slot's one lease (and its shared_ptr control block) lives, so
+  // that leasing a slot allocates nothing (LeaseStorage in the .cpp).
+  alignas(std::max_align_t) std::byte lease_storage[96];
 };
 
 // A model a client loaded: its source (kept to reload it), what it looks
@@ -98,13 +101,13 @@ struct ModelEntry {
   std::vector<std::unique_ptr<Slot>> slots;
 };
 
-// Holds a slot busy; frees it when destroyed (after the reply that carries
-// its outputs has been written).
+// Holds a slot busy; the slot is free again once the last reference to
+// the lease is gone (after the reply that carries its outputs has been
+// written, and the device holds none of its buffers).
 class SlotLease {
  public:
   SlotLease(std::shared_ptr<ModelEntry> entry, Slot* slot)
       : entry_(std::move(entry)), slot_(slot) {}
-  ~SlotLease();
   SlotLease(const SlotLease&) = delete;
   SlotLease& operator=(const SlotLease&) = delete;
   Slot& slot() const { return *slot_; }
@@ -142,7 +145,7 @@ struct Job {
   bool take_warnings = false;                  // sensors: also Device::take_warnings
   // Called once, by the driver, when the job is done or failed; never for a
   // request still on the device when the host stops.
-  std::function<void(Job&, JobOutcome)> done;
+  std::function<void(Job&, JobOutcome&)> done;
   // True once the requester went away: a queued job is dropped before it
   // starts, a split loop stops at its next slice.
   std::function<bool()> cancelled;
@@ -239,13 +242,13 @@ class DeviceHost {
   Result<void> ensure_current(const std::shared_ptr<ModelEntry>& entry);
   Result<BindingId> ensure_bound(Slot& slot);
   // Answers `job` once (an answered job is not answered again). Any thread.
-  void answer(const std::shared_ptr<Job>& job, JobOutcome outcome);
+  void answer(const std::shared_ptr<Job>& job, JobOutcome&& outcome);
   // The driver's answer: answer(), then, for a run the device no longer
   // holds, lets go of its slot lease.
-  void finish(const std::shared_ptr<Job>& job, JobOutcome outcome);
+  void finish(const std::shared_ptr<Job>& job, JobOutcome&& outcome);
   // answer() and the lease of a job that never reached the device (queued
   // when the host stops). Any thread: it reads no driver state.
-  void fail_unsubmitted(const std::shared_ptr<Job>& job, JobOutcome outcome);
+  void fail_unsubmitted(const std::shared_ptr<Job>& job, JobOutcome&& outcome);
   // Whether the device may still hold `job`'s buffers (it is in in_flight_).
   // Driver-only.
   bool on_device(const Job& job) const;
@@ -258,6 +261,7 @@ class DeviceHost {
   DeviceInfo info_;
   std::vector<std::string> sensor_names_;
   bool virtual_clock_ = false;
+  bool steady_device_clock_ = false;  // the device's clock is steady_clock(): one read serves both
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -241,6 +241,7 @@ void Session::closed() {
   // it was queued (cancelled); kept here as well, a dropped one would keep
   // its session alive (the job holds `self`, the session its jobs).
   run_jobs_.clear();
+  last_found_.reset();
   std::lock_guard lock(models_mu_);
   models_.clear();
 }
@@ -359,7 +360,7 @@ void Session::handle_load(wire::Frame& frame, Placed placed) {
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::load;
   job->entry = entry;
-  job->done = [self = keep_alive(), id = h.message_id](Job& j, JobOutcome o) {
+  job->done = [self = keep_alive(), id = h.message_id](Job& j, JobOutcome& o) {
     if (!o.error) o.error = check_model_limits(j.entry->info, self->server().settings.limits);
     if (o.error) {
       self->reply_error(id, Action::load_model, *o.error);
@@ -395,6 +396,7 @@ void Session::handle_release(const wire::Header& h, uint32_t handle) {
     std::lock_guard lock(models_mu_);
     released = models_.erase(handle) > 0;
   }
+  if (last_found_ && last_found_->handle == handle) last_found_.reset();
   if (!released) return reply_error(h.message_id, h.action, unknown_handle(handle));
   pb::Body body;
   body.mutable_release_model_reply();
@@ -405,7 +407,7 @@ void Session::handle_sensors(const wire::Header& h, bool take_warnings) {
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::sensors;
   job->take_warnings = take_warnings;
-  job->done = [self = keep_alive(), id = h.message_id](Job&, JobOutcome o) {
+  job->done = [self = keep_alive(), id = h.message_id](Job&, JobOutcome& o) {
     if (o.error) {
       self->reply_error(id, Action::read_sensors, *o.error);
     } else {
@@ -458,9 +460,9 @@ std::shared_ptr<Session::RunJob> Session::take_run_job() {
   job->session = this;
   job->owner = this;
   job->owner_requests = requests_executed_;
-  job->done = [](Job& j, JobOutcome o) {
+  job->done = [](Job& j, JobOutcome& o) {
     auto& run = static_cast<RunJob&>(j);
-    run.session->run_done(run, std::move(o));
+    run.session->run_done(run, o);
   };
   job->cancelled = [session = this] { return session->is_closed(); };
   if (run_jobs_.size() < kMaxRunJobs) run_jobs_.push_back(job);
@@ -473,7 +475,7 @@ void Session::post_run(std::shared_ptr<RunJob> job) {
   server().host->post(std::move(job));
 }
 
-void Session::run_done(RunJob& j, JobOutcome o) {
+void Session::run_done(RunJob& j, const JobOutcome& o) {
   // Held until this returns: answering may drop the last other reference.
   const std::shared_ptr<Session> self = std::move(j.self);
   try {
@@ -485,7 +487,8 @@ void Session::run_done(RunJob& j, JobOutcome o) {
       m.receive_ns = (j.received_at - j.placed_at).count();
       m.queue_wait_ns = std::max(Nanos(0), o.started_at - j.received_at).count();
       m.compute_ns = o.compute.count();
-      m.reply_wait_ns = (steady_clock().now() - o.completed_at).count();
+      const Nanos now = steady_clock().now();
+      m.reply_wait_ns = (now - o.completed_at).count();
       m.previous_send_ns = last_send().count();
       const std::optional<Nanos>* device[4] = {&o.timings.transfer_in, &o.timings.queue_wait,
                                                &o.timings.compute, &o.timings.transfer_out};
@@ -494,7 +497,7 @@ void Session::run_done(RunJob& j, JobOutcome o) {
           m.device_present |= 1u << i;
           m.device[i] = (*device[i])->count();
         }
-      reply_compact(j.id, m, j.lease->slot().outputs, j.lease);
+      reply_compact(j.id, m, j.lease->slot().outputs, j.lease, now);
     } else {
       // Reused: a body kept in its run_reply case keeps its submessages, and
       // every field is set again below (no allocation per reply).
@@ -503,7 +506,8 @@ void Session::run_done(RunJob& j, JobOutcome o) {
       m->set_receive_ns((j.received_at - j.placed_at).count());
       m->set_queue_wait_ns(std::max(Nanos(0), o.started_at - j.received_at).count());
       m->set_compute_ns(o.compute.count());
-      m->set_reply_wait_ns((steady_clock().now() - o.completed_at).count());
+      const Nanos now = steady_clock().now();
+      m->set_reply_wait_ns((now - o.completed_at).count());
       m->set_previous_send_ns(last_send().count());
       auto* d = m->mutable_device();
       d->Clear();
@@ -511,7 +515,7 @@ void Session::run_done(RunJob& j, JobOutcome o) {
       if (o.timings.queue_wait) d->set_queue_wait_ns(o.timings.queue_wait->count());
       if (o.timings.compute) d->set_compute_ns(o.timings.compute->count());
       if (o.timings.transfer_out) d->set_transfer_out_ns(o.timings.transfer_out->count());
-      reply_reusing(j.id, Action::run, body, j.lease->slot().outputs, j.lease);
+      reply_reusing(j.id, Action::run, body, j.lease->slot().outputs, j.lease, now);
     }
   } catch (const std::exception& e) {
     abort(std::string("answering a request failed: ") + e.what());
@@ -548,7 +552,7 @@ void Session::handle_loop(const wire::Header& h, const pb::RunForDurationRequest
   job->lease = std::move(placed.lease);
   job->duration = duration;
   job->sleep_between_frames = sleep;
-  job->done = [self = keep_alive(), id = h.message_id](Job& j, JobOutcome o) {
+  job->done = [self = keep_alive(), id = h.message_id](Job& j, JobOutcome& o) {
     if (o.error) {
       self->reply_error(id, Action::run_for_duration, *o.error);
     } else {
@@ -568,9 +572,9 @@ void Session::post(std::shared_ptr<Job> job) {
     std::lock_guard lock(models_mu_);
     ++loads_pending_;
   }
-  job->done = [self = keep_alive(), answer = std::move(job->done)](Job& j, JobOutcome o) {
+  job->done = [self = keep_alive(), answer = std::move(job->done)](Job& j, JobOutcome& o) {
     try {
-      answer(j, std::move(o));
+      answer(j, o);
     } catch (const std::exception& e) {
       self->abort(std::string("answering a request failed: ") + e.what());
     }
@@ -597,10 +601,16 @@ void Session::await_loads() {
 }
 
 std::shared_ptr<ModelEntry> Session::find_model_after_loads(uint32_t handle) {
+  // Handles are never reused and only this thread releases them: an entry
+  // found before is still the handle's while no load is pending.
+  if (last_found_ && last_found_->handle == handle && loads_pending_.load() == 0)
+    return last_found_;
   std::unique_lock lock(models_mu_);
   models_cv_.wait(lock, [&] { return loads_pending_ == 0 || gone(); });
   auto it = models_.find(handle);
-  return it == models_.end() ? nullptr : it->second;
+  if (it == models_.end()) return nullptr;
+  last_found_ = it->second;
+  return last_found_;
 }
 
 std::shared_ptr<ModelEntry> Session::find_model(uint32_t handle) {

@@ -104,7 +104,7 @@ class Session final : public Connection {
   std::shared_ptr<RunJob> take_run_job();
   void post_run(std::shared_ptr<RunJob> job);
   // A run's answer (on the thread that drives the device).
-  void run_done(RunJob& job, JobOutcome outcome);
+  void run_done(RunJob& job, const JobOutcome& outcome);
   // A load is over (its reply is out): its model, when it loaded, joins the
   // handle table in the same step as it stops counting as loading.
   void load_settled(const std::shared_ptr<ModelEntry>& loaded);
@@ -131,7 +131,13 @@ class Session final : public Connection {
   std::mutex models_mu_;
   std::condition_variable models_cv_;  // wakes await_loads()
   std::map<uint32_t, std::shared_ptr<ModelEntry>> models_;
-  uint32_t loads_pending_ = 0;  // loads posted and not yet settled (load_settled)
+  // Loads posted and not yet settled (load_settled). Changed under
+  // models_mu_; atomic so that the reader sees without the lock that none
+  // is pending (only the reader posts loads, so none can start meanwhile).
+  std::atomic<uint32_t> loads_pending_{0};
+  // Reader only: the entry the last lookup found, used while no load is
+  // pending; handle_release() and closed() forget it.
+  std::shared_ptr<ModelEntry> last_found_;
   // Runs and loops the device executed for this connection (the others' are
   // the host's total less these: ReadSensorsReply.other_requests).
   std::shared_ptr<std::atomic<uint64_t>> requests_executed_ =

@@ -1,0 +1,76 @@
+// Slot leases (server/device_host.hpp): a lease and its control block live
+// in the slot itself, the slot is free again only once the last reference
+// is gone, and a lease keeps its entry (and so its slot) alive.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "server/device_host.hpp"
+
+namespace rig::server {
+namespace {
+
+std::shared_ptr<ModelEntry> entry_with(uint32_t max_slots) {
+  auto entry = std::make_shared<ModelEntry>();
+  entry->handle = 7;
+  entry->max_slots = max_slots;
+  entry->info.inputs.push_back({"in", ElementType::u8, {64}, 64});
+  entry->info.outputs.push_back({"out", ElementType::u8, {16}, 16});
+  return entry;
+}
+
+TEST(SlotLease, TheSlotStaysBusyUntilTheLastReferenceGoesAndIsThenLeasedAgain) {
+  auto entry = entry_with(2);
+  auto first = acquire_slot(entry);
+  ASSERT_TRUE(first) << first.error().message;
+  Slot* slot = &(*first)->slot();
+  EXPECT_TRUE(slot->busy.load());
+  EXPECT_EQ(slot->inputs.at(0).size(), 64u);
+  EXPECT_EQ(slot->outputs.at(0).size(), 16u);
+
+  std::shared_ptr<SlotLease> copy = *first;  // a reply still being written
+  first->reset();
+  EXPECT_TRUE(slot->busy.load()) << "freed while a reference remained";
+  auto second = acquire_slot(entry);  // must take a new slot
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_NE(&(*second)->slot(), slot);
+  EXPECT_EQ(entry->slots.size(), 2u);
+
+  copy.reset();
+  EXPECT_FALSE(slot->busy.load());
+  auto third = acquire_slot(entry);  // the freed slot, not a third one
+  ASSERT_TRUE(third) << third.error().message;
+  EXPECT_EQ(&(*third)->slot(), slot);
+  EXPECT_EQ(entry->slots.size(), 2u);
+}
+
+TEST(SlotLease, AFullEntryRefusesWithQueueFullUntilALeaseEnds) {
+  auto entry = entry_with(1);
+  auto held = acquire_slot(entry);
+  ASSERT_TRUE(held) << held.error().message;
+  auto refused = acquire_slot(entry);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::queue_full);
+  EXPECT_NE(refused.error().message.find("model handle 7 already has 1 requests in flight"),
+            std::string::npos)
+      << refused.error().message;
+  held->reset();
+  EXPECT_TRUE(acquire_slot(entry));
+}
+
+TEST(SlotLease, ALeaseKeepsItsEntryAndSlotAliveAfterEveryOtherReferenceIsGone) {
+  auto entry = entry_with(1);
+  std::weak_ptr<ModelEntry> watch = entry;
+  auto lease = acquire_slot(entry);
+  ASSERT_TRUE(lease) << lease.error().message;
+  std::shared_ptr<SlotLease> last = std::move(*lease);
+  entry.reset();  // the handle table let go (a released model, a closed connection)
+  ASSERT_FALSE(watch.expired());
+  last->slot().outputs.at(0)[0] = std::byte{42};  // still the entry's slot
+  EXPECT_EQ(last->entry()->slots.at(0)->outputs.at(0)[0], std::byte{42});
+  last.reset();  // frees the control block inside the slot, then the entry
+  EXPECT_TRUE(watch.expired());
+}
+
+}  // namespace
+}  // namespace rig::server
