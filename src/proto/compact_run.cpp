@@ -104,17 +104,17 @@ Result<CompactRun> decode_compact(const Header& header, BodyView body, const Lim
                   (reply ? std::to_string(std::popcount(second)) + " device timings and " : "") +
                   std::to_string(count) + " buffers is " + std::to_string(expected) + " bytes");
   if (reply) {
-    const std::byte* w = b.data() + CompactRun::kFixedBytes;
-    for (int64_t* v : {&run.receive_ns, &run.queue_wait_ns, &run.compute_ns, &run.reply_wait_ns,
-                       &run.previous_send_ns}) {
-      *v = static_cast<int64_t>(load_u64(w));
-      w += 8;
-    }
+    const auto word = [&](size_t i) {
+      return static_cast<int64_t>(load_u64(b.data() + CompactRun::kFixedBytes + 8 * i));
+    };
+    run.receive_ns = word(0);
+    run.queue_wait_ns = word(1);
+    run.compute_ns = word(2);
+    run.reply_wait_ns = word(3);
+    run.previous_send_ns = word(4);
+    size_t next = 5;
     for (uint32_t i = 0; i < 4; ++i)
-      if (second >> i & 1) {
-        run.device[i] = static_cast<int64_t>(load_u64(w));
-        w += 8;
-      }
+      if (second >> i & 1) run.device[i] = word(next++);
   }
   sizes.resize(count);
   for (size_t i = 0; i < count; ++i) sizes[i] = load_u64(b.data() + fields + 8 * i);
