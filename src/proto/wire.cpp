@@ -133,32 +133,49 @@ std::array<std::byte, kHeaderSize> encode_header(const Header& h) {
   return out;
 }
 
+namespace {
+
+// decode_header() and split_frame() refusals, built out of line: the checks
+// run for every frame received.
+[[gnu::cold, gnu::noinline]] Error bad_magic(uint32_t magic) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", magic);
+  return {ErrorCode::protocol, std::string("bad magic ") + buf +
+                                   " (expected 0x47495257, \"WRIG\"): not a rig peer, or "
+                                   "the stream lost its framing"};
+}
+
+[[gnu::cold, gnu::noinline]] Error body_too_large(const Header& h, const Limits& limits) {
+  return {ErrorCode::limit_exceeded, describe(h) + " has a body of " + std::to_string(h.body_size) +
+                                         " bytes; max_body_bytes is " +
+                                         std::to_string(limits.max_body_bytes)};
+}
+
+[[gnu::cold, gnu::noinline]] Error shorter_than_header(size_t size) {
+  return {ErrorCode::protocol,
+          "frame of " + std::to_string(size) + " bytes is shorter than the 20-byte header"};
+}
+
+[[gnu::cold, gnu::noinline]] Error body_missing(const Header& h, size_t have) {
+  return {ErrorCode::protocol, describe(h) + " declares a body of " + std::to_string(h.body_size) +
+                                   " bytes but has " + std::to_string(have)};
+}
+
+}  // namespace
+
 Result<Header> decode_header(std::span<const std::byte, kHeaderSize> bytes, const Limits& limits) {
   const Header h = read_fields(bytes);
-  if (h.magic != kMagic) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "0x%08x", h.magic);
-    return fail(ErrorCode::protocol, std::string("bad magic ") + buf +
-                                         " (expected 0x47495257, \"WRIG\"): not a rig peer, or "
-                                         "the stream lost its framing");
-  }
-  if (h.body_size > limits.max_body_bytes)
-    return fail(ErrorCode::limit_exceeded,
-                describe(h) + " has a body of " + std::to_string(h.body_size) +
-                    " bytes; max_body_bytes is " + std::to_string(limits.max_body_bytes));
+  if (h.magic != kMagic) return tl::unexpected(bad_magic(h.magic));
+  if (h.body_size > limits.max_body_bytes) return tl::unexpected(body_too_large(h, limits));
   return h;
 }
 
 Result<FrameHead> split_frame(std::span<const std::byte> frame, const Limits& limits) {
-  if (frame.size() < kHeaderSize)
-    return fail(ErrorCode::protocol, "frame of " + std::to_string(frame.size()) +
-                                         " bytes is shorter than the 20-byte header");
+  if (frame.size() < kHeaderSize) return tl::unexpected(shorter_than_header(frame.size()));
   auto header = decode_header(frame.first<kHeaderSize>(), limits);
   if (!header) return tl::unexpected(header.error());
   if (frame.size() - kHeaderSize < header->body_size)
-    return fail(ErrorCode::protocol, describe(*header) + " declares a body of " +
-                                         std::to_string(header->body_size) + " bytes but has " +
-                                         std::to_string(frame.size() - kHeaderSize));
+    return tl::unexpected(body_missing(*header, frame.size() - kHeaderSize));
   return FrameHead{*header, BodyView(frame.subspan(kHeaderSize, header->body_size))};
 }
 
@@ -368,12 +385,11 @@ Result<void> FrameParser::finish_head(std::span<const std::byte> head) {
   Frame& f = next_free_frame();
   f.header = split->header;
   if (is_compact(split->header)) {
-    auto run = decode_compact(split->header, split->body, limits_, sizes_);
-    if (!run) {
+    if (auto ok = decode_compact_into(split->header, split->body, limits_, f.compact, sizes_);
+        !ok) {
       failed_header_ = split->header;
-      return fail_with(run.error());
+      return fail_with(ok.error());
     }
-    f.compact = *run;
     f.body.Clear();
     // Rewritten in place: the repeated field keeps its capacity.
     auto* declared = f.body.mutable_buffer_sizes();

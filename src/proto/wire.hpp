@@ -217,6 +217,10 @@ inline bool is_compact(const Header& h) {
 // and the buffers against the limits. The declared sizes go to `sizes`.
 Result<CompactRun> decode_compact(const Header& header, BodyView body, const Limits& limits,
                                   std::vector<uint64_t>& sizes);
+// decode_compact() into `run`, which the parser reuses from frame to frame.
+// On failure `run` is unspecified.
+Result<void> decode_compact_into(const Header& header, BodyView body, const Limits& limits,
+                                 CompactRun& run, std::vector<uint64_t>& sizes);
 
 // An error reply: status from the error's code, ErrorReply body, no buffers.
 OutFrame encode_error(uint32_t message_id, Action action, const Error& error);
