@@ -266,6 +266,11 @@ using Placer = std::function<BufferPlan(const Frame&)>;
 // frames come out of pop(). After a failure it stays failed (the stream cannot
 // be resynchronised) and reports the same error.
 //
+// A frame's header and body that arrive whole in one feed (the common case
+// for a small frame: one recv() holds it) are decoded where they lie; others
+// are gathered in the parser first. Either way the same checks run, in the
+// same order, with the same errors.
+//
 // Order: the placer of a frame runs when its body is complete. A reader whose
 // placer depends on what earlier frames did (the server: hello before
 // anything, release before run) feeds with feed_some(), which stops at the end
@@ -344,7 +349,7 @@ class FrameParser {
   Frame* frame_ = nullptr;
   std::vector<uint64_t> sizes_;  // its declared buffer sizes
   bool discard_ = false;
-  bool owned_ = false;  // the buffers go into frame_.owned, grown as they arrive
+  bool owned_ = false;  // the buffers go into frame_->owned, grown as they arrive
   size_t buffer_index_ = 0;
   uint64_t buffer_have_ = 0;
   // Complete frames, oldest first: ready_count_ of ring_ from ready_head_
