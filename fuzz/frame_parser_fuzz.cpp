@@ -1,11 +1,12 @@
 // libFuzzer target: the frame parser, on arbitrary bytes.
 //
 // Checks, beyond "does not crash": the parser gives the same frames and the
-// same end-of-stream verdict whether the bytes come whole, in pieces (also
-// through the zero-copy direct reads, into buffers that grow as they
-// arrive), or one frame at a time (feed_some, as the server reads: a frame is
-// placed only after the one before it was popped), and every frame it accepts
-// encodes back to bytes that parse to the same frame.
+// same end-of-stream verdict whether the bytes come whole (each frame's head
+// then decoded where it lies), in pieces (also through the zero-copy direct
+// reads, into buffers that grow as they arrive), or one frame at a time
+// (feed_some, as the server reads: a frame is placed only after the one
+// before it was popped), and every frame it accepts encodes back to bytes
+// that parse to the same frame.
 //
 // RIG_FUZZ_SEEDS=DIR writes a seed corpus (one frame of every message) to DIR.
 #include <cstdint>

@@ -69,6 +69,14 @@ Result<void> encode_compact_into(OutFrame& out, uint32_t message_id, const Compa
 
 Result<CompactRun> decode_compact(const Header& header, BodyView body, const Limits& limits,
                                   std::vector<uint64_t>& sizes) {
+  CompactRun run;
+  if (auto ok = decode_compact_into(header, body, limits, run, sizes); !ok)
+    return tl::unexpected(ok.error());
+  return run;
+}
+
+Result<void> decode_compact_into(const Header& header, BodyView body, const Limits& limits,
+                                 CompactRun& run, std::vector<uint64_t>& sizes) {
   const std::span<const std::byte> b = body.bytes();
   const auto refuse = [&](const std::string& why) {
     return fail(ErrorCode::protocol, describe(header) + ": its " + std::to_string(b.size()) +
@@ -76,7 +84,7 @@ Result<CompactRun> decode_compact(const Header& header, BodyView body, const Lim
   };
   if (b.size() < CompactRun::kFixedBytes)
     return refuse("shorter than its " + std::to_string(CompactRun::kFixedBytes) + " fixed bytes");
-  CompactRun run;
+  run = CompactRun{};
   const uint32_t kind = load_u32(b.data());
   if (kind != static_cast<uint32_t>(CompactRun::Kind::request) &&
       kind != static_cast<uint32_t>(CompactRun::Kind::reply)) {
@@ -104,22 +112,21 @@ Result<CompactRun> decode_compact(const Header& header, BodyView body, const Lim
                   (reply ? std::to_string(std::popcount(second)) + " device timings and " : "") +
                   std::to_string(count) + " buffers is " + std::to_string(expected) + " bytes");
   if (reply) {
-    const std::byte* w = b.data() + CompactRun::kFixedBytes;
-    for (int64_t* v : {&run.receive_ns, &run.queue_wait_ns, &run.compute_ns, &run.reply_wait_ns,
-                       &run.previous_send_ns}) {
-      *v = static_cast<int64_t>(load_u64(w));
-      w += 8;
-    }
-    for (uint32_t i = 0; i < 4; ++i)
-      if (second >> i & 1) {
-        run.device[i] = static_cast<int64_t>(load_u64(w));
-        w += 8;
-      }
+    const auto word = [&](size_t i) {
+      return static_cast<int64_t>(load_u64(b.data() + CompactRun::kFixedBytes + 8 * i));
+    };
+    run.receive_ns = word(0);
+    run.queue_wait_ns = word(1);
+    run.compute_ns = word(2);
+    run.reply_wait_ns = word(3);
+    run.previous_send_ns = word(4);
+    size_t next = 5;
+    for (uint32_t bits = second; bits != 0; bits &= bits - 1)  // lowest set bit first
+      run.device[static_cast<size_t>(std::countr_zero(bits))] = word(next++);
   }
   sizes.resize(count);
   for (size_t i = 0; i < count; ++i) sizes[i] = load_u64(b.data() + fields + 8 * i);
-  if (auto ok = check_buffers(header, sizes, limits); !ok) return tl::unexpected(ok.error());
-  return run;
+  return check_buffers(header, sizes, limits);
 }
 
 }  // namespace rig::wire

@@ -133,32 +133,49 @@ std::array<std::byte, kHeaderSize> encode_header(const Header& h) {
   return out;
 }
 
+namespace {
+
+// decode_header() and split_frame() refusals, built out of line: the checks
+// run for every frame received.
+[[gnu::cold, gnu::noinline]] Error bad_magic(uint32_t magic) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", magic);
+  return {ErrorCode::protocol, std::string("bad magic ") + buf +
+                                   " (expected 0x47495257, \"WRIG\"): not a rig peer, or "
+                                   "the stream lost its framing"};
+}
+
+[[gnu::cold, gnu::noinline]] Error body_too_large(const Header& h, const Limits& limits) {
+  return {ErrorCode::limit_exceeded, describe(h) + " has a body of " + std::to_string(h.body_size) +
+                                         " bytes; max_body_bytes is " +
+                                         std::to_string(limits.max_body_bytes)};
+}
+
+[[gnu::cold, gnu::noinline]] Error shorter_than_header(size_t size) {
+  return {ErrorCode::protocol,
+          "frame of " + std::to_string(size) + " bytes is shorter than the 20-byte header"};
+}
+
+[[gnu::cold, gnu::noinline]] Error body_missing(const Header& h, size_t have) {
+  return {ErrorCode::protocol, describe(h) + " declares a body of " + std::to_string(h.body_size) +
+                                   " bytes but has " + std::to_string(have)};
+}
+
+}  // namespace
+
 Result<Header> decode_header(std::span<const std::byte, kHeaderSize> bytes, const Limits& limits) {
   const Header h = read_fields(bytes);
-  if (h.magic != kMagic) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "0x%08x", h.magic);
-    return fail(ErrorCode::protocol, std::string("bad magic ") + buf +
-                                         " (expected 0x47495257, \"WRIG\"): not a rig peer, or "
-                                         "the stream lost its framing");
-  }
-  if (h.body_size > limits.max_body_bytes)
-    return fail(ErrorCode::limit_exceeded,
-                describe(h) + " has a body of " + std::to_string(h.body_size) +
-                    " bytes; max_body_bytes is " + std::to_string(limits.max_body_bytes));
+  if (h.magic != kMagic) return tl::unexpected(bad_magic(h.magic));
+  if (h.body_size > limits.max_body_bytes) return tl::unexpected(body_too_large(h, limits));
   return h;
 }
 
 Result<FrameHead> split_frame(std::span<const std::byte> frame, const Limits& limits) {
-  if (frame.size() < kHeaderSize)
-    return fail(ErrorCode::protocol, "frame of " + std::to_string(frame.size()) +
-                                         " bytes is shorter than the 20-byte header");
+  if (frame.size() < kHeaderSize) return tl::unexpected(shorter_than_header(frame.size()));
   auto header = decode_header(frame.first<kHeaderSize>(), limits);
   if (!header) return tl::unexpected(header.error());
   if (frame.size() - kHeaderSize < header->body_size)
-    return fail(ErrorCode::protocol, describe(*header) + " declares a body of " +
-                                         std::to_string(header->body_size) + " bytes but has " +
-                                         std::to_string(frame.size() - kHeaderSize));
+    return tl::unexpected(body_missing(*header, frame.size() - kHeaderSize));
   return FrameHead{*header, BodyView(frame.subspan(kHeaderSize, header->body_size))};
 }
 
@@ -277,30 +294,48 @@ Result<size_t> FrameParser::consume(std::span<const std::byte> bytes, bool stop_
     if (stop_after_frame && ready_count_ > ready_before) break;
     switch (stage_) {
       case Stage::header: {
+        if (head_have_ == 0 && bytes.size() >= kHeaderSize) {
+          // Between frames, with the header here: when its body is here too,
+          // the head is decoded where it lies instead of copied into head_.
+          // finish_head() checks the header as decode_header() below does.
+          const Header fields = read_fields(bytes.first<kHeaderSize>());
+          if (bytes.size() - kHeaderSize >= fields.body_size) {
+            const size_t head_size = kHeaderSize + fields.body_size;
+            if (auto ok = finish_head(bytes.first(head_size)); !ok)
+              return tl::unexpected(ok.error());
+            bytes = bytes.subspan(head_size);
+            break;
+          }
+        }
         const size_t n = std::min(kHeaderSize - head_have_, bytes.size());
         std::memcpy(head_.data() + head_have_, bytes.data(), n);
         head_have_ += n;
         bytes = bytes.subspan(n);
         if (head_have_ < kHeaderSize) break;
         const std::span<const std::byte, kHeaderSize> raw(head_.data(), kHeaderSize);
-        failed_header_ = read_fields(raw);
         auto h = decode_header(raw, limits_);
-        if (!h) return tl::unexpected(fail_with(h.error()).error());
-        failed_header_.reset();
+        if (!h) {
+          failed_header_ = read_fields(raw);
+          return tl::unexpected(fail_with(h.error()).error());
+        }
         header_ = *h;
-        head_.resize(kHeaderSize + h->body_size);  // within max_body_bytes
+        const size_t head_size = kHeaderSize + h->body_size;  // within max_body_bytes
+        if (head_.size() < head_size) head_.resize(head_size);
         stage_ = Stage::body;
         if (h->body_size == 0)
-          if (auto ok = finish_head(); !ok) return tl::unexpected(ok.error());
+          if (auto ok = finish_head(std::span(head_).first(kHeaderSize)); !ok)
+            return tl::unexpected(ok.error());
         break;
       }
       case Stage::body: {
-        const size_t n = std::min(head_.size() - head_have_, bytes.size());
+        const size_t head_size = kHeaderSize + header_.body_size;
+        const size_t n = std::min(head_size - head_have_, bytes.size());
         std::memcpy(head_.data() + head_have_, bytes.data(), n);
         head_have_ += n;
         bytes = bytes.subspan(n);
-        if (head_have_ == head_.size())
-          if (auto ok = finish_head(); !ok) return tl::unexpected(ok.error());
+        if (head_have_ == head_size)
+          if (auto ok = finish_head(std::span(head_).first(head_size)); !ok)
+            return tl::unexpected(ok.error());
         break;
       }
       case Stage::buffers: {
@@ -309,7 +344,7 @@ Result<size_t> FrameParser::consume(std::span<const std::byte> bytes, bool stop_
         if (!discard_) {
           const std::span<std::byte> room =
               owned_ ? owned_room(n)
-                     : frame_.buffers[buffer_index_].subspan(static_cast<size_t>(buffer_have_));
+                     : frame_->buffers[buffer_index_].subspan(static_cast<size_t>(buffer_have_));
           std::memcpy(room.data(), bytes.data(), n);
         }
         bytes = bytes.subspan(n);
@@ -321,36 +356,60 @@ Result<size_t> FrameParser::consume(std::span<const std::byte> bytes, bool stop_
   return given - bytes.size();
 }
 
-Result<void> FrameParser::finish_head() {
-  auto head = split_frame(head_, limits_);
-  if (!head) return fail_with(head.error());
-  // frame_ is empty here (emit() reset it): its body parses in place.
-  frame_.header = head->header;
-  if (is_compact(head->header)) {
-    auto run = decode_compact(head->header, head->body, limits_, sizes_);
-    if (!run) {
-      failed_header_ = head->header;
-      return fail_with(run.error());
+Frame& FrameParser::next_free_frame() {
+  if (ready_count_ == ring_.size()) {
+    // Every element holds a ready frame (pop() and release() free them):
+    // a new one goes in just before the oldest, which moves up by one, so
+    // that it follows the newest in ring order.
+    ring_.emplace(ring_.begin() + static_cast<std::ptrdiff_t>(ready_head_));
+    ready_head_ = (ready_head_ + 1) % ring_.size();
+  }
+  Frame& f = ring_[(ready_head_ + ready_count_) % ring_.size()];
+  // A free element was released (its buffers dropped) or popped (emptied);
+  // what is left of the frame it held is reset here, keeping its storage.
+  // The body is parsed in place, or cleared for a compact frame.
+  f.buffers.clear();
+  f.owned.clear();
+  f.error.reset();
+  return f;
+}
+
+Result<void> FrameParser::finish_head(std::span<const std::byte> head) {
+  auto split = split_frame(head, limits_);
+  if (!split) {
+    // Only for a head decoded where it arrived: a head from head_ had its
+    // header checked as it completed.
+    failed_header_ = read_fields(head.first<kHeaderSize>());
+    return fail_with(split.error());
+  }
+  Frame& f = next_free_frame();
+  f.header = split->header;
+  if (is_compact(split->header)) {
+    if (auto ok = decode_compact_into(split->header, split->body, limits_, f.compact, sizes_);
+        !ok) {
+      failed_header_ = split->header;
+      return fail_with(ok.error());
     }
-    frame_.compact = *run;
+    f.body.Clear();
     // Rewritten in place: the repeated field keeps its capacity.
-    auto* declared = frame_.body.mutable_buffer_sizes();
+    auto* declared = f.body.mutable_buffer_sizes();
     declared->Resize(static_cast<int>(sizes_.size()), 0);
     for (size_t i = 0; i < sizes_.size(); ++i) declared->Set(static_cast<int>(i), sizes_[i]);
   } else {
-    if (auto ok = decode_body_into(head->header, head->body, limits_, frame_.body); !ok) {
-      failed_header_ = head->header;
+    f.compact = CompactRun{};
+    if (auto ok = decode_body_into(split->header, split->body, limits_, f.body); !ok) {
+      failed_header_ = split->header;
       return fail_with(ok.error());
     }
-    sizes_.assign(frame_.body.buffer_sizes().begin(), frame_.body.buffer_sizes().end());
+    sizes_.assign(f.body.buffer_sizes().begin(), f.body.buffer_sizes().end());
   }
-  frame_.wire_bytes = head_.size();
-  for (uint64_t s : sizes_) frame_.wire_bytes += s;
+  f.wire_bytes = head.size();
+  for (uint64_t s : sizes_) f.wire_bytes += s;
 
-  BufferPlan plan = placer_ ? placer_(frame_) : BufferPlan{};
+  BufferPlan plan = placer_ ? placer_(f) : BufferPlan{};
   discard_ = plan.discard || plan.error.has_value();
   owned_ = false;
-  frame_.error = std::move(plan.error);
+  f.error = std::move(plan.error);
   if (!discard_) {
     const std::span<const std::span<std::byte>> targets =
         plan.targets.empty() ? plan.borrowed : std::span<const std::span<std::byte>>(plan.targets);
@@ -358,20 +417,20 @@ Result<void> FrameParser::finish_head() {
       bool fits = targets.size() == sizes_.size();
       for (size_t i = 0; fits && i < sizes_.size(); ++i) fits = targets[i].size() == sizes_[i];
       if (!fits) {
-        failed_header_ = frame_.header;
-        return fail_with({ErrorCode::internal, describe(frame_.header) +
+        failed_header_ = f.header;
+        return fail_with({ErrorCode::internal, describe(f.header) +
                                                    ": buffer targets do not match the sizes "
                                                    "its body declares"});
       }
-      frame_.buffers.assign(targets.begin(), targets.end());  // keeps the list's capacity
+      f.buffers.assign(targets.begin(), targets.end());  // keeps the list's capacity
     } else {
       // Nothing is allocated yet: owned_room() grows each buffer as its
       // bytes arrive.
       owned_ = true;
-      frame_.owned.resize(sizes_.size());
+      f.owned.resize(sizes_.size());
     }
   }
-  head_.resize(kHeaderSize);
+  frame_ = &f;
   head_have_ = 0;
   stage_ = Stage::buffers;
   buffer_index_ = 0;
@@ -381,7 +440,7 @@ Result<void> FrameParser::finish_head() {
 }
 
 std::span<std::byte> FrameParser::owned_room(size_t at_least) {
-  std::vector<std::byte>& v = frame_.owned[buffer_index_];
+  std::vector<std::byte>& v = frame_->owned[buffer_index_];
   const size_t have = static_cast<size_t>(buffer_have_);
   const size_t declared = static_cast<size_t>(sizes_[buffer_index_]);  // <= max_frame_bytes
   if (v.size() < have + at_least) {
@@ -417,29 +476,11 @@ void FrameParser::emit() {
   if (owned_) {
     // Every owned buffer has reached its declared size: no more growth, so
     // the spans stay valid.
-    frame_.buffers.clear();
-    for (auto& v : frame_.owned) frame_.buffers.emplace_back(v);
+    frame_->buffers.clear();
+    for (auto& v : frame_->owned) frame_->buffers.emplace_back(v);
   }
-  if (ready_count_ == ring_.size()) {
-    // Every element holds a ready frame (pop() and release() free them):
-    // a new one goes in just before the oldest, which moves up by one, so
-    // that it follows the newest in ring order.
-    ring_.emplace(ring_.begin() + static_cast<std::ptrdiff_t>(ready_head_));
-    ready_head_ = (ready_head_ + 1) % ring_.size();
-  }
-  Frame& slot = ring_[(ready_head_ + ready_count_) % ring_.size()];
-  swap(slot, frame_);
-  ++ready_count_;
-  // frame_ now holds a frame that was handed out before (or a new one):
-  // reset in place, keeping its storage.
-  frame_.header = Header{};
-  frame_.body.Clear();
-  frame_.compact = CompactRun{};
-  frame_.buffers.clear();
-  frame_.owned.clear();
-  frame_.error.reset();
-  frame_.wire_bytes = 0;
-  sizes_.clear();
+  ++ready_count_;  // frame_ is the ring's first free element: now the newest ready one
+  frame_ = nullptr;
   discard_ = false;
   owned_ = false;
   stage_ = Stage::header;
@@ -460,15 +501,15 @@ void FrameParser::release() {
 std::span<std::byte> FrameParser::direct_target() {
   if (failed_ || stage_ != Stage::buffers || discard_) return {};
   if (owned_) return owned_room(1);
-  return frame_.buffers[buffer_index_].subspan(static_cast<size_t>(buffer_have_));
+  return frame_->buffers[buffer_index_].subspan(static_cast<size_t>(buffer_have_));
 }
 
 Result<void> FrameParser::commit_direct(size_t bytes) {
   if (failed_) return tl::unexpected(*failed_);
   if (stage_ != Stage::buffers || discard_)
     return fail_with({ErrorCode::internal, "commit_direct outside a buffer"});
-  const uint64_t room = owned_ ? frame_.owned[buffer_index_].size() - buffer_have_
-                               : frame_.buffers[buffer_index_].size() - buffer_have_;
+  const uint64_t room = owned_ ? frame_->owned[buffer_index_].size() - buffer_have_
+                               : frame_->buffers[buffer_index_].size() - buffer_have_;
   if (bytes > room)
     return fail_with({ErrorCode::internal, "commit_direct past the end of the buffer"});
   buffer_advanced(bytes);
@@ -497,7 +538,7 @@ Result<void> FrameParser::finish() const {
                                            std::to_string(head_have_ - kHeaderSize) + " of " +
                                            std::to_string(header_.body_size) + " body bytes");
     case Stage::buffers:
-      return fail(ErrorCode::protocol, "truncated frame: " + describe(frame_.header) +
+      return fail(ErrorCode::protocol, "truncated frame: " + describe(frame_->header) +
                                            " ended in buffer " + std::to_string(buffer_index_ + 1) +
                                            " of " + std::to_string(sizes_.size()) + " after " +
                                            std::to_string(buffer_have_) + " of " +

@@ -217,6 +217,10 @@ inline bool is_compact(const Header& h) {
 // and the buffers against the limits. The declared sizes go to `sizes`.
 Result<CompactRun> decode_compact(const Header& header, BodyView body, const Limits& limits,
                                   std::vector<uint64_t>& sizes);
+// decode_compact() into `run`, which the parser reuses from frame to frame.
+// On failure `run` is unspecified.
+Result<void> decode_compact_into(const Header& header, BodyView body, const Limits& limits,
+                                 CompactRun& run, std::vector<uint64_t>& sizes);
 
 // An error reply: status from the error's code, ErrorReply body, no buffers.
 OutFrame encode_error(uint32_t message_id, Action action, const Error& error);
@@ -261,6 +265,11 @@ using Placer = std::function<BufferPlan(const Frame&)>;
 // Incremental frame parser: feed it bytes in pieces of any size; complete
 // frames come out of pop(). After a failure it stays failed (the stream cannot
 // be resynchronised) and reports the same error.
+//
+// A frame's header and body that arrive whole in one feed (the common case
+// for a small frame: one recv() holds it) are decoded where they lie; others
+// are gathered in the parser first. Either way the same checks run, in the
+// same order, with the same errors.
 //
 // Order: the placer of a frame runs when its body is complete. A reader whose
 // placer depends on what earlier frames did (the server: hello before
@@ -313,7 +322,13 @@ class FrameParser {
   enum class Stage { header, body, buffers };
   Result<size_t> consume(std::span<const std::byte> bytes, bool stop_after_frame);
   Result<void> fail_with(Error error);
-  Result<void> finish_head();
+  // Decodes a frame's header and body, `head` (in head_, or in the bytes fed
+  // when they hold both whole), into the ring's first free element, places
+  // its buffers and starts the buffers stage.
+  Result<void> finish_head(std::span<const std::byte> head);
+  // The ring's first free element, reset for the next frame; the ring grows
+  // when every element holds a ready frame.
+  Frame& next_free_frame();
   // Room in the current owned buffer from its received end: at least
   // `at_least` bytes (within the declared size), growing it if needed.
   std::span<std::byte> owned_room(size_t at_least);
@@ -323,18 +338,24 @@ class FrameParser {
   Limits limits_;
   Placer placer_;
   Stage stage_ = Stage::header;
-  std::vector<std::byte> head_;  // header + body, contiguous
+  // Header + body, contiguous, for a frame whose head arrives in pieces:
+  // head_have_ bytes so far. It grows to the largest head seen and is not
+  // shrunk, so a stream of heads of one size resizes it once.
+  std::vector<std::byte> head_;
   size_t head_have_ = 0;
-  Header header_;
-  Frame frame_;
-  std::vector<uint64_t> sizes_;
+  Header header_;  // the frame's in head_, once its header is complete
+  // The frame whose buffers are being received: an element of ring_, set by
+  // finish_head() and handed out (ready_count_ counts it) by emit().
+  Frame* frame_ = nullptr;
+  std::vector<uint64_t> sizes_;  // its declared buffer sizes
   bool discard_ = false;
-  bool owned_ = false;  // the buffers go into frame_.owned, grown as they arrive
+  bool owned_ = false;  // the buffers go into frame_->owned, grown as they arrive
   size_t buffer_index_ = 0;
   uint64_t buffer_have_ = 0;
   // Complete frames, oldest first: ready_count_ of ring_ from ready_head_
-  // (wrapping). emit() swaps the frame it completed with the ring's next
-  // free element, whose storage the next frame then reuses.
+  // (wrapping). A frame is decoded into the ring's first free element, so
+  // that emit() hands it out by counting it: no Frame moves, and the
+  // element's storage (body, buffer lists) is reused by a later frame.
   std::vector<Frame> ring_;
   size_t ready_head_ = 0, ready_count_ = 0;
   std::optional<Error> failed_;

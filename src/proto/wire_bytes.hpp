@@ -56,27 +56,39 @@ inline const char* buffer_limit_name(Action action) {
   return action == Action::load_model ? "max_model_bytes" : "max_buffer_bytes";
 }
 
+// check_buffers()' refusals, built out of line so that the check itself,
+// run for every frame sent and received, stays a few compares.
+[[gnu::cold, gnu::noinline]] inline Error too_many_buffers(const Header& h, size_t count,
+                                                           const Limits& limits) {
+  return {ErrorCode::limit_exceeded, describe(h) + " declares " + std::to_string(count) +
+                                         " buffers; max_buffers is " +
+                                         std::to_string(limits.max_buffers)};
+}
+[[gnu::cold, gnu::noinline]] inline Error buffer_too_large(const Header& h, size_t i, uint64_t size,
+                                                           const Limits& limits) {
+  return {ErrorCode::limit_exceeded, describe(h) + " buffer " + std::to_string(i) + " is " +
+                                         std::to_string(size) + " bytes; " +
+                                         buffer_limit_name(h.action) + " is " +
+                                         std::to_string(buffer_limit(h.action, limits))};
+}
+[[gnu::cold, gnu::noinline]] inline Error frame_too_large(const Header& h, const Limits& limits) {
+  return {ErrorCode::limit_exceeded,
+          describe(h) + " declares more than " + std::to_string(limits.max_frame_bytes) +
+              " buffer bytes; max_frame_bytes is " + std::to_string(limits.max_frame_bytes)};
+}
+
 // Checks declared buffer sizes against the limits; shared by sender and
 // receiver. `Sizes` has size() and operator[] giving a buffer's byte count.
 template <class Sizes>
 Result<void> check_buffers(const Header& h, const Sizes& sizes, const Limits& limits) {
   if (sizes.size() > limits.max_buffers)
-    return fail(ErrorCode::limit_exceeded,
-                describe(h) + " declares " + std::to_string(sizes.size()) +
-                    " buffers; max_buffers is " + std::to_string(limits.max_buffers));
+    return tl::unexpected(too_many_buffers(h, sizes.size(), limits));
   const uint64_t limit = buffer_limit(h.action, limits);
   uint64_t total = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] > limit)
-      return fail(ErrorCode::limit_exceeded,
-                  describe(h) + " buffer " + std::to_string(i) + " is " + std::to_string(sizes[i]) +
-                      " bytes; " + buffer_limit_name(h.action) + " is " + std::to_string(limit));
+    if (sizes[i] > limit) return tl::unexpected(buffer_too_large(h, i, sizes[i], limits));
     total += sizes[i];  // each <= 2^63 / max_buffers: cannot overflow
-    if (total > limits.max_frame_bytes)
-      return fail(ErrorCode::limit_exceeded, describe(h) + " declares more than " +
-                                                 std::to_string(limits.max_frame_bytes) +
-                                                 " buffer bytes; max_frame_bytes is " +
-                                                 std::to_string(limits.max_frame_bytes));
+    if (total > limits.max_frame_bytes) return tl::unexpected(frame_too_large(h, limits));
   }
   return {};
 }
