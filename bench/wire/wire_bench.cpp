@@ -207,8 +207,9 @@ double raw_4k(const wire::Endpoint& where) {
   return raw_pipelined(where, kFrameIn, kFrameOut, kFrames);
 }
 
-// Microseconds per 64-byte round trip.
-double raw_ping_pong(const wire::Endpoint& where) {
+// Microseconds per 64-byte round trip; the timed loop's context switches
+// per round trip into `switches`.
+double raw_ping_pong(const wire::Endpoint& where, std::vector<Switches>* switches = nullptr) {
   auto [client, server] = raw_pair(where);
   std::thread echo([&, fd = server.fd()] {
     std::byte buf[64];
@@ -218,12 +219,14 @@ double raw_ping_pong(const wire::Endpoint& where) {
     }
   });
   std::byte buf[64] = {};
+  const Switches before = switches_now();
   const auto t0 = Clock::now();
   for (int i = 0; i < kPings; ++i) {
     write_exactly(client.fd(), buf, sizeof buf);
     read_exactly(client.fd(), buf, sizeof buf);
   }
   const double s = seconds_since(t0);
+  if (switches) count_switches(before, kPings, *switches);
   echo.join();
   return s / kPings * 1e6;
 }
@@ -375,10 +378,14 @@ double rig_ping_round_trip(const std::string& address) {
   return seconds_since(t0) / kPings * 1e6;
 }
 
-double rig_round_trip(Device& d, BindingId id, int count = kPings) {
+double rig_round_trip(Device& d, BindingId id, int count = kPings,
+                      std::vector<Switches>* switches = nullptr) {
+  const Switches before = switches_now();
   const auto t0 = Clock::now();
   for (int i = 0; i < count; ++i) must(d.run(id), "run");
-  return seconds_since(t0) / count * 1e6;
+  const double s = seconds_since(t0);
+  if (switches) count_switches(before, count, *switches);
+  return s / count * 1e6;
 }
 
 struct Pair {
@@ -431,13 +438,9 @@ Pair compare_round_trip(const std::string& listen) {
   std::vector<double> rig, raw, ping, protobuf, framed;
   std::vector<Switches> rig_switches, raw_switches;
   for (int r = 0; r < kRepeats; ++r) {
-    Switches before = switches_now();
-    raw.push_back(raw_ping_pong(raw_where));
-    count_switches(before, kPings, raw_switches);
+    raw.push_back(raw_ping_pong(raw_where, &raw_switches));
     framed.push_back(raw_framed_ping_pong(raw_where));
-    before = switches_now();
-    rig.push_back(rig_round_trip(*device, slots.ids[0]));
-    count_switches(before, kPings, rig_switches);
+    rig.push_back(rig_round_trip(*device, slots.ids[0], kPings, &rig_switches));
     ping.push_back(rig_ping_round_trip(server->address()));
     if (pb_device) protobuf.push_back(rig_round_trip(*pb_device, pb_slots.ids[0]));
   }

@@ -184,7 +184,7 @@ void Connection::send_from(wire::OutFrame& frame, Nanos made_at) {
     queue_.push_back({std::move(frame), n->bytes, t0});
   } else {
     queued_locked(frame.size());
-    queue_.push_back({std::move(frame), 0, steady_clock().now()});
+    queue_.push_back({std::move(frame), 0, made_at >= Nanos(0) ? made_at : steady_clock().now()});
   }
   if (!writer_started_) {
     try {

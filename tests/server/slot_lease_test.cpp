@@ -3,7 +3,9 @@
 // is gone, and a lease keeps its entry (and so its slot) alive.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
+#include <thread>
 
 #include "server/device_host.hpp"
 
@@ -42,6 +44,57 @@ TEST(SlotLease, TheSlotStaysBusyUntilTheLastReferenceGoesAndIsThenLeasedAgain) {
   ASSERT_TRUE(third) << third.error().message;
   EXPECT_EQ(&(*third)->slot(), slot);
   EXPECT_EQ(entry->slots.size(), 2u);
+}
+
+// No allocation per run: the lease object lies inside its slot.
+TEST(SlotLease, TheLeaseLivesInItsSlotsOwnStorage) {
+  auto entry = entry_with(1);
+  auto lease = acquire_slot(entry);
+  ASSERT_TRUE(lease) << lease.error().message;
+  const auto* at = reinterpret_cast<const std::byte*>(lease->get());
+  const Slot& slot = (*lease)->slot();
+  EXPECT_GE(at, slot.lease_storage);
+  EXPECT_LE(at + sizeof(SlotLease), slot.lease_storage + sizeof slot.lease_storage);
+}
+
+// A reply written on another thread drops the last reference while the
+// reader leases again: the slot comes back only once it is free, and the
+// same storage serves every lease (run under the sanitizers in CI).
+TEST(SlotLease, ReleasesOnAnotherThreadHandTheSameSlotBack) {
+  auto entry = entry_with(1);
+  std::atomic<std::shared_ptr<void>*> handed{nullptr};
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    while (!stop.load()) {
+      if (auto* held = handed.exchange(nullptr)) {
+        held->reset();  // the last reference: frees the slot
+        delete held;
+      }
+      std::this_thread::yield();
+    }
+  });
+  int leased = 0;
+  Slot* first = nullptr;
+  while (leased < 2000) {
+    auto lease = acquire_slot(entry);
+    if (!lease) {
+      EXPECT_EQ(lease.error().code, ErrorCode::queue_full);  // still being written
+      std::this_thread::yield();
+      continue;
+    }
+    if (!first) first = &(*lease)->slot();
+    EXPECT_EQ(&(*lease)->slot(), first);
+    (*lease)->slot().inputs.at(0)[0] = std::byte{1};  // the reader's use of the buffers
+    auto* hold = new std::shared_ptr<void>(std::move(*lease));
+    while (handed.load() != nullptr) std::this_thread::yield();
+    handed.store(hold);
+    ++leased;
+  }
+  while (handed.load() != nullptr) std::this_thread::yield();
+  stop.store(true);
+  writer.join();
+  EXPECT_EQ(entry->slots.size(), 1u);
+  EXPECT_FALSE(first->busy.load());
 }
 
 TEST(SlotLease, AFullEntryRefusesWithQueueFullUntilALeaseEnds) {
