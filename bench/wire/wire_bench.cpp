@@ -288,6 +288,7 @@ std::unique_ptr<server::Server> start_server(const std::string& listen) {
   o.depth = kDepth;
   o.compute = Nanos(1);
   o.touch_data = false;
+  o.control = nullptr;  // nothing scripted: the device takes no lock
   server::ServerSettings s;
   s.listen = listen;
   return must(server::Server::start(std::make_unique<testing::FakeDevice>(o), s), "serve");

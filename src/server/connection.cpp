@@ -409,6 +409,11 @@ void Connection::reader_loop() {
           overdue = true;
           break;
         }
+        if (parser_->idle())
+          if (const size_t took = take_whole(rest)) {
+            rest = rest.subspan(took);
+            continue;
+          }
         auto taken = parser_->feed_some(rest);
         if (!taken) {
           fed = tl::unexpected(taken.error());

@@ -80,6 +80,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // outlive the call, e.g. an uploaded model's bytes, by moving it out); the
   // next frame is placed only after this returns.
   virtual void dispatch(wire::Frame& frame) = 0;
+  // Between frames, `bytes` (read and not yet parsed) begin with a frame the
+  // session may take whole, without the parser: its length when it did
+  // (placed and dispatched as the parser would have), 0 to leave it to the
+  // parser, having changed nothing.
+  virtual size_t take_whole(std::span<const std::byte> bytes) = 0;
   // No more frames will be dispatched: drop what place() holds for one that
   // will not be.
   virtual void reading_stopped() = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <span>
@@ -139,6 +140,43 @@ std::optional<Error> Session::admit_run(const wire::Frame& frame, Placed& placed
   plan.borrowed = (*lease)->slot().input_spans;  // the slot outlives the frame
   placed.lease = std::move(*lease);
   return std::nullopt;
+}
+
+// What place() and dispatch() do for a run_compact request, through the
+// same checks, for one whose every byte is in `bytes`: the common lone run
+// of a remote device, without staging it through the parser. Whatever they
+// would refuse, or a lookup that would wait (a load pending) or need the
+// handle table, is left to the parser.
+size_t Session::take_whole(std::span<const std::byte> bytes) {
+  const wire::Limits& limits = server().settings.limits;
+  if (!hello_done_ || bytes.size() < wire::kHeaderSize) return 0;
+  auto h = wire::decode_header(bytes.first<wire::kHeaderSize>(), limits);
+  if (!h || !wire::is_compact(*h) || bytes.size() - wire::kHeaderSize < h->body_size) return 0;
+  auto head = wire::split_frame(bytes, limits);
+  if (!head || !wire::decode_compact_into(*h, head->body, limits, whole_run_, whole_sizes_) ||
+      whole_run_.kind != wire::CompactRun::Kind::request)
+    return 0;
+  const std::shared_ptr<ModelEntry>& entry = last_found_;
+  if (!entry || entry->handle != whole_run_.handle || loads_pending_.load() != 0) return 0;
+  const auto& inputs = entry->info.inputs;
+  if (whole_sizes_.size() != inputs.size()) return 0;
+  const size_t start = wire::kHeaderSize + h->body_size;
+  size_t end = start;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (whole_sizes_[i] != inputs[i].bytes) return 0;
+    end += inputs[i].bytes;
+  }
+  if (end > bytes.size()) return 0;
+  auto lease = acquire_slot(entry);
+  if (!lease) return 0;
+  size_t at = start;
+  for (const auto& in : (*lease)->slot().input_spans) {
+    std::memcpy(in.data(), bytes.data() + at, in.size());
+    at += in.size();
+  }
+  ++server().requests;
+  handle_run(*h, Placed{h->message_id, steady_clock().now(), reads(), std::move(*lease), {}});
+  return end;
 }
 
 std::optional<Error> Session::admit_load(const wire::Header& h, const pb::Body& body,

@@ -54,6 +54,9 @@ class Session final : public Connection {
   // Connection hooks.
   wire::BufferPlan place(const wire::Frame& frame) override;
   void dispatch(wire::Frame& frame) override;
+  // A run_compact request whole in the read buffer, on a model found before
+  // (last_found_) with no load pending: placed and run without the parser.
+  size_t take_whole(std::span<const std::byte> bytes) override;
   void reading_stopped() override { placed_.reset(); }
   void closed() override;
   void wake() override;
@@ -138,6 +141,8 @@ class Session final : public Connection {
   // Reader only: the entry the last lookup found, used while no load is
   // pending; handle_release() and closed() forget it.
   std::shared_ptr<ModelEntry> last_found_;
+  wire::CompactRun whole_run_;         // take_whole()
+  std::vector<uint64_t> whole_sizes_;  // take_whole()
   // Runs and loops the device executed for this connection (the others' are
   // the host's total less these: ReadSensorsReply.other_requests).
   std::shared_ptr<std::atomic<uint64_t>> requests_executed_ =

@@ -242,5 +242,142 @@ TEST(CompactRunServer, CompactRequestsAreCheckedAsRunsAre) {
   EXPECT_EQ(again->header.message_id, 7u);
 }
 
+// The bytes of a compact run request of `in` on `handle`.
+std::vector<std::byte> compact_request(uint32_t id, uint32_t handle,
+                                       std::span<const std::byte> in) {
+  wire::OutFrame f;
+  f.buffers = {in};
+  CompactRun run;
+  run.handle = handle;
+  EXPECT_TRUE(wire::encode_compact_into(f, id, run, wire::Limits{}));
+  std::vector<std::byte> bytes;
+  wire::append_frame(f, bytes);
+  return bytes;
+}
+
+void expect_run_reply(const std::optional<wire::Frame>& f, uint32_t id,
+                      std::span<const std::byte> in) {
+  ASSERT_TRUE(f) << "no reply to message " << id;
+  ASSERT_EQ(f->header.status, Status::ok) << f->body.error_reply().message();
+  EXPECT_EQ(f->header.message_id, id);
+  EXPECT_EQ(f->compact.kind, CompactRun::Kind::reply);
+  ASSERT_EQ(f->buffers.size(), 1u);
+  EXPECT_TRUE(std::ranges::equal(f->buffers[0], testing::fake_expected(in, 0, 8)));
+}
+
+// The server takes a request that is whole in its read buffer without the
+// frame parser (Session::take_whole); requests that arrive in pieces, or
+// whole ones behind a piece, go through the parser. Both answer alike and
+// in order.
+TEST(CompactRunServer, WholeRequestsAndRequestsInPiecesAreAnsweredAlikeAndInOrder) {
+  auto server = start_server();
+  auto c = RawClient::connect(server->address());
+  ASSERT_EQ(c.hello().header.status, Status::ok);
+  const uint32_t handle = c.load("in=16,out=8");
+  std::vector<std::vector<std::byte>> ins;
+  for (uint8_t k = 0; k < 6; ++k) ins.push_back(pattern(16, static_cast<uint8_t>(20 + k)));
+
+  // Three whole requests in one write (the server's slots: twice its depth).
+  std::vector<std::byte> three;
+  for (uint32_t k = 0; k < 3; ++k) {
+    const auto r = compact_request(10 + k, handle, ins[k]);
+    three.insert(three.end(), r.begin(), r.end());
+  }
+  c.send_bytes(three);
+  for (uint32_t k = 0; k < 3; ++k) expect_run_reply(c.read(), 10 + k, ins[k]);
+
+  // One request in pieces: the header split, the body split, the input
+  // split; then the rest of one with a whole one behind it in one write.
+  const auto split = compact_request(20, handle, ins[3]);
+  for (size_t cut : {size_t{7}, wire::kHeaderSize + 5, split.size() - 3}) {
+    SCOPED_TRACE(cut);
+    c.send_bytes(std::span(split).first(cut));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // lets the server read the piece
+    c.send_bytes(std::span(split).subspan(cut));
+    expect_run_reply(c.read(), 20, ins[3]);
+  }
+  const auto first = compact_request(21, handle, ins[4]);
+  std::vector<std::byte> rest(first.begin() + 9, first.end());
+  const auto behind = compact_request(22, handle, ins[5]);
+  rest.insert(rest.end(), behind.begin(), behind.end());
+  c.send_bytes(std::span(first).first(9));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  c.send_bytes(rest);
+  expect_run_reply(c.read(), 21, ins[4]);
+  expect_run_reply(c.read(), 22, ins[5]);
+}
+
+// The reader keeps the model it found last; a release, or a load still
+// settling, is seen as by every run.
+TEST(CompactRunServer, WholeRunsSeeReleasesAndWaitForLoadsStillSettling) {
+  auto server = start_server();
+  auto c = RawClient::connect(server->address());
+  ASSERT_EQ(c.hello().header.status, Status::ok);
+  const uint32_t handle = c.load("in=16,out=8");
+  const auto in = pattern(16, 5);
+  c.send_bytes(compact_request(3, handle, in));
+  expect_run_reply(c.read(), 3, in);
+
+  pb::Body release;
+  release.mutable_release_model_request()->set_handle(handle);
+  EXPECT_EQ(c.request(4, Action::release_model, release).header.status, Status::ok);
+  c.send_bytes(compact_request(5, handle, in));
+  auto gone = c.read();
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->header.status, Status::not_found);
+  EXPECT_NE(gone->body.error_reply().message().find("unknown model handle"), std::string::npos)
+      << gone->body.error_reply().message();
+
+  // A load and a run on its handle (the next one) in one write: the run
+  // waits for the load, and its reply follows the load's.
+  pb::Body load;
+  load.mutable_load_model_request()->set_name("m");
+  const std::string text = "in=16,out=8";
+  std::span<const std::byte> model(reinterpret_cast<const std::byte*>(text.data()), text.size());
+  auto frame = wire::encode_frame(6, Action::load_model, Status::ok, load, {model}, wire::Limits{});
+  ASSERT_TRUE(frame);
+  std::vector<std::byte> both;
+  wire::append_frame(*frame, both);
+  const auto run = compact_request(7, handle + 1, in);
+  both.insert(both.end(), run.begin(), run.end());
+  c.send_bytes(both);
+  auto loaded = c.read();
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(loaded->header.status, Status::ok) << loaded->body.error_reply().message();
+  EXPECT_EQ(loaded->body.load_model_reply().handle(), handle + 1);
+  expect_run_reply(c.read(), 7, in);
+}
+
+// The remote device takes a lone run's reply that arrives whole in one read
+// straight from its read buffer: its header and last byte arrived together,
+// so the client's part of transfer_out is 0 and the device's own remains;
+// through the parser (compact=0) the client's time is added.
+TEST(CompactRunServer, ALoneRunsWholeReplyAddsNoClientTransferTime) {
+  FakeOptions o;
+  InferenceTimings reported;
+  reported.compute = std::chrono::microseconds(700);
+  reported.transfer_out = std::chrono::microseconds(40);
+  o.control->timings = reported;
+  auto server = start_server(o);
+  auto d = open(server->address());
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(fake_model("in=64,out=32")));
+  std::vector<std::byte> in = pattern(64, 9), out(32);
+  auto id = d->bind(Bindings{{in}, {out}});
+  ASSERT_TRUE(id);
+  for (int k = 0; k < 3; ++k) {
+    in[0] = static_cast<std::byte>(k);
+    const ByteCounters before = d->bytes();
+    auto t = d->run(*id);
+    ASSERT_TRUE(t) << t.error().to_string();
+    EXPECT_EQ(out, testing::fake_expected(in, 0, 32));
+    ASSERT_TRUE(t->transfer_out);
+    EXPECT_EQ(*t->transfer_out, std::chrono::microseconds(40));
+    const ByteCounters after = d->bytes();
+    EXPECT_EQ(after.payload_out - before.payload_out, 32u);
+    EXPECT_EQ(after.link_out - before.link_out, wire::kHeaderSize + 12 + 40 + 2 * 8 + 8 + 32);
+  }
+}
+
 }  // namespace
 }  // namespace rig::server

@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "rig/device.hpp"
@@ -62,6 +63,9 @@ struct FakeOptions {
   bool real_clock = false;  // see the top of this file
   bool loop_whole = false;  // DeviceInfo::loop_whole: the server must not split its loops
   std::map<std::string, double> sensors;
+  // The test's script and counters; null: nothing is scripted or counted,
+  // and the device takes no lock (the wire benchmark: what it costs the
+  // server is then little more than its queue).
   std::shared_ptr<FakeControl> control = std::make_shared<FakeControl>();
 };
 
@@ -131,7 +135,7 @@ class FakeDevice final : public Device {
     if (!info) return tl::unexpected(info.error());
     model_ = *info;
     loaded_ = true;
-    {
+    if (o_.control) {
       std::lock_guard lock(o_.control->mu);
       ++o_.control->loads;
     }
@@ -166,12 +170,14 @@ class FakeDevice final : public Device {
       if (queued.first == binding)
         return fail(ErrorCode::invalid_argument, "fake: binding " + std::to_string(binding) +
                                                      " already has a request in flight");
-    {
-      std::lock_guard lock(o_.control->mu);
-      if (o_.control->throw_on_submit) throw std::bad_alloc();
-      ++o_.control->submits;
+    if (o_.control) {
+      {
+        std::lock_guard lock(o_.control->mu);
+        if (o_.control->throw_on_submit) throw std::bad_alloc();
+        ++o_.control->submits;
+      }
+      o_.control->cv.notify_all();
     }
-    o_.control->cv.notify_all();
     queue_.push_back({binding, tag});
     return {};
   }
@@ -179,7 +185,7 @@ class FakeDevice final : public Device {
   Result<Completion> wait_next(Nanos timeout) override {
     if (queue_.empty()) return fail(ErrorCode::invalid_argument, "nothing in flight");
     std::optional<Error> error;
-    {
+    if (o_.control) {
       std::unique_lock lock(o_.control->mu);
       const auto go = [&] { return !o_.control->hold || o_.control->wait_error; };
       if (o_.real_clock) {
@@ -210,7 +216,9 @@ class FakeDevice final : public Device {
     if (binding >= bindings_.size()) return fail(ErrorCode::invalid_argument, "unknown binding");
     if (!queue_.empty()) return fail(ErrorCode::invalid_argument, "requests in flight");
     std::optional<DurationRun> scripted;
-    {
+    if (!o_.control) {
+      if (o_.real_clock) std::this_thread::sleep_for(duration);
+    } else {
       std::unique_lock lock(o_.control->mu);
       ++o_.control->loops;
       o_.control->cv.notify_all();
@@ -253,7 +261,7 @@ class FakeDevice final : public Device {
     }
   }
   InferenceTimings timings() const {
-    {
+    if (o_.control) {
       std::lock_guard lock(o_.control->mu);
       if (o_.control->timings) return *o_.control->timings;
     }

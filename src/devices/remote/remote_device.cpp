@@ -318,6 +318,7 @@ class RemoteDevice final : public Device {
     auto id = send_run(binding, p);
     if (!id) return tl::unexpected(id.error());
     const auto answered = [&] { return run_answer_ && run_answer_->first == *id; };
+    if (compact_ && pending_.size() == 1 && out_.empty() && parser_.idle()) read_lone_run(*id);
     auto ok = pump(Nanos::max(), answered);
     if (!answered()) return tl::unexpected(ok.error());
     Result<InferenceTimings> r = std::move(run_answer_->second);
@@ -513,10 +514,10 @@ class RemoteDevice final : public Device {
   }
   // A run's timings from its reply (has_run_reply), in either encoding.
   InferenceTimings timings_of(const wire::Frame& frame, Nanos started, Nanos completed) const {
+    if (frame.header.action == Action::run_compact)
+      return timings_of(frame.compact, started, completed);
     wire::CompactRun r;
-    if (frame.header.action == Action::run_compact) {
-      r = frame.compact;
-    } else {
+    {
       const auto& m = frame.body.run_reply();
       const auto& d = m.device();
       r.receive_ns = m.receive_ns();
@@ -528,6 +529,9 @@ class RemoteDevice final : public Device {
       for (uint32_t i = 0; i < 4; ++i)
         if (present[i]) r.device_present |= 1u << i;
     }
+    return timings_of(r, started, completed);
+  }
+  InferenceTimings timings_of(const wire::CompactRun& r, Nanos started, Nanos completed) const {
     const auto device = [&](int i) { return r.device_present >> i & 1 ? r.device[i] : 0; };
     // The server's figures are untrusted: their sums saturate rather than
     // wrap, and the engine refuses what lies outside [0, elapsed].
@@ -584,8 +588,7 @@ class RemoteDevice final : public Device {
       if (!n) {
         frame.buffers.clear();
         // Kills the connection and fails this request.
-        (void)kill({n.error().code, "connection to " + options_.endpoint.to_string() +
-                                        " lost: " + n.error().message});
+        (void)lost(n.error());
         return id;
       }
       bytes_.link_in += n->bytes;
@@ -681,10 +684,7 @@ class RemoteDevice final : public Device {
     while (!out_.empty()) {
       Outgoing& o = out_.front();
       auto n = wire::write_frame_some(socket_, o.frame, o.offset, true);
-      if (!n)
-        return tl::unexpected(
-            kill({n.error().code, "connection to " + options_.endpoint.to_string() +
-                                      " lost: " + n.error().message}));
+      if (!n) return tl::unexpected(lost(n.error()));
       bytes_.link_in += n->bytes;
       o.offset += n->bytes;
       if (n->would_block) return {};
@@ -702,49 +702,114 @@ class RemoteDevice final : public Device {
       auto direct = parser_.direct_target();
       auto n = wire::read_some(socket_, direct.empty() ? std::span(staging_) : direct,
                                !(block_first && i == 0));
-      if (!n)
-        return tl::unexpected(
-            kill({n.error().code, "connection to " + options_.endpoint.to_string() +
-                                      " lost: " + n.error().message}));
+      if (!n) return tl::unexpected(lost(n.error()));
       if (n->would_block) return {};
-      if (n->eof) {
-        auto end = parser_.finish();
-        return tl::unexpected(kill(
-            end ? Error{ErrorCode::disconnected,
-                        "the server at " + options_.endpoint.to_string() + " closed the connection"}
-                : Error{ErrorCode::disconnected,
-                        "the server at " + options_.endpoint.to_string() +
-                            " closed the connection mid-reply: " + end.error().message}));
-      }
-      bytes_.link_out += n->bytes;
-      Result<void> fed;
-      if (!direct.empty()) {
-        fed = parser_.commit_direct(n->bytes);
-        deliver_frames();
-      } else {
-        // One frame at a time, like the server: a reply is handled before
-        // the next one is placed.
-        std::span<const std::byte> rest = std::span(staging_).first(n->bytes);
-        while (!rest.empty() && !dead_) {
-          auto taken = parser_.feed_some(rest);
-          if (!taken) {
-            fed = tl::unexpected(taken.error());
-            break;
-          }
-          rest = rest.subspan(*taken);
-          deliver_frames();
-        }
-      }
-      // A reply over this client's limits is the server's fault: protocol.
-      if (!fed)
-        return tl::unexpected(kill(
-            {fed.error().code == ErrorCode::limit_exceeded ? ErrorCode::protocol : fed.error().code,
-             "reply stream from " + options_.endpoint.to_string() + ": " + fed.error().message}));
-      if (dead_) return tl::unexpected(*dead_);
+      if (auto ok = take_read(*n, direct); !ok) return ok;
       // A short read drained the socket: poll() says when there is more,
       // which saves a recv() that would only fail with EAGAIN.
       if (n->bytes < (direct.empty() ? staging_.size() : direct.size())) return {};
     }
+    return {};
+  }
+
+  // Kills the connection after a failed read or write.
+  Error lost(const Error& e) {
+    return kill({e.code, "connection to " + options_.endpoint.to_string() + " lost: " + e.message});
+  }
+
+  // run()'s first read while it is the only request in flight: a reply that
+  // arrived whole in that read is taken straight from the read buffer
+  // (take_lone_run); anything else goes to the frame parser as usual, and
+  // the pump goes on from there.
+  void read_lone_run(uint32_t id) {
+    auto n = wire::read_some(socket_, staging_, false);  // waits up to kBlockingSlice
+    if (!n) {
+      lost(n.error());
+      return;
+    }
+    if (n->would_block) return;
+    if (!n->eof && take_lone_run(std::span(staging_).first(n->bytes), id)) return;
+    (void)take_read(*n, {});  // a failure kills the connection, which answers the run
+  }
+
+  // The run_compact reply to `id`, the one request pending, when `bytes` are
+  // exactly that whole reply with outputs of the binding's sizes: checked as
+  // the parser and on_frame() check it, its outputs copied into the
+  // binding's buffers. Its header and last byte arrived in the same read, so
+  // the client's transfer_out is 0 (as the server's receive_ns is then).
+  // False, having changed nothing, for anything else.
+  bool take_lone_run(std::span<const std::byte> bytes, uint32_t id) {
+    const wire::Limits& limits = parser_.limits();
+    if (bytes.size() < wire::kHeaderSize) return false;
+    auto h = wire::decode_header(bytes.first<wire::kHeaderSize>(), limits);
+    if (!h || h->message_id != id || !wire::is_compact(*h) ||
+        bytes.size() - wire::kHeaderSize < h->body_size)
+      return false;
+    auto head = wire::split_frame(bytes, limits);
+    if (!head ||
+        !wire::decode_compact_into(head->header, head->body, limits, lone_reply_, lone_sizes_) ||
+        lone_reply_.kind != wire::CompactRun::Kind::reply)
+      return false;
+    const Pending& p = pending_.front().second;
+    const auto& outputs = bindings_[p.binding].outputs;
+    if (lone_sizes_.size() != outputs.size()) return false;
+    size_t at = wire::kHeaderSize + h->body_size;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (lone_sizes_[i] != outputs[i].size()) return false;
+      at += outputs[i].size();
+    }
+    if (at != bytes.size()) return false;  // a partial reply, or more behind it
+    at = wire::kHeaderSize + h->body_size;
+    for (const auto& out : outputs) {
+      std::memcpy(out.data(), bytes.data() + at, out.size());
+      at += out.size();
+    }
+    bytes_.link_out += bytes.size();
+    bytes_.payload_out += model_.output_bytes();
+    const Nanos t = now();
+    pending_.pop_back();
+    run_answer_.emplace(id, timings_of(lone_reply_, t, t));
+    return true;
+  }
+
+  // Handles what one read brought (`n`, into `direct` or else staging_):
+  // the end of the stream, or bytes for the parser, whose complete frames go
+  // to on_frame(). A failure kills the connection.
+  Result<void> take_read(const wire::IoStatus& n, std::span<std::byte> direct) {
+    if (n.eof) {
+      auto end = parser_.finish();
+      return tl::unexpected(kill(
+          end ? Error{ErrorCode::disconnected,
+                      "the server at " + options_.endpoint.to_string() + " closed the connection"}
+              : Error{ErrorCode::disconnected,
+                      "the server at " + options_.endpoint.to_string() +
+                          " closed the connection mid-reply: " + end.error().message}));
+    }
+    bytes_.link_out += n.bytes;
+    Result<void> fed;
+    if (!direct.empty()) {
+      fed = parser_.commit_direct(n.bytes);
+      deliver_frames();
+    } else {
+      // One frame at a time, like the server: a reply is handled before
+      // the next one is placed.
+      std::span<const std::byte> rest = std::span(staging_).first(n.bytes);
+      while (!rest.empty() && !dead_) {
+        auto taken = parser_.feed_some(rest);
+        if (!taken) {
+          fed = tl::unexpected(taken.error());
+          break;
+        }
+        rest = rest.subspan(*taken);
+        deliver_frames();
+      }
+    }
+    // A reply over this client's limits is the server's fault: protocol.
+    if (!fed)
+      return tl::unexpected(kill(
+          {fed.error().code == ErrorCode::limit_exceeded ? ErrorCode::protocol : fed.error().code,
+           "reply stream from " + options_.endpoint.to_string() + ": " + fed.error().message}));
+    if (dead_) return tl::unexpected(*dead_);
     return {};
   }
 
@@ -906,6 +971,8 @@ class RemoteDevice final : public Device {
   std::vector<std::pair<uint32_t, Result<Reply>>> sync_done_;
   std::optional<std::pair<uint32_t, Result<InferenceTimings>>> run_answer_;  // run()'s
   pb::Body run_body_;                                                        // send_run()
+  wire::CompactRun lone_reply_;                                              // take_lone_run()
+  std::vector<uint64_t> lone_sizes_;                                         // take_lone_run()
   bool compact_ = false;  // runs go as run_compact (the server takes it)
   wire::OutFrame spare_;  // send_request()'s frame, reused
   std::deque<Completion> completions_;
