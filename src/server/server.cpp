@@ -248,6 +248,7 @@ ServerStats Server::stats() const {
   s.auth_failures = state_->auth_failures.load();
   s.peak_unsent_bytes = state_->peak_unsent_bytes.load();
   s.reads_paused = state_->reads_paused.load();
+  s.whole_requests = state_->whole_requests.load();
   s.loops_started = state_->host->loops_started();
   s.model_reloads = state_->host->switch_reloads();
   s.device_loads = state_->host->device_loads();

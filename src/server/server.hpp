@@ -102,7 +102,10 @@ struct ServerStats {
   // connection's reader pauses above max_pending_bytes / max_connections (at
   // least 64 KiB), so this stays near that share whatever a client does.
   uint64_t peak_unsent_bytes = 0;
-  uint64_t reads_paused = 0;   // times a reader paused for that reason
+  uint64_t reads_paused = 0;  // times a reader paused for that reason
+  // Requests taken whole from a read buffer, without the frame parser (a
+  // lone run_compact request; of `requests`).
+  uint64_t whole_requests = 0;
   uint64_t loops_started = 0;  // run_for_duration loops the device started
   // Sharing the device: reloads when a request needed another model than
   // the one on it; switches between connections' identical models (by

@@ -167,6 +167,7 @@ size_t Session::take_whole(std::span<const std::byte> bytes) {
     end += inputs[i].bytes;
   }
   if (end > bytes.size()) return 0;
+  const Nanos placed_at = steady_clock().now();  // as place() reads it: before the slot
   auto lease = acquire_slot(entry);
   if (!lease) return 0;
   size_t at = start;
@@ -175,7 +176,8 @@ size_t Session::take_whole(std::span<const std::byte> bytes) {
     at += in.size();
   }
   ++server().requests;
-  handle_run(*h, Placed{h->message_id, steady_clock().now(), reads(), std::move(*lease), {}});
+  ++server().whole_requests;
+  handle_run(*h, Placed{h->message_id, placed_at, reads(), std::move(*lease), {}});
   return end;
 }
 

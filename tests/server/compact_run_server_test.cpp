@@ -277,14 +277,19 @@ TEST(CompactRunServer, WholeRequestsAndRequestsInPiecesAreAnsweredAlikeAndInOrde
   std::vector<std::vector<std::byte>> ins;
   for (uint8_t k = 0; k < 6; ++k) ins.push_back(pattern(16, static_cast<uint8_t>(20 + k)));
 
+  // The first run finds the model through the parser; the reader keeps it.
+  c.send_bytes(compact_request(9, handle, ins[0]));
+  expect_run_reply(c.read(), 9, ins[0]);
   // Three whole requests in one write (the server's slots: twice its depth).
   std::vector<std::byte> three;
   for (uint32_t k = 0; k < 3; ++k) {
     const auto r = compact_request(10 + k, handle, ins[k]);
     three.insert(three.end(), r.begin(), r.end());
   }
+  const uint64_t whole_before = server->stats().whole_requests;
   c.send_bytes(three);
   for (uint32_t k = 0; k < 3; ++k) expect_run_reply(c.read(), 10 + k, ins[k]);
+  EXPECT_EQ(server->stats().whole_requests - whole_before, 3u);
 
   // One request in pieces: the header split, the body split, the input
   // split; then the rest of one with a whole one behind it in one write.
@@ -308,28 +313,23 @@ TEST(CompactRunServer, WholeRequestsAndRequestsInPiecesAreAnsweredAlikeAndInOrde
 }
 
 // The reader keeps the model it found last; a release, or a load still
-// settling, is seen as by every run.
+// settling, is seen as by every run: such runs go to the parser.
 TEST(CompactRunServer, WholeRunsSeeReleasesAndWaitForLoadsStillSettling) {
   auto server = start_server();
   auto c = RawClient::connect(server->address());
   ASSERT_EQ(c.hello().header.status, Status::ok);
-  const uint32_t handle = c.load("in=16,out=8");
+  const uint32_t first = c.load("in=16,out=8");
+  const uint32_t second = c.load("in=16,out=8", 3);
   const auto in = pattern(16, 5);
-  c.send_bytes(compact_request(3, handle, in));
-  expect_run_reply(c.read(), 3, in);
+  c.send_bytes(compact_request(4, first, in));
+  expect_run_reply(c.read(), 4, in);
+  c.send_bytes(compact_request(5, first, in));  // found last: taken whole
+  expect_run_reply(c.read(), 5, in);
+  EXPECT_EQ(server->stats().whole_requests, 1u);
 
-  pb::Body release;
-  release.mutable_release_model_request()->set_handle(handle);
-  EXPECT_EQ(c.request(4, Action::release_model, release).header.status, Status::ok);
-  c.send_bytes(compact_request(5, handle, in));
-  auto gone = c.read();
-  ASSERT_TRUE(gone);
-  EXPECT_EQ(gone->header.status, Status::not_found);
-  EXPECT_NE(gone->body.error_reply().message().find("unknown model handle"), std::string::npos)
-      << gone->body.error_reply().message();
-
-  // A load and a run on its handle (the next one) in one write: the run
-  // waits for the load, and its reply follows the load's.
+  // A load and a run on the model found last in one write: the run is not
+  // taken whole while the load is pending (whether it still is when the
+  // reader gets there is up to the device thread), and its reply follows.
   pb::Body load;
   load.mutable_load_model_request()->set_name("m");
   const std::string text = "in=16,out=8";
@@ -338,44 +338,66 @@ TEST(CompactRunServer, WholeRunsSeeReleasesAndWaitForLoadsStillSettling) {
   ASSERT_TRUE(frame);
   std::vector<std::byte> both;
   wire::append_frame(*frame, both);
-  const auto run = compact_request(7, handle + 1, in);
+  const auto run = compact_request(7, first, in);
   both.insert(both.end(), run.begin(), run.end());
   c.send_bytes(both);
   auto loaded = c.read();
   ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->header.message_id, 6u);
   ASSERT_EQ(loaded->header.status, Status::ok) << loaded->body.error_reply().message();
-  EXPECT_EQ(loaded->body.load_model_reply().handle(), handle + 1);
   expect_run_reply(c.read(), 7, in);
+
+  // Released: the model found last is forgotten, and the run refused.
+  pb::Body release;
+  release.mutable_release_model_request()->set_handle(first);
+  EXPECT_EQ(c.request(8, Action::release_model, release).header.status, Status::ok);
+  c.send_bytes(compact_request(9, first, in));
+  auto gone = c.read();
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->header.status, Status::not_found);
+  EXPECT_NE(gone->body.error_reply().message().find("unknown model handle"), std::string::npos)
+      << gone->body.error_reply().message();
+  const uint64_t before = server->stats().whole_requests;
+  c.send_bytes(compact_request(10, second, in));  // another model: found, then whole
+  expect_run_reply(c.read(), 10, in);
+  c.send_bytes(compact_request(11, second, in));
+  expect_run_reply(c.read(), 11, in);
+  EXPECT_EQ(server->stats().whole_requests - before, 1u);
 }
 
-// The remote device takes a lone run's reply that arrives whole in one read
-// straight from its read buffer: its header and last byte arrived together,
-// so the client's part of transfer_out is 0 and the device's own remains;
-// through the parser (compact=0) the client's time is added.
-TEST(CompactRunServer, ALoneRunsWholeReplyAddsNoClientTransferTime) {
+// A reply whose header and last byte arrive in the same read adds no time
+// of the client's to transfer_out: the device's own remains. The remote
+// device takes a lone run's whole reply straight from its read buffer
+// (compact), or through the parser (compact=0): the same figures.
+TEST(CompactRunServer, AReplyWholeInOneReadAddsNoClientTransferTime) {
   FakeOptions o;
   InferenceTimings reported;
   reported.compute = std::chrono::microseconds(700);
   reported.transfer_out = std::chrono::microseconds(40);
   o.control->timings = reported;
   auto server = start_server(o);
-  auto d = open(server->address());
-  ASSERT_TRUE(d);
-  ASSERT_TRUE(d->load(fake_model("in=64,out=32")));
-  std::vector<std::byte> in = pattern(64, 9), out(32);
-  auto id = d->bind(Bindings{{in}, {out}});
-  ASSERT_TRUE(id);
-  for (int k = 0; k < 3; ++k) {
-    in[0] = static_cast<std::byte>(k);
-    const ByteCounters before = d->bytes();
-    auto t = d->run(*id);
-    ASSERT_TRUE(t) << t.error().to_string();
-    EXPECT_EQ(out, testing::fake_expected(in, 0, 32));
-    ASSERT_TRUE(t->transfer_out);
-    EXPECT_EQ(*t->transfer_out, std::chrono::microseconds(40));
-    const ByteCounters after = d->bytes();
-    EXPECT_EQ(after.payload_out - before.payload_out, 32u);
-    EXPECT_EQ(after.link_out - before.link_out, wire::kHeaderSize + 12 + 40 + 2 * 8 + 8 + 32);
+  for (bool compact : {true, false}) {
+    SCOPED_TRACE(compact);
+    auto d = open(server->address() + (compact ? "" : "?compact=0"));
+    ASSERT_TRUE(d);
+    ASSERT_TRUE(d->load(fake_model("in=64,out=32")));
+    std::vector<std::byte> in = pattern(64, 9), out(32);
+    auto id = d->bind(Bindings{{in}, {out}});
+    ASSERT_TRUE(id);
+    for (int k = 0; k < 3; ++k) {
+      in[0] = static_cast<std::byte>(k);
+      const ByteCounters before = d->bytes();
+      auto t = d->run(*id);
+      ASSERT_TRUE(t) << t.error().to_string();
+      EXPECT_EQ(out, testing::fake_expected(in, 0, 32));
+      ASSERT_TRUE(t->transfer_out);
+      EXPECT_EQ(*t->transfer_out, std::chrono::microseconds(40));
+      const ByteCounters after = d->bytes();
+      EXPECT_EQ(after.payload_out - before.payload_out, 32u);
+      if (compact) {
+        EXPECT_EQ(after.link_out - before.link_out, wire::kHeaderSize + 12 + 40 + 2 * 8 + 8 + 32);
+      }
+    }
   }
 }
 

@@ -318,7 +318,11 @@ class RemoteDevice final : public Device {
     auto id = send_run(binding, p);
     if (!id) return tl::unexpected(id.error());
     const auto answered = [&] { return run_answer_ && run_answer_->first == *id; };
-    if (compact_ && pending_.size() == 1 && out_.empty() && parser_.idle()) read_lone_run(*id);
+    // Its first read may block a whole slice: only when the deadline is
+    // further away (as pump() decides).
+    if (compact_ && pending_.size() == 1 && out_.empty() && parser_.idle() &&
+        options_.timeout > kBlockingSlice)
+      read_lone_run(*id);
     auto ok = pump(Nanos::max(), answered);
     if (!answered()) return tl::unexpected(ok.error());
     Result<InferenceTimings> r = std::move(run_answer_->second);
@@ -434,8 +438,9 @@ class RemoteDevice final : public Device {
     uint64_t tag = 0;
     Nanos deadline{0};
     Nanos reply_started{0};
-    bool discard = false;   // its reply is dropped (a cancel's: the loop's reply tells)
-    bool sync_run = false;  // run(): answered in run_answer_
+    uint64_t placed_read = 0;  // reads_ when its header and body had arrived
+    bool discard = false;      // its reply is dropped (a cancel's: the loop's reply tells)
+    bool sync_run = false;     // run(): answered in run_answer_
   };
   struct Outgoing {
     wire::OutFrame frame;
@@ -736,7 +741,7 @@ class RemoteDevice final : public Device {
   // exactly that whole reply with outputs of the binding's sizes: checked as
   // the parser and on_frame() check it, its outputs copied into the
   // binding's buffers. Its header and last byte arrived in the same read, so
-  // the client's transfer_out is 0 (as the server's receive_ns is then).
+  // the client's part of transfer_out is 0 (reply_completed()).
   // False, having changed nothing, for anything else.
   bool take_lone_run(std::span<const std::byte> bytes, uint32_t id) {
     const wire::Limits& limits = parser_.limits();
@@ -750,6 +755,7 @@ class RemoteDevice final : public Device {
         !wire::decode_compact_into(head->header, head->body, limits, lone_reply_, lone_sizes_) ||
         lone_reply_.kind != wire::CompactRun::Kind::reply)
       return false;
+    if (pending_.size() != 1 || pending_.front().first != id) return false;
     const Pending& p = pending_.front().second;
     const auto& outputs = bindings_[p.binding].outputs;
     if (lone_sizes_.size() != outputs.size()) return false;
@@ -786,6 +792,7 @@ class RemoteDevice final : public Device {
                           " closed the connection mid-reply: " + end.error().message}));
     }
     bytes_.link_out += n.bytes;
+    ++reads_;
     Result<void> fed;
     if (!direct.empty()) {
       fed = parser_.commit_direct(n.bytes);
@@ -836,6 +843,7 @@ class RemoteDevice final : public Device {
     }
     Pending& p = it->second;
     p.reply_started = now();
+    p.placed_read = reads_;
     const bool outputs =
         h.status == Status::ok && (p.action == Action::run || p.action == Action::run_compact ||
                                    p.action == Action::run_for_duration);
@@ -879,7 +887,7 @@ class RemoteDevice final : public Device {
     pending_.pop_back();
     if (p.discard) return;
     if (p.sync_run) {
-      const Nanos completed = now();
+      const Nanos completed = reply_completed(p);
       Result<InferenceTimings> r;
       if (frame.error) {
         r = tl::unexpected(*frame.error);
@@ -898,7 +906,7 @@ class RemoteDevice final : public Device {
       run_answer_.emplace(id, std::move(r));
       return;
     }
-    Result<Reply> reply = Reply{std::move(frame), p.reply_started, now()};
+    Result<Reply> reply = Reply{std::move(frame), p.reply_started, reply_completed(p)};
     if (reply->frame.error) {
       reply = tl::unexpected(*reply->frame.error);
     } else if (reply->frame.header.action != p.action) {
@@ -927,6 +935,12 @@ class RemoteDevice final : public Device {
       bytes_.payload_out += model_.output_bytes();
     }
     completions_.push_back(std::move(c));
+  }
+
+  // When the last byte of `p`'s reply arrived: with its header in the same
+  // read, the time between them cannot be seen and is 0 (transfer_out).
+  Nanos reply_completed(const Pending& p) const {
+    return p.placed_read == reads_ ? p.reply_started : now();
   }
 
   // The connection is unusable: every pending request fails with `error`.
@@ -971,10 +985,11 @@ class RemoteDevice final : public Device {
   std::vector<std::pair<uint32_t, Result<Reply>>> sync_done_;
   std::optional<std::pair<uint32_t, Result<InferenceTimings>>> run_answer_;  // run()'s
   pb::Body run_body_;                                                        // send_run()
-  wire::CompactRun lone_reply_;                                              // take_lone_run()
-  std::vector<uint64_t> lone_sizes_;                                         // take_lone_run()
-  bool compact_ = false;  // runs go as run_compact (the server takes it)
-  wire::OutFrame spare_;  // send_request()'s frame, reused
+  uint64_t reads_ = 0;                // reads that brought bytes for the parser
+  wire::CompactRun lone_reply_;       // take_lone_run()
+  std::vector<uint64_t> lone_sizes_;  // take_lone_run()
+  bool compact_ = false;              // runs go as run_compact (the server takes it)
+  wire::OutFrame spare_;              // send_request()'s frame, reused
   std::deque<Completion> completions_;
   std::optional<Error> dead_;
   std::atomic<bool> cancel_{false};  // cancel() was called during a loop
