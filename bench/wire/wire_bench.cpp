@@ -10,9 +10,10 @@
 //     over TCP, <= 1.30 x over a unix socket; with the breakdown into the
 //     link, rig's protocol (the ping action: no device) and the run path.
 //     The run is run_compact, the remote device's default; the protobuf run
-//     action (compact=0) is printed beside it. Pinned to one CPU (`taskset
-//     -c 1`), both ends pay the same context switches and no cross-CPU
-//     wake-ups, so the ratio is the CPU work alone (docs/benchmarks.md).
+//     action (compact=0) is printed beside it, and so are the context
+//     switches per round trip of rig's run and of the raw echo. Pinned to
+//     one CPU (`taskset -c 1`), there are no cross-CPU wake-ups, so the
+//     ratio is the CPU work and the switches (docs/benchmarks.md).
 //  3. gRPC (issue 12), what a user would pick instead, over loopback TCP in
 //     the same run: unary calls and one bidirectional stream (grpc_echo.hpp)
 //     against rig, 64-byte round trips and pipelined frames of 64 B ... 33 MB
@@ -29,8 +30,9 @@
 // pipelined frames); `compact` leaves the protobuf run out of the round
 // trips, so that a profile of the client's thread holds run_compact alone.
 //
-// The hosted device is the scripted fake (tests/server/fake_device.hpp) that
-// does no work, so what is measured is the protocol and the sockets. Kinds
+// The hosted device is the fake (tests/server/fake_device.hpp) with its
+// test script off: it does no work and takes no lock, so what is measured
+// is the protocol and the sockets. Kinds
 // alternate (raw, rig, raw, rig, ...) and medians are compared, so drift in
 // the machine affects both alike.
 #include <netinet/in.h>
