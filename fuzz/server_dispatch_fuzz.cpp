@@ -18,13 +18,13 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "proto/transport.hpp"
 #include "proto/wire.hpp"
+#include "seed_files.hpp"
 #include "server/fake_device.hpp"
 #include "server/server.hpp"
 
@@ -136,10 +136,7 @@ void write_seeds(const char* dir) {
   b.mutable_load_model_request()->set_name("x");
   b.mutable_load_model_request()->set_by_name(true);
   append(seeds[3], 16, Action::load_model, b);
-  for (size_t i = 0; i < seeds.size(); ++i)
-    std::ofstream(std::string(dir) + "/seed" + std::to_string(i), std::ios::binary)
-        .write(reinterpret_cast<const char*>(seeds[i].data()),
-               static_cast<std::streamsize>(seeds[i].size()));
+  rig::fuzz::write_seed_files(dir, seeds);
 }
 
 }  // namespace

@@ -78,8 +78,8 @@ struct LeaseStorage {
       return static_cast<T*>(::operator new(n * sizeof(T)));
     return reinterpret_cast<T*>(slot->lease_storage);
   }
-  void deallocate(T* p, size_t n) noexcept {
-    if (reinterpret_cast<std::byte*>(p) != slot->lease_storage) ::operator delete(p, n * sizeof(T));
+  void deallocate(T* p, size_t) noexcept {
+    if (reinterpret_cast<std::byte*>(p) != slot->lease_storage) ::operator delete(p);
     slot->busy.store(false, std::memory_order_release);
   }
   template <class U>
