@@ -1,3 +1,7 @@
+// A connection's I/O (connection.hpp): reading and framing, writing and its
+// queue, back-pressure, deadlines and the close. One file on purpose: the
+// reader, the writer and the closing wait share one lock, one queue and the
+// counts they wait on, whose hand-offs a split would spread over files.
 #include "server/connection.hpp"
 
 #include "rig/units.hpp"
