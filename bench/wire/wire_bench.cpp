@@ -32,9 +32,8 @@
 //
 // The hosted device is the fake (tests/server/fake_device.hpp) with its
 // test script off: it does no work and takes no lock, so what is measured
-// is the protocol and the sockets. Kinds
-// alternate (raw, rig, raw, rig, ...) and medians are compared, so drift in
-// the machine affects both alike.
+// is the protocol and the sockets. Kinds alternate (raw, rig, raw, rig, ...)
+// and medians are compared, so drift in the machine affects both alike.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/resource.h>
