@@ -1,13 +1,18 @@
 // libFuzzer target: the remote device's reply handling. A fake server on a
-// unix socket answers the device's hello (taking run_compact) and its model
-// load properly, then answers the device's run() with the input's bytes and
-// closes. So the fuzzer drives both ways a reply is taken: whole from the
-// read buffer (take_lone_run: the input is one run_compact reply to message
-// 3) and through the frame parser (anything else: pieces, several frames,
-// error replies, other ids, protobuf bodies).
+// unix socket answers the device's hello (taking run_compact) properly. The
+// input's first byte chooses what the rest of it answers:
+//  * even: the fake answers the model load properly, then the device's run()
+//    with the rest of the input;
+//  * odd: the device calibrates at open, and the rest answers its first ping.
+// Then the fake closes. So the fuzzer drives both ways a reply is taken:
+// whole from the read buffer (take_lone_run, take_lone_ping: the rest is one
+// run_compact reply to message 3, one canonical ping reply to message 2) and
+// through the frame parser (anything else: pieces, several frames, error
+// replies, other ids, protobuf bodies).
 //
-// Checks, beyond "does not crash, leak or hang": run() returns (a result or
-// an error), and a successful one counted exactly its 16 output bytes.
+// Checks, beyond "does not crash, leak or hang": open() and run() return (a
+// result or an error), and a successful run counted exactly its 16 output
+// bytes, and an open that succeeded has a link floor or says why not.
 //
 // RIG_FUZZ_SEEDS=DIR writes a seed corpus (replies) to DIR.
 #include <stdlib.h>
@@ -82,29 +87,30 @@ void send_frame(int fd, uint32_t id, Action action, pb::Body& body) {
   }
 }
 
-// The fake server's side of one input: answers hello and the load, then
-// sends `reply` when the third request arrives, closes its sending side and
-// reads until the device hangs up.
-void serve(int fd, std::span<const std::byte> reply) {
+// The fake server's side of one input: answers hello and the load, and
+// sends `reply` instead when request number `answer_at` arrives (the run,
+// or the first ping), then closes its sending side and reads until the
+// device hangs up.
+void serve(int fd, std::span<const std::byte> reply, int answer_at) {
   FrameParser parser;
   std::vector<std::byte> buf(64 * 1024);
   int requests = 0;
   for (;;) {
     const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
     if (n <= 0) return;
-    if (requests >= 3) continue;  // drained until the device closes
+    if (requests >= answer_at) continue;  // drained until the device closes
     if (!parser.feed(std::span(buf).first(static_cast<size_t>(n)))) return;
     while (auto f = parser.pop()) {
       ++requests;
       pb::Body body;
-      if (f->header.action == Action::hello) {
+      if (requests < answer_at && f->header.action == Action::hello) {
         auto* h = body.mutable_hello_reply();
         h->set_version(kMaxVersion);
         h->set_queue_depth(2);
         h->set_compact_run(true);
         h->set_device_kind("fake");
         send_frame(fd, f->header.message_id, Action::hello, body);
-      } else if (f->header.action == Action::load_model) {
+      } else if (requests < answer_at && f->header.action == Action::load_model) {
         ModelInfo info;
         info.name = "m";
         info.inputs.push_back({"in", ElementType::u8, {static_cast<int64_t>(kIn)}, kIn});
@@ -121,7 +127,7 @@ void serve(int fd, std::span<const std::byte> reply) {
           done += static_cast<size_t>(w);
         }
         ::shutdown(fd, SHUT_WR);
-        requests = 3;
+        requests = answer_at;
         break;
       }
     }
@@ -143,6 +149,16 @@ std::vector<std::byte> compact_reply(uint32_t id, uint32_t device_present, size_
   return bytes;
 }
 
+std::vector<std::byte> ping_reply(uint32_t id, bool twice = false) {
+  OutFrame f;
+  encode_ping_into(f, id, true);
+  std::vector<std::byte> bytes;
+  append_frame(f, bytes);
+  if (twice) append_frame(f, bytes);
+  return bytes;
+}
+
+// Each seed is the mode byte, then the reply.
 void write_seeds(const char* dir) {
   std::vector<std::vector<std::byte>> seeds;
   seeds.push_back(compact_reply(3, 0, kOut));  // the whole lone reply
@@ -156,6 +172,11 @@ void write_seeds(const char* dir) {
   auto error = encode_error(3, Action::run_compact, Error{ErrorCode::queue_full, "full"});
   seeds.emplace_back();
   append_frame(error, seeds.back());
+  for (auto& seed : seeds) seed.insert(seed.begin(), std::byte{0});  // run mode
+  for (auto ping : {ping_reply(2), ping_reply(3), ping_reply(2, true)}) {
+    ping.insert(ping.begin(), std::byte{1});  // ping mode
+    seeds.push_back(std::move(ping));
+  }
   rig::fuzz::write_seed_files(dir, seeds);
 }
 
@@ -167,14 +188,29 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
   UnixListener& l = listener();
-  const std::span<const std::byte> reply(reinterpret_cast<const std::byte*>(data), size);
+  const bool ping = (data[0] & 1) != 0;
+  const std::span<const std::byte> reply(reinterpret_cast<const std::byte*>(data) + 1, size - 1);
   std::thread server([&] {
     const int fd = ::accept4(l.fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
-    serve(fd, reply);
+    serve(fd, reply, ping ? 2 : 3);
     ::close(fd);
   });
+  if (ping) {
+    {
+      // An open that succeeds has a floor, or says why it has none (a ping
+      // answered unsupported).
+      auto device = open_device("unix:" + l.path + "?timeout=5s");
+      if (device) {
+        const DeviceInfo info = (*device)->info();
+        check(info.link_floor.has_value() || info.properties.count("link_floor") == 1);
+      }
+    }  // the device closes its connection: the server's side ends
+    server.join();
+    return 0;
+  }
   {
     auto device = open_device("unix:" + l.path + "?calibrate=0&timeout=5s");
     check(device.has_value());

@@ -129,6 +129,22 @@ void write_seeds(const char* dir) {
   b.Clear();
   b.mutable_read_sensors_request();
   append(seeds[2], 14, Action::read_sensors, b);
+  // Pings: two canonical ones in one read (taken whole), then one the
+  // parser takes (its field twice).
+  for (uint32_t id : {19u, 20u, 21u}) {
+    OutFrame ping;
+    encode_ping_into(ping, id, false);
+    if (id == 21) {
+      const auto body = ping_body(false);
+      ping.body.append(reinterpret_cast<const char*>(body.data()), body.size());
+      Header h;
+      h.message_id = id;
+      h.action = Action::ping;
+      h.body_size = static_cast<uint32_t>(ping.body.size());
+      ping.header = encode_header(h);
+    }
+    append_frame(ping, seeds[2]);
+  }
   b.Clear();
   b.mutable_release_model_request()->set_handle(1);
   append(seeds[3], 15, Action::release_model, b);

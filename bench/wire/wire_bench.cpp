@@ -348,8 +348,10 @@ double rig_4k(Device& d, const Slots& slots) {
 }
 
 // Microseconds per ping round trip over rig's protocol: what the connection
-// costs with no device (the client side is a bare frame loop, not the remote
-// device, so this is the server's share plus the codec).
+// costs with no device. The client side is a bare frame loop, not the remote
+// device, that does what the remote device's calibration does per ping: a
+// ping encoded without protobuf into a reused frame, and its reply taken
+// whole from the read buffer (wire::whole_ping) when it arrives in one read.
 double rig_ping_round_trip(const std::string& address) {
   auto endpoint = must(wire::parse_endpoint(address), "ping endpoint");
   auto socket = must(wire::connect_to(endpoint), "ping connect");
@@ -373,10 +375,30 @@ double rig_ping_round_trip(const std::string& address) {
   hello.mutable_hello_request()->set_min_version(1);
   hello.mutable_hello_request()->set_max_version(1);
   exchange(1, wire::Action::hello, hello);
-  wire::pb::Body ping;
-  ping.mutable_ping_request();
+  wire::OutFrame ping;
+  const wire::Limits limits;
   const auto t0 = Clock::now();
-  for (int i = 0; i < kPings; ++i) exchange(static_cast<uint32_t>(i + 2), wire::Action::ping, ping);
+  for (int i = 0; i < kPings; ++i) {
+    const auto id = static_cast<uint32_t>(i + 2);
+    wire::encode_ping_into(ping, id, false);
+    must(wire::write_frame(socket, ping), "write");
+    auto n = must(wire::read_some(socket, staging, false), "read");
+    if (n.eof) die("server closed the ping connection");
+    uint32_t replied = 0;
+    const auto got = std::span<const std::byte>(staging).first(n.bytes);
+    if (wire::whole_ping(got, true, limits, replied) == n.bytes && replied == id) continue;
+    must(parser.feed(got), "parse");  // in pieces, or not a ping reply: as any frame
+    for (;;) {
+      if (auto f = parser.pop()) {
+        if (f->header.status != wire::Status::ok || !f->body.has_ping_reply())
+          die("ping answered with an error or another frame");
+        break;
+      }
+      n = must(wire::read_some(socket, staging, false), "read");
+      if (n.eof) die("server closed the ping connection");
+      must(parser.feed(std::span(staging).first(n.bytes)), "parse");
+    }
+  }
   return seconds_since(t0) / kPings * 1e6;
 }
 

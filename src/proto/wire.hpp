@@ -225,6 +225,21 @@ Result<void> decode_compact_into(const Header& header, BodyView body, const Limi
 // An error reply: status from the error's code, ErrorReply body, no buffers.
 OutFrame encode_error(uint32_t message_id, Action action, const Error& error);
 
+// Pings (ping_frame.cpp) without protobuf on the path that every calibration
+// round trip takes. ping_body() is the body Body serializes for an empty
+// ping_request (or, with `reply`, ping_reply) and no buffers: the bytes any
+// encoder of rig.proto sends for it. encode_ping_into() writes a ping frame
+// with that body into `out` (no buffers, status 0; out.body's capacity is
+// reused). whole_ping() is the length of the ping frame `bytes` begin with
+// when it is whole, has status 0 and exactly that body within `limits`
+// (its message id into `message_id`), and 0 for anything else: another
+// frame, a ping still in pieces, or a ping encoded another way, which the
+// frame parser and decode_body() take as before.
+std::span<const std::byte> ping_body(bool reply);
+void encode_ping_into(OutFrame& out, uint32_t message_id, bool reply);
+size_t whole_ping(std::span<const std::byte> bytes, bool reply, const Limits& limits,
+                  uint32_t& message_id);
+
 // A received frame. Buffers point either into `owned` or into memory the
 // placer supplied (e.g. the caller's output tensors: no copy).
 //

@@ -147,6 +147,12 @@ void Connection::reply_compact(uint32_t id, const wire::CompactRun& run,
                });
 }
 
+void Connection::reply_ping(uint32_t id) {
+  thread_local wire::OutFrame frame;
+  wire::encode_ping_into(frame, id, true);
+  send_from(frame);
+}
+
 template <class Encode>
 void Connection::send_reusing(uint32_t id, Action action,
                               std::span<const std::vector<std::byte>> buffers,

@@ -113,6 +113,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void reply_reusing(uint32_t id, wire::Action action, wire::pb::Body& body,
                      std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,
                      Nanos made_at);
+  // The reply to a ping, without protobuf (wire::encode_ping_into).
+  void reply_ping(uint32_t id);
   // reply_reusing() of a run_compact reply: `run`'s fields, no protobuf.
   void reply_compact(uint32_t id, const wire::CompactRun& run,
                      std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,

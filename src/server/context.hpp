@@ -37,7 +37,8 @@ struct ServerContext {
   // Back-pressure: the most reply bytes any connection had queued unsent, and
   // how often a reader paused because its connection's share was full.
   std::atomic<uint64_t> peak_unsent_bytes{0}, reads_paused{0};
-  std::atomic<uint64_t> whole_requests{0};  // taken whole from a read buffer (take_whole)
+  // Taken whole from a read buffer (take_whole: lone runs, pings).
+  std::atomic<uint64_t> whole_requests{0};
 
   // Failed authentications, by peer.
   std::unique_ptr<AuthLimiter> auth;

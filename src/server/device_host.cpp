@@ -475,10 +475,10 @@ void DeviceHost::execute(const std::shared_ptr<Job>& job) {
 }
 
 void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
+  // A run's start is its submission (submitted_at, submit_run).
+  if (job->kind == Job::Kind::run) return submit_run(job);
   JobOutcome outcome;
-  // A run's start is its submission (submitted_at); its outcome here is only
-  // ever a failure's, whose answer carries no timings.
-  if (job->kind != Job::Kind::run) outcome.started_at = steady_now();
+  outcome.started_at = steady_now();
   auto failed = [&](const Error& e) {
     outcome.error = e;
     finish(job, std::move(outcome));
@@ -541,25 +541,33 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       finish(job, std::move(outcome));
       return;
     }
-    case Job::Kind::run: {
-      if (auto ok = ensure_current(job->entry); !ok) return failed(ok.error());
-      auto binding = ensure_bound(job->lease->slot());
-      if (!binding) return failed(binding.error());
-      const uint64_t tag = next_tag_++;
-      // In the table before the device has it: nothing can throw after
-      // submit() succeeds.
-      in_flight_.emplace_back(tag, job);
-      job->submitted_at = steady_now();
-      job->device_submitted_at = steady_device_clock_ ? job->submitted_at : device_->clock().now();
-      if (auto ok = device_->submit(*binding, tag); !ok) {
-        in_flight_.pop_back();
-        return failed(ok.error());
-      }
-      requests_executed_.fetch_add(1);
-      if (job->owner_requests) job->owner_requests->fetch_add(1);
-      return;
-    }
+    case Job::Kind::run:
+      return submit_run(job);
   }
+}
+
+void DeviceHost::submit_run(const std::shared_ptr<Job>& job) {
+  // An outcome only for a failure: a run's answer comes from its completion.
+  const auto failed = [&](const Error& e) {
+    JobOutcome outcome;
+    outcome.error = e;
+    finish(job, std::move(outcome));
+  };
+  if (auto ok = ensure_current(job->entry); !ok) return failed(ok.error());
+  auto binding = ensure_bound(job->lease->slot());
+  if (!binding) return failed(binding.error());
+  const uint64_t tag = next_tag_++;
+  // In the table before the device has it: nothing can throw after
+  // submit() succeeds.
+  in_flight_.emplace_back(tag, job);
+  job->submitted_at = steady_now();
+  job->device_submitted_at = steady_device_clock_ ? job->submitted_at : device_->clock().now();
+  if (auto ok = device_->submit(*binding, tag); !ok) {
+    in_flight_.pop_back();
+    return failed(ok.error());
+  }
+  requests_executed_.fetch_add(1);
+  if (job->owner_requests) job->owner_requests->fetch_add(1);
 }
 
 // A loop on a real-time clock longer than loop_slice runs as consecutive

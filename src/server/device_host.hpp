@@ -238,6 +238,8 @@ class DeviceHost {
   void start_ready_jobs();
   void execute(const std::shared_ptr<Job>& job);
   void execute_unguarded(const std::shared_ptr<Job>& job);
+  // A run onto the device (into in_flight_), or its failure answered.
+  void submit_run(const std::shared_ptr<Job>& job);
   Result<DurationRun> run_loop(const Job& job, BindingId binding);
   Result<void> ensure_current(const std::shared_ptr<ModelEntry>& entry);
   Result<BindingId> ensure_bound(Slot& slot);

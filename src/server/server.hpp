@@ -104,7 +104,7 @@ struct ServerStats {
   uint64_t peak_unsent_bytes = 0;
   uint64_t reads_paused = 0;  // times a reader paused for that reason
   // Requests taken whole from a read buffer, without the frame parser (a
-  // lone run_compact request; of `requests`).
+  // lone run_compact request, a ping with the canonical body; of `requests`).
   uint64_t whole_requests = 0;
   uint64_t loops_started = 0;  // run_for_duration loops the device started
   // Sharing the device: reloads when a request needed another model than

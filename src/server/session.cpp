@@ -146,12 +146,23 @@ std::optional<Error> Session::admit_run(const wire::Frame& frame, Placed& placed
 // same checks, for one whose every byte is in `bytes`: the common lone run
 // of a remote device, without staging it through the parser. Whatever they
 // would refuse, or a lookup that would wait (a load pending) or need the
-// handle table, is left to the parser.
+// handle table, is left to the parser. A ping with the canonical body
+// (wire::whole_ping) is answered as dispatch() answers it, without protobuf.
 size_t Session::take_whole(std::span<const std::byte> bytes) {
   const wire::Limits& limits = server().settings.limits;
   if (!hello_done_ || bytes.size() < wire::kHeaderSize) return 0;
   auto h = wire::decode_header(bytes.first<wire::kHeaderSize>(), limits);
-  if (!h || !wire::is_compact(*h) || bytes.size() - wire::kHeaderSize < h->body_size) return 0;
+  if (!h) return 0;
+  if (h->action == Action::ping) {
+    uint32_t id = 0;
+    const size_t ping = wire::whole_ping(bytes, false, limits, id);
+    if (ping == 0) return 0;
+    ++server().requests;
+    ++server().whole_requests;
+    reply_ping(id);  // as dispatch() answers it: the reader itself, in stream order
+    return ping;
+  }
+  if (!wire::is_compact(*h) || bytes.size() - wire::kHeaderSize < h->body_size) return 0;
   auto head = wire::split_frame(bytes, limits);
   if (!head || !wire::decode_compact_into(*h, head->body, limits, whole_run_, whole_sizes_) ||
       whole_run_.kind != wire::CompactRun::Kind::request)

@@ -3,6 +3,11 @@
 // absent where there is no link.
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
+#include "proto/transport.hpp"
+#include "proto/wire.hpp"
 #include "rig/device.hpp"
 #include "rig/model.hpp"
 #include "rig/report/bench_report.hpp"
@@ -10,6 +15,7 @@
 #include "rig/scenario/bench.hpp"
 #include "rig/scenario/ladder.hpp"
 #include "server/fake_device.hpp"
+#include "server/raw_client.hpp"
 #include "server/server.hpp"
 
 namespace rig::server {
@@ -27,6 +33,15 @@ std::unique_ptr<Server> serve_sim() {
   return std::move(*server);
 }
 
+// A server hosting the scripted fake device (its script in fake.control).
+std::unique_ptr<Server> serve_fake(const testing::FakeOptions& fake) {
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  auto server = Server::start(std::make_unique<testing::FakeDevice>(fake), s);
+  EXPECT_TRUE(server) << server.error().to_string();
+  return std::move(*server);
+}
+
 ModelSource transport_16() {
   TransportSpec spec;
   spec.frame = {16, 16};
@@ -40,11 +55,7 @@ ModelSource transport_16() {
 
 TEST(LinkFloor, ARemoteDeviceTimesPingsAtOpenWithinItsBound) {
   testing::FakeOptions fake;
-  ServerSettings settings;
-  settings.listen = "127.0.0.1:0";
-  auto started = Server::start(std::make_unique<testing::FakeDevice>(fake), settings);
-  ASSERT_TRUE(started) << started.error().to_string();
-  auto& server = *started;
+  auto server = serve_fake(fake);
   auto remote = open_device(server->address());
   ASSERT_TRUE(remote) << remote.error().to_string();
   const DeviceInfo info = (*remote)->info();
@@ -60,8 +71,139 @@ TEST(LinkFloor, ARemoteDeviceTimesPingsAtOpenWithinItsBound) {
   EXPECT_LE(f.spent, 50ms + f.max + 1ms);
   // Every ping reached the server (after hello), and none reached the device.
   EXPECT_GE(server->stats().requests, uint64_t{f.round_trips} + 1);
+  // Each arrived whole (one 23-byte write over loopback) and was answered
+  // without the parser or protobuf.
+  EXPECT_EQ(server->stats().whole_requests, uint64_t{f.round_trips});
   std::lock_guard lock(fake.control->mu);
   EXPECT_EQ(fake.control->runs + fake.control->submits + fake.control->loads, 0);
+}
+
+// The canonical ping frame, and the same ping_request encoded another way
+// (the field twice, which protobuf merges).
+std::vector<std::byte> ping_bytes(uint32_t id, bool reply, bool twice = false) {
+  wire::OutFrame f;
+  wire::encode_ping_into(f, id, reply);
+  if (twice) {
+    const auto body = wire::ping_body(reply);
+    f.body.append(reinterpret_cast<const char*>(body.data()), body.size());
+    wire::Header h;
+    h.message_id = id;
+    h.action = wire::Action::ping;
+    h.body_size = static_cast<uint32_t>(f.body.size());
+    f.header = wire::encode_header(h);
+  }
+  std::vector<std::byte> out;
+  wire::append_frame(f, out);
+  return out;
+}
+
+TEST(LinkFloor, ThePingsTheServerTakesWholeAndThoseItLeavesToTheParser) {
+  testing::FakeOptions fake;
+  auto server = serve_fake(fake);
+  auto client = testing::RawClient::connect(server->address());
+  // Before hello a ping is refused, whole or not.
+  client.send_bytes(ping_bytes(1, false));
+  auto refused = client.read();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->header.status, wire::Status::permission);
+  EXPECT_EQ(server->stats().whole_requests, 0u);
+  ASSERT_EQ(client.hello().header.status, wire::Status::ok);
+
+  const auto answered = [&](uint32_t id) {
+    auto f = client.read();
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.message_id, id);
+    EXPECT_EQ(f->header.status, wire::Status::ok);
+    EXPECT_TRUE(f->body.has_ping_reply());
+    EXPECT_TRUE(f->buffers.empty());
+  };
+  client.send_bytes(ping_bytes(2, false));
+  answered(2);
+  EXPECT_EQ(server->stats().whole_requests, 1u);
+  // In two pieces, the first read by the server before the second is sent.
+  const auto piecewise = ping_bytes(3, false);
+  client.send_bytes(std::span(piecewise).first(7));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  client.send_bytes(std::span(piecewise).subspan(7));
+  answered(3);
+  // Encoded another way.
+  client.send_bytes(ping_bytes(4, false, true));
+  answered(4);
+  EXPECT_EQ(server->stats().whole_requests, 1u);
+  // Two canonical pings in one write: each taken whole, in order.
+  auto two = ping_bytes(5, false);
+  const auto next = ping_bytes(6, false);
+  two.insert(two.end(), next.begin(), next.end());
+  client.send_bytes(two);
+  answered(5);
+  answered(6);
+  EXPECT_EQ(server->stats().whole_requests, 3u);
+  EXPECT_EQ(server->stats().errors_sent, 1u);  // the ping before hello
+}
+
+// A fake server that answers hello, then each ping with `answer(id, n)`
+// (n counts the pings), until the client goes away.
+template <class Answer>
+std::thread fake_server(wire::Listener& listener, const Answer& answer) {
+  return std::thread([&listener, answer] {
+    auto s = listener.accept();
+    if (!s) return;
+    testing::RawClient peer(std::move(*s));
+    int pings = 0;
+    while (auto f = peer.read()) {
+      if (f->header.action == wire::Action::hello) {
+        wire::pb::Body b;
+        b.mutable_hello_reply()->set_version(1);
+        b.mutable_hello_reply()->set_queue_depth(4);
+        peer.send(f->header.message_id, wire::Action::hello, b);
+      } else if (f->header.action == wire::Action::ping) {
+        answer(peer, f->header.message_id, pings++);
+      }
+    }
+  });
+}
+
+TEST(LinkFloor, TheClientTakesPingRepliesInPiecesAndEncodedAnotherWay) {
+  auto listener = wire::Listener::listen(*wire::parse_listen_address("127.0.0.1:0"));
+  ASSERT_TRUE(listener);
+  std::thread fake = fake_server(*listener, [](testing::RawClient& peer, uint32_t id, int n) {
+    switch (n % 3) {
+      case 0:  // whole and canonical: the client's whole-reply path
+        peer.send_bytes(ping_bytes(id, true));
+        break;
+      case 1: {  // in two pieces, the first read alone
+        const auto bytes = ping_bytes(id, true);
+        peer.send_bytes(std::span(bytes).first(21));
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        peer.send_bytes(std::span(bytes).subspan(21));
+        break;
+      }
+      default:  // valid but not canonical: through the parser
+        peer.send_bytes(ping_bytes(id, true, true));
+    }
+  });
+  auto remote = open_device(listener->bound().to_string());
+  ASSERT_TRUE(remote) << remote.error().to_string();
+  ASSERT_TRUE((*remote)->info().link_floor);
+  EXPECT_GE((*remote)->info().link_floor->round_trips, 3u);
+  remote->reset();
+  fake.join();
+}
+
+TEST(LinkFloor, APingAnsweredWithAnotherBodyFailsTheOpen) {
+  auto listener = wire::Listener::listen(*wire::parse_listen_address("127.0.0.1:0"));
+  ASSERT_TRUE(listener);
+  std::thread fake = fake_server(*listener, [](testing::RawClient& peer, uint32_t id, int) {
+    wire::pb::Body b;
+    b.mutable_cancel_reply();
+    peer.send(id, wire::Action::ping, b);
+  });
+  auto remote = open_device(listener->bound().to_string());
+  ASSERT_FALSE(remote);
+  EXPECT_EQ(remote.error().code, ErrorCode::protocol);
+  EXPECT_NE(remote.error().message.find("(ping) does not carry its reply body"), std::string::npos)
+      << remote.error().message;
+  fake.join();
 }
 
 TEST(LinkFloor, CalibrateZeroTurnsItOffAndSaysSoInTheSpec) {

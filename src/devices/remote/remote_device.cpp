@@ -201,19 +201,16 @@ class RemoteDevice final : public Device {
     trips.reserve(kCalibrationPings);
     const Nanos start = now();
     while (trips.size() < kCalibrationPings && now() - start < kCalibrationBudget) {
-      pb::Body body;
-      body.mutable_ping_request();
       const Nanos t0 = now();
-      auto reply = call(Action::ping, body, {}, Nanos(0), std::nullopt, false);
+      auto pinged = ping();
       const Nanos t1 = now();
-      if (!reply) {
-        if (reply.error().code == ErrorCode::unsupported) {
+      if (!pinged) {
+        if (pinged.error().code == ErrorCode::unsupported) {
           info_.properties["link_floor"] = "unavailable: the server does not answer ping";
           return {};
         }
-        return tl::unexpected(reply.error());
+        return pinged;
       }
-      if (!reply->frame.body.has_ping_reply()) return wrong_reply(reply->frame);
       trips.push_back(t1 - t0);
     }
     LinkFloor f;
@@ -225,6 +222,26 @@ class RemoteDevice final : public Device {
     f.median = trips[trips.size() / 2];
     if (trips.size() % 2 == 0) f.median = (trips[trips.size() / 2 - 1] + f.median) / 2;
     info_.link_floor = f;
+    return {};
+  }
+
+  // One ping, encoded without protobuf. Its reply, when it arrives whole in
+  // the first read with the canonical body (wire::whole_ping), is taken
+  // straight from the read buffer; any other reply goes through the parser
+  // and is checked as call() checks it.
+  Result<void> ping() {
+    auto id = send_encoded(Action::ping, {}, Pending{}, Nanos(0), false,
+                           [](wire::OutFrame& frame, uint32_t message_id) {
+                             wire::encode_ping_into(frame, message_id, false);
+                             return Result<void>{};
+                           });
+    if (!id) return tl::unexpected(id.error());
+    if (lone_read_pays())
+      if (read_lone([&](std::span<const std::byte> bytes) { return take_lone_ping(bytes, *id); }))
+        return {};
+    auto reply = await_reply(*id);
+    if (!reply) return tl::unexpected(reply.error());
+    if (!reply->frame.body.has_ping_reply()) return wrong_reply(reply->frame);
     return {};
   }
 
@@ -318,11 +335,8 @@ class RemoteDevice final : public Device {
     auto id = send_run(binding, p);
     if (!id) return tl::unexpected(id.error());
     const auto answered = [&] { return run_answer_ && run_answer_->first == *id; };
-    // Its first read may block a whole slice: only when the deadline is
-    // further away (as pump() decides).
-    if (compact_ && pending_.size() == 1 && out_.empty() && parser_.idle() &&
-        options_.timeout > kBlockingSlice)
-      read_lone_run(*id);
+    if (compact_ && lone_read_pays())
+      read_lone([&](std::span<const std::byte> bytes) { return take_lone_run(bytes, *id); });
     auto ok = pump(Nanos::max(), answered);
     if (!answered()) return tl::unexpected(ok.error());
     Result<InferenceTimings> r = std::move(run_answer_->second);
@@ -624,9 +638,14 @@ class RemoteDevice final : public Device {
     p.binding = binding.value_or(0);
     auto id = send_request(action, body, buffers, p, extra_timeout, payload);
     if (!id) return tl::unexpected(id.error());
+    return await_reply(*id, while_waiting);
+  }
+
+  // The reply to request `id`, sent and pending (call()).
+  Result<Reply> await_reply(uint32_t id, const std::function<void()>& while_waiting = {}) {
     const auto answered = [&] {
       return std::find_if(sync_done_.begin(), sync_done_.end(),
-                          [&](const auto& e) { return e.first == *id; });
+                          [&](const auto& e) { return e.first == id; });
     };
     auto ok = pump(Nanos::max(), [&] {
       if (answered() != sync_done_.end()) return true;
@@ -722,19 +741,42 @@ class RemoteDevice final : public Device {
     return kill({e.code, "connection to " + options_.endpoint.to_string() + " lost: " + e.message});
   }
 
-  // run()'s first read while it is the only request in flight: a reply that
-  // arrived whole in that read is taken straight from the read buffer
-  // (take_lone_run); anything else goes to the frame parser as usual, and
-  // the pump goes on from there.
-  void read_lone_run(uint32_t id) {
+  // Whether the request just sent is the only one in flight, with nothing
+  // left to write or parse, and a first read that blocks a whole slice is
+  // allowed (the deadline is further away, as pump() decides).
+  bool lone_read_pays() const {
+    return pending_.size() == 1 && out_.empty() && parser_.idle() &&
+           options_.timeout > kBlockingSlice;
+  }
+
+  // The first read of a lone request (lone_read_pays()): a reply that
+  // arrived whole in it is taken straight from the read buffer by
+  // `take(bytes)` (take_lone_run, take_lone_ping), which changes nothing and
+  // returns false for anything else; that goes to the frame parser as
+  // usual, and the pump goes on from there. True when `take` took it.
+  template <class Take>
+  bool read_lone(const Take& take) {
     auto n = wire::read_some(socket_, staging_, false);  // waits up to kBlockingSlice
     if (!n) {
       lost(n.error());
-      return;
+      return false;
     }
-    if (n->would_block) return;
-    if (!n->eof && take_lone_run(std::span(staging_).first(n->bytes), id)) return;
-    (void)take_read(*n, {});  // a failure kills the connection, which answers the run
+    if (n->would_block) return false;
+    if (!n->eof && take(std::span<const std::byte>(staging_).first(n->bytes))) return true;
+    (void)take_read(*n, {});  // a failure kills the connection, which answers the request
+    return false;
+  }
+
+  // The canonical ping reply to `id`, the one request pending, when `bytes`
+  // are exactly that reply; false, having changed nothing, otherwise.
+  bool take_lone_ping(std::span<const std::byte> bytes, uint32_t id) {
+    uint32_t replied = 0;
+    if (wire::whole_ping(bytes, true, parser_.limits(), replied) != bytes.size() || replied != id ||
+        pending_.size() != 1 || pending_.front().first != id)
+      return false;
+    bytes_.link_out += bytes.size();
+    pending_.pop_back();
+    return true;
   }
 
   // The run_compact reply to `id`, the one request pending, when `bytes` are
