@@ -8,7 +8,8 @@
 //     separate threads). Target: rig >= 0.95 x raw MB/s.
 //  2. A 64-byte run round trip vs a raw 64-byte ping-pong. Targets: <= 1.15 x
 //     over TCP, <= 1.30 x over a unix socket; with the breakdown into the
-//     link, rig's protocol (the ping action: no device) and the run path.
+//     link, rig's framing (the ping action: no device, no protobuf) and the
+//     run path.
 //     The run is run_compact, the remote device's default; the protobuf run
 //     action (compact=0) is printed beside it, and so are the context
 //     switches per round trip of rig's run and of the raw echo. Pinned to
@@ -680,12 +681,12 @@ int main(int argc, char** argv) {
       // one write per side), and the run path behind it (run - ping: session,
       // device host, slot, the device call, the outputs).
       std::printf(
-          "        breakdown: link %.2f us + rig protocol (ping - raw) %.2f us + run path "
+          "        breakdown: link %.2f us + rig framing (ping - raw) %.2f us + run path "
           "(run - ping) %.2f us\n",
           p.raw, p.ping - p.raw, p.rig - p.ping);
       std::printf(
           "        the kernel's share: a raw echo of run_compact's bytes (%zu out, %zu back) "
-          "with rig's system calls %.2f us (+%.2f us over the 64-byte echo)\n",
+          "with rig's system calls %.2f us (%+.2f us over the 64-byte echo)\n",
           kFramedOut, kFramedBack, p.framed, p.framed - p.raw);
       // Both ends block once per round trip in each (2 voluntary); the
       // involuntary ones are the scheduler preempting on a wake-up, which
