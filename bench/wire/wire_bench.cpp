@@ -391,7 +391,8 @@ double rig_ping_round_trip(const std::string& address) {
     must(parser.feed(got), "parse");  // in pieces, or not a ping reply: as any frame
     for (;;) {
       if (auto f = parser.pop()) {
-        if (f->header.status != wire::Status::ok || !f->body.has_ping_reply())
+        if (f->header.status != wire::Status::ok || !f->body.has_ping_reply() ||
+            f->header.message_id != id)
           die("ping answered with an error or another frame");
         break;
       }
@@ -677,9 +678,10 @@ int main(int argc, char** argv) {
       std::printf("  %s  rig %7.2f us   raw %7.2f us   rig/raw %.3f  (target <= %.2f) %s\n",
                   name.c_str(), p.rig, p.raw, ratio, target, ratio <= target ? "PASS" : "FAIL");
       // Where the difference goes: the socket round trip (raw), rig's framing
-      // and dispatch on the connection (ping - raw: encode, parse, one read and
-      // one write per side), and the run path behind it (run - ping: session,
-      // device host, slot, the device call, the outputs).
+      // on the connection (ping - raw: a header written and checked, one read
+      // and one write per side, no protobuf), and the run path behind it
+      // (run - ping: the compact bodies and the payload, session, device host,
+      // slot, the device call, the outputs).
       std::printf(
           "        breakdown: link %.2f us + rig framing (ping - raw) %.2f us + run path "
           "(run - ping) %.2f us\n",

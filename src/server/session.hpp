@@ -55,7 +55,8 @@ class Session final : public Connection {
   wire::BufferPlan place(const wire::Frame& frame) override;
   void dispatch(wire::Frame& frame) override;
   // A run_compact request whole in the read buffer, on a model found before
-  // (last_found_) with no load pending: placed and run without the parser.
+  // (last_found_) with no load pending: placed and run without the parser;
+  // a whole canonical ping: answered without the parser or protobuf.
   size_t take_whole(std::span<const std::byte> bytes) override;
   void reading_stopped() override { placed_.reset(); }
   void closed() override;

@@ -200,12 +200,17 @@ class RemoteDevice final : public Device {
     std::vector<Nanos> trips;
     trips.reserve(kCalibrationPings);
     const Nanos start = now();
-    while (trips.size() < kCalibrationPings && now() - start < kCalibrationBudget) {
+    // At least one ping, even when the thread lost the CPU past the budget
+    // before its first look at the clock.
+    while (trips.empty() ||
+           (trips.size() < kCalibrationPings && now() - start < kCalibrationBudget)) {
       const Nanos t0 = now();
       auto pinged = ping();
       const Nanos t1 = now();
       if (!pinged) {
-        if (pinged.error().code == ErrorCode::unsupported) {
+        // The server's answer to the ping, not a connection that died (whose
+        // cause may carry any code).
+        if (pinged.error().code == ErrorCode::unsupported && !dead_) {
           info_.properties["link_floor"] = "unavailable: the server does not answer ping";
           return {};
         }
