@@ -230,9 +230,10 @@ OutFrame encode_error(uint32_t message_id, Action action, const Error& error);
 // ping_request (or, with `reply`, ping_reply) and no buffers: the bytes any
 // encoder of rig.proto sends for it. encode_ping_into() writes a ping frame
 // with that body into `out` (no buffers, status 0; out.body's capacity is
-// reused, out.hold is left as it is). whole_ping() is the length of the ping frame `bytes` begin
-// with when it is whole, has status 0 and exactly that body within `limits` (its message id into
-// `message_id`), and 0 for anything else: another frame, a ping still in pieces, or a ping encoded
+// reused, out.hold is left as it is). whole_ping() is the length of the ping
+// frame `bytes` begin with when it is whole, has status 0 and exactly that
+// body within `limits` (its message id into `message_id`), and 0 for
+// anything else: another frame, a ping still in pieces, or a ping encoded
 // another way, which the frame parser and decode_body() take as before.
 std::span<const std::byte> ping_body(bool reply);
 void encode_ping_into(OutFrame& out, uint32_t message_id, bool reply);

@@ -541,7 +541,7 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       finish(job, std::move(outcome));
       return;
     }
-    case Job::Kind::run:
+    case Job::Kind::run:  // taken above
       return submit_run(job);
   }
 }
