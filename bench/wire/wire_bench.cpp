@@ -35,6 +35,11 @@
 // test script off: it does no work and takes no lock, so what is measured
 // is the protocol and the sockets. Kinds alternate (raw, rig, raw, rig, ...)
 // and medians are compared, so drift in the machine affects both alike.
+//
+// One file (about 700 lines) on purpose: the parts share the raw
+// references, the hosted server and the reporting, and each reference sits
+// beside the rig measurement it is compared with (the gRPC side is in
+// grpc_echo.*).
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/resource.h>
