@@ -363,24 +363,30 @@ double rig_ping_round_trip(const std::string& address) {
   auto socket = must(wire::connect_to(endpoint), "ping connect");
   wire::FrameParser parser;
   std::vector<std::byte> staging(4096);
-  auto exchange = [&](uint32_t id, wire::Action action, wire::pb::Body& body) {
-    auto frame =
-        must(wire::encode_frame(id, action, wire::Status::ok, body, {}, wire::Limits{}), "encode");
-    must(wire::write_frame(socket, frame), "write");
+  const auto read = [&] {
+    auto n = must(wire::read_some(socket, staging, false), "read");
+    if (n.eof) die("server closed the ping connection");
+    return std::span<const std::byte>(staging).first(n.bytes);
+  };
+  // The next frame through the parser, which must be an ok reply to `id`.
+  const auto reply_to = [&](uint32_t id) {
     for (;;) {
       if (auto f = parser.pop()) {
-        if (f->header.status != wire::Status::ok) die("ping answered with an error");
-        return;
+        if (f->header.status != wire::Status::ok || f->header.message_id != id)
+          die("ping connection: message " + std::to_string(id) + " answered with an error");
+        return std::move(*f);
       }
-      auto n = must(wire::read_some(socket, staging, false), "read");
-      if (n.eof) die("server closed the ping connection");
-      must(parser.feed(std::span(staging).first(n.bytes)), "parse");
+      must(parser.feed(read()), "parse");
     }
   };
   wire::pb::Body hello;
   hello.mutable_hello_request()->set_min_version(1);
   hello.mutable_hello_request()->set_max_version(1);
-  exchange(1, wire::Action::hello, hello);
+  must(wire::write_frame(socket, must(wire::encode_frame(1, wire::Action::hello, wire::Status::ok,
+                                                         hello, {}, wire::Limits{}),
+                                      "encode")),
+       "write");
+  reply_to(1);
   wire::OutFrame ping;
   const wire::Limits limits;
   const auto t0 = Clock::now();
@@ -388,23 +394,11 @@ double rig_ping_round_trip(const std::string& address) {
     const auto id = static_cast<uint32_t>(i + 2);
     wire::encode_ping_into(ping, id, false);
     must(wire::write_frame(socket, ping), "write");
-    auto n = must(wire::read_some(socket, staging, false), "read");
-    if (n.eof) die("server closed the ping connection");
+    const auto got = read();
     uint32_t replied = 0;
-    const auto got = std::span<const std::byte>(staging).first(n.bytes);
-    if (wire::whole_ping(got, true, limits, replied) == n.bytes && replied == id) continue;
+    if (wire::whole_ping(got, true, limits, replied) == got.size() && replied == id) continue;
     must(parser.feed(got), "parse");  // in pieces, or not a ping reply: as any frame
-    for (;;) {
-      if (auto f = parser.pop()) {
-        if (f->header.status != wire::Status::ok || !f->body.has_ping_reply() ||
-            f->header.message_id != id)
-          die("ping answered with an error or another frame");
-        break;
-      }
-      n = must(wire::read_some(socket, staging, false), "read");
-      if (n.eof) die("server closed the ping connection");
-      must(parser.feed(std::span(staging).first(n.bytes)), "parse");
-    }
+    if (!reply_to(id).body.has_ping_reply()) die("ping answered with another frame");
   }
   return seconds_since(t0) / kPings * 1e6;
 }

@@ -117,7 +117,7 @@ Result<void> decode_compact_into(const Header& header, BodyView body, const Limi
   const size_t fields = compact_fields(run);
   if (b.size() != expected)
     return refuse(std::string(reply ? "a reply" : "a request") + " with " +
-                  (reply ? std::to_string(std::popcount(second)) + " device timings and " : "") +
+                  (reply ? std::to_string(device_count(second)) + " device timings and " : "") +
                   std::to_string(count) + " buffers is " + std::to_string(expected) + " bytes");
   if (reply) {
     const auto word = [&](size_t i) {

@@ -4,12 +4,8 @@
 #include <cstring>
 
 #include "proto/wire.hpp"
-#include "proto/wire_bytes.hpp"
 
 namespace rig::wire {
-
-using detail::load_u32;
-
 namespace {
 
 std::string serialized_ping(bool reply) {
@@ -45,13 +41,12 @@ size_t whole_ping(std::span<const std::byte> bytes, bool reply, const Limits& li
                   uint32_t& message_id) {
   const auto body = ping_body(reply);
   const size_t size = kHeaderSize + body.size();
-  if (bytes.size() < size || load_u32(bytes.data()) != kMagic ||
-      load_u32(bytes.data() + 4) != body.size() || body.size() > limits.max_body_bytes ||
-      load_u32(bytes.data() + 12) != static_cast<uint32_t>(Action::ping) ||
-      load_u32(bytes.data() + 16) != static_cast<uint32_t>(Status::ok) ||
+  if (bytes.size() < size) return 0;
+  auto h = decode_header(bytes.first<kHeaderSize>(), limits);  // magic, max_body_bytes
+  if (!h || h->body_size != body.size() || h->action != Action::ping || h->status != Status::ok ||
       std::memcmp(bytes.data() + kHeaderSize, body.data(), body.size()) != 0)
     return 0;
-  message_id = load_u32(bytes.data() + 8);
+  message_id = h->message_id;
   return size;
 }
 
