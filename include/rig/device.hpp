@@ -181,6 +181,30 @@ struct LinkFloor {
   Nanos spent{0};  // wall time the calibration took: its budget plus at most one round trip
 };
 
+// The costs per frame a device declares because it models them (the sim):
+// its compute, each link direction's bandwidth, the fixed latency after each
+// transfer, and whether the directions share one channel. A device that only
+// measures declares none. Measured figures are checked against what these
+// allow (declared_rate_cap): a rate above it is impossible, not fast.
+struct DeclaredCosts {
+  Nanos compute{0};              // the least compute time of one frame
+  double bw_in = 0, bw_out = 0;  // bytes per second, > 0
+  Nanos latency{0};              // after each transfer, overlapping other transfers
+  Duplex duplex = Duplex::half;
+};
+
+// The most frames per second a closed loop of `depth` requests can complete
+// on a device with these costs and `model`'s frames: no faster than its
+// busiest resource (compute, the shared channel on half duplex, each
+// direction on full), and no more than `depth` frames per lone frame
+// (in + latency + compute + out + latency; Little's law). nullopt when the
+// costs are unusable (a bandwidth <= 0).
+std::optional<double> declared_rate_cap(const DeclaredCosts& costs, const ModelInfo& model,
+                                        uint32_t depth);
+// The time of one frame alone on such a device, in seconds (the lone frame
+// of declared_rate_cap).
+double declared_lone_s(const DeclaredCosts& costs, const ModelInfo& model);
+
 struct DeviceInfo;
 // Whether a device's own timings are on `clock`, so that they can be bounded
 // by an elapsed time read from it (implausible_timings).
@@ -213,6 +237,9 @@ struct DeviceInfo {
   // shorter loops (HailoRT shuts the model down after each loop and reports
   // an integer rate per loop); a server stops it with cancel() instead.
   bool loop_whole = false;
+  // Costs the device declares because it models them (the sim without
+  // drift or a slowdown); nullopt for devices that measure.
+  std::optional<DeclaredCosts> declared_costs;
 
   // The device's own queue depth: own_queue_depth, else queue_depth (>= 1).
   uint32_t device_queue_depth() const;

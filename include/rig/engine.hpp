@@ -53,8 +53,9 @@ class EngineObserver {
 };
 
 // Caller-side buffers for `slots` bindings (one binding per request in flight).
-// Inputs hold deterministic pseudo-random data derived from the seed, in the
-// range real inputs have. The buffers are shared so that measure_steady can
+// Inputs hold the data of rig/input_data.hpp (the generator `rig run --seed`
+// uses): slot 0 exactly what `rig run --seed SEED` feeds, the other slots
+// other draws (slot_input_seed). The buffers are shared so that measure_steady can
 // keep them alive when a stuck device never returns its requests.
 struct Workspace {
   // inputs then outputs, per slot
@@ -121,11 +122,13 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
 // DeviceInfo::link_floor's median in milliseconds; nullopt without one.
 std::optional<double> link_floor_ms(const DeviceInfo& info);
 
-// The stop rule of a repeat (adaptive): it stops at the first window close
-// where (a) min_duration and min_inferences are met, (b) the last 3 windows
-// agree within stability_tolerance and (c) the rate's 95% interval (Student t
-// over the window rates) has a half-width within rate_tolerance of the rate;
-// while any fails it goes on, up to min_duration x max_duration_factor.
+// The stop rule of a repeat (adaptive, SteadyStopRule): it stops at the
+// first window close where (a) min_duration and min_inferences are met, (b)
+// the last 3 windows agree within stability_tolerance, (c) the rate's 95%
+// interval (Student t over the window rates) has a half-width within
+// rate_tolerance of the rate and (d) where the device declares its costs, the
+// rate is not above the cap they imply; while any fails it goes on, up to
+// min_duration x max_duration_factor.
 struct SteadySettings {
   uint32_t depth = 1;                            // requests kept in flight
   Nanos min_duration{std::chrono::seconds(10)};  // measured time per repeat, at least
@@ -162,6 +165,11 @@ struct SteadyRepeat {
   std::optional<double> rate_half_width;
   bool precise = false;  // rate_half_width <= rate_tolerance when it stopped
   bool capped = false;   // stopped by the cap, with a condition unmet
+  // The cap the device's declared costs imply at this depth (frames/s);
+  // nullopt when it declares none. A rate above it (beyond
+  // kDeclaredCapRounding) is impossible: a pipeline still filling or
+  // draining, and the verdict says so.
+  std::optional<double> declared_cap;
   Nanos warmup{0};
   uint64_t warmup_inferences = 0;
   bool warmup_settled = false;
@@ -183,10 +191,129 @@ struct SteadyRepeat {
 // warms up alike (steady_settings in rig/scenario/settings.hpp).
 Nanos default_warmup_window(Nanos duration, uint32_t windows);
 
+// How far above a declared cap a measured rate may lie before it is
+// impossible: a repeat's rate is counted between completions of one slot, so
+// on a deterministic device only the pattern of completions within the span
+// is left to round (docs/methodology.md, "Steady state").
+inline constexpr double kDeclaredCapRounding = 0.005;
+
+// The durations of pipeline cycles (from one completion of the reference
+// slot to its next) seen so far. Their relative range says how much whole
+// cycles can move a window's rate: none when every cycle lasts the same.
+struct CycleRange {
+  uint64_t count = 0;
+  Nanos shortest{0}, longest{0}, total{0};
+  void add(Nanos cycle);
+  // (longest - shortest) / mean; 0 below two cycles.
+  double relative_range() const;
+};
+
+// The warm-up of a closed loop, a rule fed one successful completion at a
+// time. Completions are counted in windows of whole pipeline cycles: a
+// window closes on a completion of the reference slot (the first slot to
+// complete) once it has lasted `window` and holds at least one cycle, so
+// clumped completions cannot make consecutive windows alternate. The warm-up
+// settles when two consecutive windows agree within `tolerance` and, where
+// the device declares a cap (`rate_cap`), the last window is not above it
+// (a pipeline that is still filling runs above what it sustains); it gives
+// up (capped) once `max` has passed since `begin`.
+class WarmupRule {
+ public:
+  struct Settings {
+    Nanos window{std::chrono::milliseconds(500)};
+    Nanos max{std::chrono::seconds(5)};
+    double tolerance = 0.05;
+    std::optional<double> rate_cap;  // frames/s
+  };
+  enum class State { warming, settled, capped };
+
+  WarmupRule(const Settings& settings, Nanos begin);
+  // One successful completion of `slot` at `at`; the state after it.
+  State complete(uint32_t slot, Nanos at);
+  // Completions in the closed windows (the warm-up's count once it ended).
+  uint64_t inferences() const { return counted_; }
+  // The rate of the last closed window, frames/s.
+  std::optional<double> last_rate() const { return last_rate_; }
+  // The slot whose completions close windows (set by the first completion).
+  std::optional<uint32_t> reference_slot() const { return reference_; }
+  // The pipeline cycles seen (reference slot to reference slot, the filling
+  // one left out): shortest, longest and their count.
+  const CycleRange& cycles() const { return cycles_; }
+
+ private:
+  Settings s_;
+  Nanos begin_, window_start_;
+  uint64_t window_count_ = 0, window_cycles_ = 0, counted_ = 0;
+  std::optional<uint32_t> reference_;
+  std::optional<Nanos> last_reference_;
+  std::optional<double> last_rate_;
+  CycleRange cycles_;
+};
+
+// The stop rule of a repeat's measured part, fed one successful completion
+// at a time from the completion that ended the warm-up (`start`, a
+// completion of `reference_slot`). Windows close on completions of the
+// reference slot, so each holds whole pipeline cycles. A window lasts at
+// least min_duration / windows and holds enough cycles that one cycle's
+// difference from the others moves its rate by at most half the stability
+// tolerance: (2 / tolerance) x the relative range of the cycles seen (from
+// the warm-up's on), at most 2 / tolerance cycles; none more than a third of
+// the cap, so that three windows (the stability check's) fit under it. A
+// device whose cycles all last the same keeps the short windows; one whose
+// cycles follow a pattern (a half-duplex link: mostly short cycles, then a
+// long one) gets windows long enough to hold it. It stops at the first
+// window close where the conditions of SteadySettings hold, or at the cap
+// (max_duration).
+class SteadyStopRule {
+ public:
+  struct Settings {
+    Nanos min_duration{std::chrono::seconds(10)};
+    Nanos max_duration{std::chrono::seconds(20)};
+    uint64_t min_inferences = 100;
+    uint32_t windows = 10;
+    double stability_tolerance = 0.05;
+    double rate_tolerance = 0.02;
+    CycleRange warm_cycles;          // the warm-up's, sizes the first windows
+    std::optional<double> rate_cap;  // frames/s, the declared cap
+  };
+  struct Step {
+    std::optional<WindowFigure> closed;  // the window this completion closed
+    bool stop = false;
+  };
+
+  SteadyStopRule(const Settings& settings, uint32_t reference_slot, Nanos start);
+  Step complete(uint32_t slot, Nanos at);
+
+  uint64_t inferences() const { return inferences_; }
+  Nanos start() const { return start_; }
+  Nanos last() const { return last_; }  // the last completion counted
+  // The cycles a window holds at least, as of now.
+  uint64_t window_cycles_wanted() const;
+  const std::vector<WindowFigure>& windows() const { return windows_; }
+  // As of the last window close (SteadyRepeat's fields of the same names).
+  bool stable() const { return stable_; }
+  bool precise() const { return precise_; }
+  bool met() const { return met_; }
+  bool above_cap() const { return above_cap_; }
+  std::optional<double> last_windows_spread() const { return spread_; }
+  std::optional<double> rate_half_width() const { return half_width_; }
+
+ private:
+  Settings s_;
+  uint32_t reference_;
+  Nanos start_, last_, last_reference_, window_start_, window_len_, longest_window_;
+  uint64_t inferences_ = 0, window_count_ = 0, window_cycles_ = 0;
+  CycleRange cycles_;
+  std::vector<WindowFigure> windows_;
+  std::vector<double> window_rates_;
+  bool stable_ = false, precise_ = false, met_ = false, above_cap_ = false;
+  std::optional<double> spread_, half_width_;
+};
+
 // Runs one pipelined repeat. The workspace needs at least settings.depth slots.
-// Its body is the engine's timed state machine (warm-up, windows, drain) and
-// stays one function on purpose: split, its state would cross calls between
-// the clock reads of the timed region.
+// Its loop is the engine's timed region (a wait, two clock reads, a submit);
+// the decisions between a completion and the next submit are the rules'
+// (WarmupRule, then SteadyStopRule), fed one completion at a time.
 SteadyRepeat measure_steady(Device& device, const Workspace& workspace,
                             const SteadySettings& settings);
 

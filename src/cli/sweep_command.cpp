@@ -27,7 +27,9 @@ struct SweepOptions {
   double knee = 0.95;
   bool no_refine = false;
   uint64_t latency_samples = 50;
-  PointOptions point;
+  // Up to 5 x --duration per repeat: windows long enough to hold a
+  // half-duplex link's pattern of cycles (docs/methodology.md, section 3).
+  PointOptions point = {.max_factor = 5};
   std::string json;
   bool quiet = false;
   ObserveOptions observe;

@@ -1,6 +1,8 @@
 #include "rig/device.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "rig/units.hpp"
@@ -65,6 +67,27 @@ std::string_view to_string(Duplex duplex) {
 
 std::string_view to_string(ClockKind clock) {
   return clock == ClockKind::virtual_time ? "virtual" : "real";
+}
+
+double declared_lone_s(const DeclaredCosts& c, const ModelInfo& model) {
+  return static_cast<double>(model.input_bytes()) / c.bw_in + to_seconds(c.latency) +
+         to_seconds(c.compute) + static_cast<double>(model.output_bytes()) / c.bw_out +
+         to_seconds(c.latency);
+}
+
+std::optional<double> declared_rate_cap(const DeclaredCosts& c, const ModelInfo& model,
+                                        uint32_t depth) {
+  if (!(c.bw_in > 0) || !(c.bw_out > 0) || depth == 0) return std::nullopt;
+  const double in_s = static_cast<double>(model.input_bytes()) / c.bw_in;
+  const double out_s = static_cast<double>(model.output_bytes()) / c.bw_out;
+  const double link_s = c.duplex == Duplex::full ? std::max(in_s, out_s) : in_s + out_s;
+  const double busiest = std::max(link_s, to_seconds(c.compute));
+  const double lone = declared_lone_s(c, model);
+  double cap = std::numeric_limits<double>::infinity();
+  if (busiest > 0) cap = 1 / busiest;
+  if (lone > 0) cap = std::min(cap, static_cast<double>(depth) / lone);
+  if (!std::isfinite(cap)) return std::nullopt;
+  return cap;
 }
 
 uint32_t DeviceInfo::device_queue_depth() const {

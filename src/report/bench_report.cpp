@@ -178,6 +178,7 @@ void repeat_fields(Io& io, SteadyRepeat& rep) {
   io.number("rate_half_width", rep.rate_half_width, 3);
   io.value("precise", rep.precise, 3);
   io.value("capped", rep.capped, 3);
+  io.number("declared_cap_per_s", rep.declared_cap, 5);
   io.seconds("warmup_s", rep.warmup);
   io.value("warmup_inferences", rep.warmup_inferences);
   io.value("warmup_settled", rep.warmup_settled);

@@ -152,7 +152,10 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
     r.offered = measure_offered(device, ws, os);
     r.steady.depth = depth;
     r.bytes = bytes_of(*r.offered, r.model);
-    r.monitor = monitor.finish();  // no energy figure: an offered-load run has no steady rate
+    r.monitor = monitor.finish();
+    r.monitor.energy.reason =
+        "unavailable: an offered-load run has no steady rate to charge the power to "
+        "(rig bench without --rate states one)";
     r.verdict = judge(r);
     return r;
   }

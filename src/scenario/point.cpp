@@ -17,6 +17,7 @@ PointResult measure_point(Device& device, const Workspace& workspace, uint32_t d
   for (uint32_t i = 0; i < s.repeats; ++i) {
     const SteadyRepeat rep = measure_steady(device, workspace, steady_settings(s, depth, i));
     r.depth = rep.depth;
+    r.declared_cap = rep.declared_cap;
     // A repeat counts when its span held completions (an abort in the warm-up
     // leaves none).
     if (rep.inferences > 0 && rep.rate > 0) {

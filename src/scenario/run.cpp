@@ -10,13 +10,6 @@
 namespace rig {
 namespace {
 
-uint64_t splitmix(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 bool ends_with_npy(const std::string& path) {
   return path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
 }
@@ -58,47 +51,6 @@ Result<std::vector<std::byte>> input_from_file(const TensorInfo& tensor, const s
                                                  ", the file holds " +
                                                  tensor_text(npy->type, npy->shape));
   return std::vector<std::byte>(npy->data.begin(), npy->data.end());
-}
-
-std::vector<std::byte> generated_input(const TensorInfo& tensor, uint64_t seed) {
-  std::vector<std::byte> out(tensor.bytes);
-  uint64_t state = seed * 0x2545F4914F6CDD1Dull + 0x1234567ull;
-  auto unit = [&] { return static_cast<double>(splitmix(state) >> 11) / 9007199254740992.0; };
-  auto put = [&](size_t i, const auto& v) { std::memcpy(out.data() + i * sizeof v, &v, sizeof v); };
-  const size_t n = out.size() / element_size(tensor.type);
-  for (size_t i = 0; i < n; ++i) {
-    switch (tensor.type) {
-      case ElementType::f32:
-        put(i, static_cast<float>(unit()));
-        break;
-      case ElementType::f64:
-        put(i, unit());
-        break;
-      case ElementType::f16:  // exponent 14, random mantissa: [0.5, 1), always normal
-        put(i, static_cast<uint16_t>((14u << 10) | (splitmix(state) & 0x3ffu)));
-        break;
-      case ElementType::u16:
-        put(i, static_cast<uint16_t>(splitmix(state) & 0xff));
-        break;
-      case ElementType::i16:
-        put(i, static_cast<int16_t>(splitmix(state) & 0xff));
-        break;
-      case ElementType::i32:
-        put(i, static_cast<int32_t>(splitmix(state) & 0xff));
-        break;
-      case ElementType::i64:
-        put(i, static_cast<int64_t>(splitmix(state) & 0xff));
-        break;
-      case ElementType::boolean:
-        put(i, static_cast<uint8_t>(splitmix(state) & 1));
-        break;
-      case ElementType::u8:
-      case ElementType::i8:
-        put(i, static_cast<uint8_t>(splitmix(state) & 0xff));
-        break;
-    }
-  }
-  return out;
 }
 
 Result<std::vector<std::vector<std::byte>>> prepare_inputs(const ModelInfo& model,

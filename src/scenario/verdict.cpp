@@ -69,10 +69,18 @@ RuleOutcome no_errors(uint64_t errors, const std::optional<Error>& first, std::s
   return o;
 }
 
-RuleOutcome quiet_host(const Environment& env) {
-  RuleOutcome o = outcome("quiet_host", Severity::warns,
-                          std::to_string(env.warnings.size()) + " environment warning(s)");
-  for (const auto& w : env.warnings) finding(o, w);
+// On a virtual clock the host's load before the run cannot move a figure
+// (the simulation's times are not the host's): that warning is left out.
+RuleOutcome quiet_host(const Environment& env, bool virtual_clock) {
+  std::vector<std::string> found;
+  for (const auto& w : env.warnings)
+    if (!(virtual_clock && w.rfind("host busy before the run", 0) == 0)) found.push_back(w);
+  RuleOutcome o = outcome(
+      "quiet_host", Severity::warns,
+      std::to_string(found.size()) + " environment warning(s)" +
+          (found.size() != env.warnings.size() ? " (the host's load is left out on a virtual clock)"
+                                               : ""));
+  for (auto& w : found) finding(o, std::move(w));
   return o;
 }
 
@@ -480,7 +488,7 @@ void add_environment_confounds(Verdict& v, const Environment& env, bool virtual_
 // The confounds every result is checked for: the host, the device, the clock.
 void add_confounds(Verdict& v, const Environment& env, const DeviceInfo& device, bool virtual_clock,
                    std::string clock_message, bool strict = false) {
-  v.add(quiet_host(env));
+  v.add(quiet_host(env, virtual_clock));
   v.add(device_without_warnings(device));
   v.add(real_clock(virtual_clock, std::move(clock_message)));
   add_environment_confounds(v, env, virtual_clock, strict);
@@ -547,6 +555,24 @@ RuleOutcome rate_precise(const SteadyRepeat& rep, size_t i, double tolerance) {
     finding(o, repeat_name(i) + ": the rate's interval (" + half + ") stayed wider than +/-" +
                    format_fixed(tolerance * 100, 1) +
                    "% up to the cap; raise --max-duration-factor or --rate-tolerance");
+  return o;
+}
+
+// A rate above what the device's declared costs allow is impossible: the
+// span ended inside a pipeline's filling or draining, not at its rate.
+RuleOutcome within_declared_cap(const std::string& name, double rate,
+                                const std::optional<double>& cap) {
+  RuleOutcome o =
+      outcome("rate_within_declared_cap", Severity::invalidates,
+              cap ? name + ": " + format_fixed(rate, 1) + "/s, the declared costs allow " +
+                        format_fixed(*cap, 1) + "/s (+" +
+                        format_fixed(kDeclaredCapRounding * 100, 1) + "% rounding)"
+                  : name + ": the device declares no costs");
+  if (cap && rate > *cap * (1 + kDeclaredCapRounding))
+    finding(o, name + ": rate " + format_fixed(rate, 1) + "/s is above the " +
+                   format_fixed(*cap, 1) +
+                   "/s the device's declared costs allow at this depth; the span did not reach "
+                   "the steady state: raise --duration");
   return o;
 }
 
@@ -756,6 +782,23 @@ RuleOutcome points_stable(const std::vector<std::pair<std::string, const PointRe
   return o;
 }
 
+// Each point's fastest repeat against the cap its device declares
+// (within_declared_cap).
+RuleOutcome points_within_declared_cap(
+    const std::vector<std::pair<std::string, const PointResult*>>& points) {
+  RuleOutcome o =
+      outcome("rate_within_declared_cap", Severity::invalidates, "the device declares no costs");
+  for (const auto& [name, p] : points) {
+    if (!p->declared_cap || p->repeat_rates.empty()) continue;
+    const double fastest = *std::max_element(p->repeat_rates.begin(), p->repeat_rates.end());
+    RuleOutcome one = within_declared_cap(name, fastest, p->declared_cap);
+    o.evidence = "every point's fastest repeat within its declared cap (+" +
+                 format_fixed(kDeclaredCapRounding * 100, 1) + "% rounding)";
+    for (auto& f : one.findings) finding(o, std::move(f));
+  }
+  return o;
+}
+
 RuleOutcome points_without_errors(
     const std::vector<std::pair<std::string, const PointResult*>>& points) {
   uint64_t errors = 0;
@@ -851,6 +894,7 @@ Verdict judge(const BenchResult& r) {
     v.add(repeat_stable(repeats[i], i, r.effective.point.stability_tolerance));
     v.add(rate_precise(repeats[i], i, r.effective.point.rate_tolerance));
     v.add(warmup_settled(repeats[i], i, r.effective.point.warmup_max));
+    v.add(within_declared_cap(repeat_name(i), repeats[i].rate, repeats[i].declared_cap));
   }
   v.add(repeats_agree(r.steady.rate, r.effective.repeat_tolerance));
   v.add(enough_lone_frames(r.latency.samples));
@@ -911,6 +955,7 @@ Verdict judge(const LadderResult& r) {
   v.add(no_errors(lone_errors, lone_first, "in lone frames"));
   v.rules.back().rule = "no_lone_frame_errors";
   v.add(points_stable(points));
+  v.add(points_within_declared_cap(points));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
                 r.effective.confounds.strict);
   add_confound_rules(v, confound_inputs(r));
@@ -928,6 +973,7 @@ Verdict judge(const SweepResult& r) {
   v.add(no_errors(r.lone.errors, r.lone.first_error, "in lone frames"));
   v.rules.back().rule = "no_lone_frame_errors";
   v.add(points_stable(points));
+  v.add(points_within_declared_cap(points));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
                 r.effective.confounds.strict);
   add_confound_rules(v, confound_inputs(r));
@@ -1076,7 +1122,7 @@ Verdict judge(const AbResult& r) {
   v.add(depth_within_queue(r.depth_notes));
   v.add(enough_pairs(r.ratios.size(), r.settings.alpha));
   v.add(ab_resolved(r));
-  v.add(quiet_host(r.environment));
+  v.add(quiet_host(r.environment, r.virtual_clock));
   if (r.shared_device) {
     v.add(device_without_warnings(r.device_a));
   } else {

@@ -30,6 +30,9 @@ struct PointResult {
   Summary little_rate;
   std::optional<double> ms_per_frame;  // 1000 / median rate
   bool stable = false;                 // every repeat stable
+  // The cap the device's declared costs imply at this depth (frames/s;
+  // SteadyRepeat::declared_cap); nullopt when it declares none.
+  std::optional<double> declared_cap;
   uint64_t errors = 0;
   std::optional<Error> first_error;
   bool aborted = false;

@@ -11,6 +11,7 @@
 
 #include "rig/device.hpp"
 #include "rig/environment.hpp"
+#include "rig/input_data.hpp"
 #include "rig/tensor_io.hpp"
 
 namespace rig {
@@ -40,10 +41,8 @@ Result<void> validate(const RunSettings& settings);
 Result<std::vector<std::byte>> input_from_file(const TensorInfo& tensor, const std::string& path,
                                                std::span<const std::byte> file);
 
-// Deterministic input bytes for a tensor: [0, 1) for floating types, [0, 255]
-// for wider integers, 0/1 for bool, any byte for 8-bit types. Different seeds
-// give different bytes.
-std::vector<std::byte> generated_input(const TensorInfo& tensor, uint64_t seed);
+// Generated inputs come from rig/input_data.hpp (generated_input), the one
+// generator every scenario shares.
 
 // The inputs a run feeds: the files of `items` mapped onto the model's
 // inputs, or generated ones (seed + input index) when `items` is empty.

@@ -23,7 +23,7 @@ namespace rig {
 
 struct SweepSettings {
   uint32_t min_depth = 1, max_depth = 64;  // powers of two in between, clamped to the queue depth
-  PointSettings point;
+  PointSettings point = {.max_duration_factor = 5};  // rig sweep's default cap: 5 x duration
   double knee_fraction = 0.95;  // knee: the smallest depth reaching this share of the best rate
   bool refine = true;           // bisect between the knee and the depth measured before it
   uint64_t latency_samples = 50;

@@ -261,6 +261,20 @@ class SimDevice final : public Device {
     i.properties["latency_ms"] = format_fixed(to_ms(p_.latency), 6);
     i.properties["duplex"] = p_.full_duplex ? "full" : "half";
     i.properties["clock"] = p_.realtime ? "virtual, paced to real time" : "virtual";
+    // Its costs are the model's own: declared where the least compute time is
+    // known (jitter lowers it by its share; drift and a slowdown change it
+    // over time, and a factor below 1 would speed it up).
+    const bool slows_only = p_.slow_at < Nanos(0) || p_.slow_factor >= 1;
+    if (p_.drift == 0 && slows_only) {
+      DeclaredCosts c;
+      c.compute = Nanos(static_cast<int64_t>(static_cast<double>(p_.compute.count()) *
+                                             (1 - std::min(1.0, std::abs(p_.jitter)))));
+      c.bw_in = p_.bw_in;
+      c.bw_out = p_.bw_out;
+      c.latency = p_.latency;
+      c.duplex = p_.full_duplex ? Duplex::full : Duplex::half;
+      i.declared_costs = c;
+    }
     return i;
   }
 
