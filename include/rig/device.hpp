@@ -213,6 +213,14 @@ struct DeviceInfo {
   // shorter loops (HailoRT shuts the model down after each loop and reports
   // an integer rate per loop); a server stops it with cancel() instead.
   bool loop_whole = false;
+  // What the device asks of the buffers a caller allocates for bind(): the
+  // start aligned to buffer_alignment bytes, the allocation padded to a
+  // multiple of buffer_padding bytes; the bound span keeps the tensor's
+  // exact size. 0: no requirement. Advisory: other buffers are accepted, at
+  // a cost the device documents (hailo: the page size; HailoRT copies
+  // unaligned buffers through a bounce buffer).
+  size_t buffer_alignment = 0;
+  size_t buffer_padding = 0;
 
   // The device's own queue depth: own_queue_depth, else queue_depth (>= 1).
   uint32_t device_queue_depth() const;

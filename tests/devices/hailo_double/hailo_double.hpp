@@ -26,6 +26,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hailo/hailort.hpp"
@@ -67,6 +68,12 @@ struct Script {
   ForDuration for_duration = ForDuration::hrpc_bug;
   bool shutdown_after_loop = true;
   Nanos rpc_overhead{std::chrono::milliseconds(30)};  // seeds/000: 3029-3042 ms for 3000 ms
+  // H10 (architecture HAILO10H): each query that is an hRPC round trip
+  // (get_hw_latency_measurement, identify, sensors, activate) costs this.
+  Nanos rpc_round_trip{std::chrono::microseconds(400)};
+  // run_async calls after this many never complete (until shutdown() aborts
+  // them); -1: all complete.
+  int hang_after = -1;
   // Called after each run_async completion's callback with the number of
   // completions so far (a test's hook, e.g. to cancel a loop mid-way).
   std::function<void(int)> after_completion;
@@ -85,6 +92,14 @@ struct Counters {
   hailo_power_mode_t power_mode = HAILO_POWER_MODE_PERFORMANCE;
   hailo_scheduling_algorithm_t scheduler = HAILO_SCHEDULING_ALGORITHM_NONE;
   uint32_t latency_flags = 0;
+  int infer_models_created = 0;
+  int activations = 0;
+  int rpc_queries = 0;      // H10 round trips charged
+  int latency_queries = 0;  // get_hw_latency_measurement calls
+  int wait_timeouts = 0;    // AsyncInferJob::wait / wait_for_async_ready that timed out
+  int bounce_copies = 0;    // H10 buffers not aligned to the page size
+  int configured_alive = 0, configured_alive_max = 0;  // ConfiguredInferModels in existence
+  int requests_in_flight = 0;  // run_async requests not yet completed or aborted
 };
 
 Script& script();
@@ -97,13 +112,22 @@ void reset();
 
 // The double's HEF format (HailoRT's is binary; the double accepts this text):
 //   hailo-double-hef
+//   network_group NAME          (any number; none: one named network_group0)
 //   input NAME HxWxF uint8|uint16|float32
 //   output NAME HxWxF uint8|uint16|float32
-// Anything else fails create_infer_model with HAILO_INVALID_HEF.
+// The streams belong to the first network group. Anything else fails
+// create_infer_model with HAILO_INVALID_HEF.
 std::string hef_text(const std::vector<std::string>& lines);
 
-// The log file the double's logger writes ("" when HAILORT_LOGGER_PATH=NONE
-// or before the logger exists).
-std::string log_file();
+// The log files the double's logger writes ("" for a sink it has not):
+// $HOME/.hailo/hailort/hailort.log and $HAILORT_LOGGER_PATH/hailort.log.
+std::string main_log_file();
+std::string local_log_file();
+
+// The thread the double runs completion callbacks on.
+std::thread::id callback_thread();
+
+// Whether the logger was created by a static initializer, before main.
+bool logger_created_before_main();
 
 }  // namespace hailo_double
