@@ -139,9 +139,9 @@ struct DurationRun {
   std::optional<uint64_t> frames_aborted = 0;
   Nanos elapsed{0};              // measured by the device
   double frames_per_second = 0;  // frames_completed / elapsed, a real number
-  // 0: frames_per_second is exact. > 0: the device reports its rate
-  // truncated to this step, so the true rate lies in
-  // [frames_per_second, frames_per_second + rate_step) (HailoRT: 1 frame/s).
+  // 0: frames_per_second is exact. > 0: the true rate lies in [frames_per_second,
+  // frames_per_second + rate_step) (HailoRT: an integer rate, widened for the
+  // frames its shutdown aborts; docs/devices/hailo.md).
   double rate_step = 0;
   // True when the figure is not the device's own loop but a host-driven
   // pipelined loop on the same input (a fallback): every frame crossed the

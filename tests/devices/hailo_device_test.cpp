@@ -563,7 +563,7 @@ TEST_F(HailoDeviceTest, TheLatencyMeanIsReadOutsideTheTimedRegion) {
   auto sensors = d->read_sensors();
   EXPECT_DOUBLE_EQ(sensors.at("hw_latency_mean_ms"), 2.27);
   EXPECT_EQ(d->info().properties.at("hw_latency"),
-            "2.27 ms, HailoRT's mean over the 3 frames since configure (not a per-frame figure)");
+            "2.270 ms, HailoRT's mean over the 3 frames since configure (not a per-frame figure)");
 }
 
 TEST_F(HailoDeviceTest, DoubleChargesAnRpcForH10Queries) {

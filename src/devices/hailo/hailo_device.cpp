@@ -5,8 +5,8 @@
 // (shorter than kQuietWait: the server's slices) never calls HailoRT, since
 // every AsyncInferJob::wait that times out logs at error level
 // (configured_infer_model_hrpc_client.cpp on H10, infer_model.cpp elsewhere;
-// 5.1.1, 5.2.0): it waits on Shared's condition (on a virtual clock: sleeps
-// to the deadline). A longer one waits in AsyncInferJob::wait on the oldest
+// 5.1.1, 5.2.0): it waits on Shared's condition (on a virtual clock: in
+// 1 us steps). A longer one waits in AsyncInferJob::wait on the oldest
 // request (HailoRT returns from it after the job's callback ran).
 //
 // One file on purpose: every call (configure, bindings, run_async, the
@@ -611,7 +611,13 @@ class HailoDevice final : public Device {
   // Waits for a completion until `deadline` without calling HailoRT.
   void quiet_wait(Nanos deadline) {
     if (clock_.is_virtual()) {
-      clock_.sleep_until(deadline);  // the double delivers what completes by then
+      // The double delivers completions as its clock passes them: 1 us steps
+      // stop within 1 us of the first.
+      while (clock_.now() < deadline) {
+        clock_.sleep_until(std::min(deadline, clock_.now() + std::chrono::microseconds(1)));
+        std::lock_guard lock(shared_->mu);
+        if (!shared_->ready.empty()) return;
+      }
       return;
     }
     const auto until = std::chrono::steady_clock::time_point(
