@@ -24,8 +24,10 @@ target_link_libraries(rig_onnx INTERFACE onnx onnx_proto protobuf::libprotobuf)
 target_compile_definitions(rig_onnx INTERFACE ONNX_NAMESPACE=onnx ONNX_ML=1)
 
 # HailoRT (optional): the hailo device needs >= 5.1.1, where
-# ConfiguredInferModel::run_async_for_duration first appears. AUTO builds the
-# device when HailoRT is found, ON requires it, OFF skips it.
+# ConfiguredInferModel::run_async_for_duration first appears. HailoRT 5.x
+# serves Hailo-10 and Hailo-15 only; Hailo-8 needs HailoRT 4.x, which rig does
+# not support. AUTO builds the device when HailoRT is found, ON requires it,
+# OFF skips it. What configure prints, in each case, is in docs/devices/hailo.md.
 set(RIG_WITH_HAILO AUTO CACHE STRING "Build the hailo device: AUTO, ON or OFF")
 set_property(CACHE RIG_WITH_HAILO PROPERTY STRINGS AUTO ON OFF)
 set(RIG_HAVE_HAILORT OFF)
@@ -34,17 +36,24 @@ if(NOT RIG_WITH_HAILO STREQUAL "OFF")
   if(HailoRT_FOUND AND TARGET HailoRT::libhailort)
     set(RIG_HAVE_HAILORT ON)
     message(STATUS "HailoRT ${HailoRT_VERSION}: building the hailo device")
-  elseif(RIG_WITH_HAILO STREQUAL "ON")
+  else()
     set(_found "no HailoRT CMake package was found")
     if(HailoRT_CONSIDERED_VERSIONS)
       set(_found "found HailoRT ${HailoRT_CONSIDERED_VERSIONS}, which is not >= 5.1.1 (5.x)")
+      if(HailoRT_CONSIDERED_VERSIONS MATCHES "(^|;)4\\.")
+        string(APPEND _found
+          ": HailoRT 4.x is the Hailo-8/8L runtime, with no InferModel::run_async_for_duration"
+          " and a different API; rig's hailo device needs HailoRT 5.x (Hailo-10H, Hailo-15)")
+      endif()
     endif()
-    message(FATAL_ERROR
-      "RIG_WITH_HAILO=ON, but ${_found}. Install HailoRT >= 5.1.1 (libhailort with its "
-      "CMake package, from Hailo's developer zone or a source build of hailo-ai/hailort), "
-      "point CMAKE_PREFIX_PATH or HailoRT_DIR at it, or configure with -DRIG_WITH_HAILO=AUTO "
-      "or OFF. See docs/devices/hailo.md.")
-  else()
-    message(STATUS "HailoRT >= 5.1.1 not found: the hailo device is not built")
+    if(RIG_WITH_HAILO STREQUAL "ON")
+      message(FATAL_ERROR
+        "RIG_WITH_HAILO=ON, but ${_found}. Install HailoRT >= 5.1.1 (libhailort with its "
+        "CMake package, from Hailo's developer zone, Raspberry Pi OS's h10-hailort package, or "
+        "a source build of hailo-ai/hailort), point CMAKE_PREFIX_PATH or HailoRT_DIR at it, or "
+        "configure with -DRIG_WITH_HAILO=AUTO or OFF. See docs/devices/hailo.md.")
+    else()
+      message(STATUS "HailoRT >= 5.1.1 not found (${_found}): the hailo device is not built")
+    endif()
   endif()
 endif()

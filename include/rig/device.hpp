@@ -139,9 +139,9 @@ struct DurationRun {
   std::optional<uint64_t> frames_aborted = 0;
   Nanos elapsed{0};              // measured by the device
   double frames_per_second = 0;  // frames_completed / elapsed, a real number
-  // 0: frames_per_second is exact. > 0: the device reports its rate
-  // truncated to this step, so the true rate lies in
-  // [frames_per_second, frames_per_second + rate_step) (HailoRT: 1 frame/s).
+  // 0: frames_per_second is exact. > 0: the true rate lies in [frames_per_second,
+  // frames_per_second + rate_step) (HailoRT: an integer rate, widened for the
+  // frames its shutdown aborts; docs/devices/hailo.md).
   double rate_step = 0;
   // True when the figure is not the device's own loop but a host-driven
   // pipelined loop on the same input (a fallback): every frame crossed the
@@ -240,6 +240,14 @@ struct DeviceInfo {
   // Costs the device declares because it models them (the sim without
   // drift or a slowdown); nullopt for devices that measure.
   std::optional<DeclaredCosts> declared_costs;
+  // What the device asks of the buffers a caller allocates for bind(): the
+  // start aligned to buffer_alignment bytes, the allocation padded to a
+  // multiple of buffer_padding bytes; the bound span keeps the tensor's
+  // exact size. 0: no requirement. Advisory: other buffers are accepted, at
+  // a cost the device documents (hailo: the page size; HailoRT copies
+  // unaligned buffers through a bounce buffer).
+  size_t buffer_alignment = 0;
+  size_t buffer_padding = 0;
 
   // The device's own queue depth: own_queue_depth, else queue_depth (>= 1).
   uint32_t device_queue_depth() const;

@@ -1,9 +1,13 @@
 // The hailo device on HailoRT's InferModel API. Threads: HailoRT calls the
-// completion callbacks on its own threads (the test double on the caller's);
-// they only push into Shared under its mutex. Everything else runs on the
-// thread that drives the device. Waiting always goes through
-// AsyncInferJob::wait on the oldest request (HailoRT returns from it after
-// the job's callback ran), so one code path serves hardware and the double.
+// completion callbacks on its own threads (the test double too); they only
+// push into Shared under its mutex and notify. Everything else runs on the
+// thread that drives the device. Waiting: a wait that may normally expire
+// (shorter than kQuietWait: the server's slices) never calls HailoRT, since
+// every AsyncInferJob::wait that times out logs at error level
+// (configured_infer_model_hrpc_client.cpp on H10, infer_model.cpp elsewhere;
+// 5.1.1, 5.2.0): it waits on Shared's condition (on a virtual clock: in
+// 1 us steps). A longer one waits in AsyncInferJob::wait on the oldest
+// request (HailoRT returns from it after the job's callback ran).
 //
 // One file on purpose: every call (configure, bindings, run_async, the
 // on-device loop and its fallback, re-configure, sensors, the log) works on
@@ -13,9 +17,13 @@
 
 #include <hailo/hailort.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -34,11 +42,24 @@ using hailo::status_error;
 using hailo::status_name;
 
 constexpr uint32_t kDepthBeforeLoad = 32;  // HailoRT's usual async queue size
-constexpr size_t kPage = 4096;
 constexpr Nanos kRunTimeout = std::chrono::seconds(30);
+// Waits shorter than this are expected to expire now and then (the server's
+// slices): they do not go through HailoRT's wait, which logs each expiry.
+constexpr Nanos kQuietWait = std::chrono::seconds(1);
+
+// HailoRT's DMA alignment: the system's page size (OsUtils::get_page_size,
+// common/os/posix/os_utils.cpp; 16 KiB on the Pi 5's default kernel).
+size_t page_size() {
+  static const size_t n = [] {
+    const long v = ::sysconf(_SC_PAGESIZE);
+    return v > 0 ? static_cast<size_t>(v) : size_t{4096};
+  }();
+  return n;
+}
 
 struct HailoParams {
   std::string device_id;
+  std::string network_group;  // "": the HEF's first (HailoRT's default)
   hailo_power_mode_t power_mode = HAILO_POWER_MODE_PERFORMANCE;
   hailo_scheduling_algorithm_t scheduler = HAILO_SCHEDULING_ALGORITHM_ROUND_ROBIN;
   uint16_t batch = 0;  // 0: HailoRT's choice
@@ -49,7 +70,10 @@ struct HailoParams {
 
 Result<HailoParams> parse_params(const std::map<std::string, std::string>& params) {
   HailoParams p;
-  for (const auto& [key, value] : params) {
+  // Not a structured binding: clang 14 cannot capture one in a lambda.
+  for (const auto& entry : params) {
+    const std::string& key = entry.first;
+    const std::string& value = entry.second;
     auto bad = [&](const std::string& what) {
       return fail(ErrorCode::invalid_argument,
                   "hailo parameter " + key + " must be " + what + ", got '" + value + "'");
@@ -58,6 +82,9 @@ Result<HailoParams> parse_params(const std::map<std::string, std::string>& param
       if (value.empty() || value.size() >= HAILO_MAX_DEVICE_ID_LENGTH)
         return bad("a device id shorter than " + std::to_string(HAILO_MAX_DEVICE_ID_LENGTH));
       p.device_id = value;
+    } else if (key == "network_group") {
+      if (value.empty()) return bad("the name of a network group in the HEF");
+      p.network_group = value;
     } else if (key == "power_mode") {
       if (value == "performance")
         p.power_mode = HAILO_POWER_MODE_PERFORMANCE;
@@ -89,8 +116,8 @@ Result<HailoParams> parse_params(const std::map<std::string, std::string>& param
     } else {
       return fail(ErrorCode::invalid_argument,
                   "unknown hailo parameter '" + key +
-                      "' (known: device_id, power_mode, scheduler, batch, depth, dma_map, "
-                      "fallback)");
+                      "' (known: device_id, network_group, power_mode, scheduler, batch, depth, "
+                      "dma_map, fallback)");
     }
   }
   return p;
@@ -99,6 +126,7 @@ Result<HailoParams> parse_params(const std::map<std::string, std::string>& param
 std::string effective_spec(const HailoParams& p) {
   std::string s = "hailo:";
   if (!p.device_id.empty()) s += "device_id=" + p.device_id + ",";
+  if (!p.network_group.empty()) s += "network_group=" + p.network_group + ",";
   s += std::string("power_mode=") +
        (p.power_mode == HAILO_POWER_MODE_ULTRA_PERFORMANCE ? "ultra" : "performance");
   s += std::string(",scheduler=") +
@@ -110,14 +138,24 @@ std::string effective_spec(const HailoParams& p) {
   return s;
 }
 
-// By number: HAILO12L (7) is named from HailoRT 5.2 on, and a newer
+// By number, as the library that answered names it: 7 is HAILO_ARCH_MARS in
+// HailoRT 5.1.x and HAILO_ARCH_HAILO12L from 5.2.0 on (hailort.h); a newer
 // architecture is still reported, as unknown(N).
-std::string arch_name(hailo_device_architecture_t a) {
-  static const char* const kNames[] = {"HAILO8_A0", "HAILO8",   "HAILO8L",  "HAILO15H",
-                                       "HAILO15L",  "HAILO15M", "HAILO10H", "HAILO12L"};
+std::string arch_name(hailo_device_architecture_t a, const hailo_version_t& library) {
+  static const char* const kNames[] = {"HAILO8_A0", "HAILO8",   "HAILO8L", "HAILO15H",
+                                       "HAILO15L",  "HAILO15M", "HAILO10H"};
   const int n = static_cast<int>(a);
   if (n >= 0 && n < static_cast<int>(std::size(kNames))) return kNames[n];
+  if (n == 7)
+    return library.major == 5 && library.minor <= 1 ? std::string("MARS") : std::string("HAILO12L");
   return "unknown(" + std::to_string(n) + ")";
+}
+
+// Hailo-8, 8L (and 8 A0) run on HailoRT 4.x only; HailoRT 5.x serves
+// Hailo-10 and Hailo-15.
+bool is_hailo8(hailo_device_architecture_t a) {
+  const int n = static_cast<int>(a);
+  return n >= 0 && n <= 2;
 }
 
 // The device types HailoRT's public API names; anything else (a USB stick
@@ -171,19 +209,28 @@ TensorInfo tensor_of(const hailort::InferModel::InferStream& s) {
   return t;
 }
 
+std::string fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 std::chrono::milliseconds ceil_ms(Nanos d) {
   if (d <= Nanos(0)) return 0ms;
   if (d > std::chrono::hours(24)) return std::chrono::hours(24);
   return std::chrono::ceil<std::chrono::milliseconds>(d);
 }
 
-// Page-aligned memory the device owns (the fallback loop's buffers).
+// Page-aligned memory the device owns (the fallback loop's buffers): the
+// allocation is padded to whole pages (infer_model.hpp's set_buffer asks
+// this of output buffers), the view HailoRT gets is the exact frame size.
 struct PageBuffer {
   std::byte* data = nullptr;
   size_t size = 0;
   explicit PageBuffer(size_t n) : size(n) {
-    const size_t rounded = (n + kPage - 1) / kPage * kPage;
-    data = static_cast<std::byte*>(std::aligned_alloc(kPage, rounded == 0 ? kPage : rounded));
+    const size_t page = page_size();
+    const size_t rounded = (n + page - 1) / page * page;
+    data = static_cast<std::byte*>(std::aligned_alloc(page, rounded == 0 ? page : rounded));
   }
   ~PageBuffer() { std::free(data); }
   PageBuffer(const PageBuffer&) = delete;
@@ -193,6 +240,7 @@ struct PageBuffer {
 // What the callbacks touch.
 struct Shared {
   std::mutex mu;
+  std::condition_variable cv;  // notified on each push
   std::deque<Completion> ready;
 };
 
@@ -204,11 +252,19 @@ class HailoDevice final : public Device {
   HailoDevice& operator=(const HailoDevice&) = delete;
 
   Result<void> open() {
-    const std::string folder = hailo::ensure_log_folder();
-    if (folder.empty())
+    // HailoRT chose its log files before main; rig reads the one it writes.
+    const auto sink = hailo::locate_log();
+    if (sink.path.empty()) {
+      properties_["hailort_log"] = "unavailable: " + sink.unavailable;
       open_warnings_.push_back(
-          "HailoRT's log is off (HAILORT_LOGGER_PATH=NONE): rig cannot read its warnings");
-    log_ = hailo::LogTail(folder.empty() ? std::string() : folder + "/hailort.log");
+          "rig cannot read HailoRT's warnings (the USB-C power warning "
+          "among them): " +
+          sink.unavailable);
+    } else {
+      properties_["hailort_log"] =
+          sink.path + (sink.shared ? " (this process's records, by PID)" : "");
+    }
+    log_ = hailo::LogTail(sink.path, sink.shared ? static_cast<int64_t>(::getpid()) : -1);
     hailo_vdevice_params_t params{};
     if (auto st = hailo_init_vdevice_params(&params); st != HAILO_SUCCESS)
       return tl::unexpected(status_error(st, "hailo_init_vdevice_params"));
@@ -242,6 +298,12 @@ class HailoDevice final : public Device {
     // Real on hardware; the test double's clock is virtual, and says so.
     i.clock = clock_.is_virtual() ? ClockKind::virtual_time : ClockKind::real;
     i.loop_whole = true;
+    // HailoRT DMAs page-aligned buffers directly and copies others through a
+    // bounce buffer (vdma/pcie_session.cpp); an output buffer whose
+    // allocation is not padded to whole pages risks corruption past its end
+    // (set_buffer, infer_model.hpp).
+    i.buffer_alignment = page_size();
+    i.buffer_padding = page_size();
     i.properties = properties_;
     i.warnings = open_warnings_;
     return i;
@@ -257,16 +319,24 @@ class HailoDevice final : public Device {
     if (!model) return tl::unexpected(model.error());
     hef_ = std::vector<std::byte>(model->bytes.begin(), model->bytes.end());
     t.read = clock_.now() - t0;
-    const std::string name = model_display_name(source);
+    // create_infer_model's name is a network group inside the HEF, not the
+    // file's: "" is the first group (HailoRT's example and hailortcli run2),
+    // an unknown name fails with HAILO_NOT_FOUND (hef.cpp), a network's name
+    // with HAILO_NOT_IMPLEMENTED (infer_model.cpp).
+    const std::string name =
+        p_.network_group.empty() ? model_display_name(source) : p_.network_group;
     t0 = clock_.now();
-    auto infer_model =
-        vdevice_->create_infer_model(hailort::MemoryView(hef_.data(), hef_.size()), name);
+    if (!p_.network_group.empty())
+      if (auto ok = check_network_group(); !ok) return load_failed(ok.error());
+    auto infer_model = vdevice_->create_infer_model(hailort::MemoryView(hef_.data(), hef_.size()),
+                                                    p_.network_group);
     t.parse = clock_.now() - t0;
     if (!infer_model) return load_failed(status_error(infer_model.status(), "create_infer_model"));
     model_ = infer_model.release();
     if (p_.batch != 0) model_->set_batch_size(p_.batch);
     model_->set_power_mode(p_.power_mode);
     model_->set_hw_latency_measurement_flags(HAILO_LATENCY_MEASURE);
+    properties_["hw_latency"] = "not read yet";
     t0 = clock_.now();
     if (auto ok = configure("configure"); !ok) return load_failed(ok.error());
     t.compile = clock_.now() - t0;
@@ -310,9 +380,11 @@ class HailoDevice final : public Device {
     payload_in_ += info_.input_bytes();
     if (st != HAILO_SUCCESS) return infer_failed(status_error(st, "ConfiguredInferModel::run"));
     payload_out_ += info_.output_bytes();
-    InferenceTimings timings;
-    timings.compute = hw_latency();
-    return timings;
+    ++frames_since_configure_;
+    // No per-frame compute: HailoRT's latency measurement is a mean since
+    // configure and, on H10, an RPC round trip; it is read outside the timed
+    // region (read_sensors) and reported as what it is.
+    return InferenceTimings{};
   }
 
   Result<void> submit(BindingId binding, uint64_t tag) override {
@@ -335,8 +407,11 @@ class HailoDevice final : public Device {
           done.completed_at = clock->now();
           if (c.status != HAILO_SUCCESS)
             done.error = status_error(c.status, "inference (run_async completion)");
-          std::lock_guard lock(shared->mu);
-          shared->ready.push_back(std::move(done));
+          {
+            std::lock_guard lock(shared->mu);
+            shared->ready.push_back(std::move(done));
+          }
+          shared->cv.notify_all();
         });
     if (!job) return infer_failed(status_error(job.status(), "ConfiguredInferModel::run_async"));
     (*b)->busy = true;
@@ -349,6 +424,11 @@ class HailoDevice final : public Device {
   Result<Completion> wait_next(Nanos timeout) override {
     if (auto c = pop_ready()) return *c;
     if (in_flight_ == 0) return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
+    if (timeout < kQuietWait) {
+      quiet_wait(clock_.now() + std::max(timeout, Nanos(0)));
+      if (auto c = pop_ready()) return *c;
+      return fail(ErrorCode::timeout, "hailo: no completion within " + format_duration(timeout));
+    }
     const auto st = jobs_.front().job.wait(ceil_ms(timeout));
     if (auto c = pop_ready()) return *c;
     if (st == HAILO_TIMEOUT)
@@ -374,6 +454,7 @@ class HailoDevice final : public Device {
   std::map<std::string, double> read_sensors() override {
     std::map<std::string, double> out;
     probe_sensors(&out);
+    read_hw_latency(&out);
     return out;
   }
 
@@ -426,13 +507,23 @@ class HailoDevice final : public Device {
                          std::to_string(v.revision);
       properties_["hailort_version"] = library_version_;
     }
+    bool h10 = false;
     std::string arch = "unknown", type = "unknown", firmware = "unknown", board;
     auto devices = vdevice_->get_physical_devices();
     if (devices && !devices->empty()) {
       hailort::Device& d = devices->front().get();
       type = type_name(d.get_type());
       properties_["device_id"] = d.get_dev_id();
-      if (auto a = d.get_architecture()) arch = arch_name(*a);
+      if (auto a = d.get_architecture()) {
+        arch = arch_name(*a, v);
+        h10 = static_cast<int>(*a) == 6;  // HAILO_ARCH_HAILO10H
+        if (is_hailo8(*a))
+          open_warnings_.push_back(
+              "this is a " + arch +
+              ": Hailo-8 devices run on HailoRT 4.x, which rig does not "
+              "support (no InferModel::run_async_for_duration, a different API); HailoRT " +
+              library_version_ + " serves Hailo-10 and Hailo-15");
+      }
       auto identity = d.identify();
       if (identity) {
         const auto& f = identity->fw_version;
@@ -445,6 +536,9 @@ class HailoDevice final : public Device {
       }
       properties_["physical_devices"] = std::to_string(devices->size());
     }
+    // HailoRT's H10 client constructs its Device as PCIe whatever the link
+    // (device/device_hrpc_client.hpp, 5.1.1 and 5.2.0): a USB stick says PCIe.
+    if (h10 && type == "PCIe") type = "PCIe (as HailoRT's H10 client reports every link)";
     properties_["architecture"] = arch;
     properties_["device_type"] = type;
     properties_["firmware_version"] = firmware;
@@ -486,11 +580,50 @@ class HailoDevice final : public Device {
     return tl::unexpected(std::move(e));
   }
 
+  // The previous configured model goes first: never two on the device. With
+  // the scheduler off nothing runs until activate() (the streams refuse
+  // writes: async_stream_base.cpp); with it on activate() is refused
+  // (core_op.cpp), so it is called only then.
   Result<void> configure(const char* what) {
+    configured_ = hailort::ConfiguredInferModel();
+    frames_since_configure_ = 0;
     auto configured = model_->configure();
     if (!configured) return tl::unexpected(status_error(configured.status(), what));
     configured_ = configured.release();
+    if (p_.scheduler == HAILO_SCHEDULING_ALGORITHM_NONE)
+      if (auto st = configured_.activate(); st != HAILO_SUCCESS)
+        return tl::unexpected(status_error(st, std::string(what) + ": activate"));
     return {};
+  }
+
+  // network_group=NAME, checked against the HEF's groups before HailoRT is asked.
+  Result<void> check_network_group() {
+    auto hef = hailort::Hef::create(hailort::MemoryView(hef_.data(), hef_.size()));
+    if (!hef) return tl::unexpected(status_error(hef.status(), "Hef::create"));
+    const auto groups = hef->get_network_groups_names();
+    if (std::find(groups.begin(), groups.end(), p_.network_group) != groups.end()) return {};
+    std::string names;
+    for (const auto& g : groups) names += (names.empty() ? "" : ", ") + g;
+    return fail(ErrorCode::not_found, "hailo: the HEF has no network group '" + p_.network_group +
+                                          "' (its groups: " + names + ")");
+  }
+
+  // Waits for a completion until `deadline` without calling HailoRT.
+  void quiet_wait(Nanos deadline) {
+    if (clock_.is_virtual()) {
+      // The double delivers completions as its clock passes them: 1 us steps
+      // stop within 1 us of the first.
+      while (clock_.now() < deadline) {
+        clock_.sleep_until(std::min(deadline, clock_.now() + std::chrono::microseconds(1)));
+        std::lock_guard lock(shared_->mu);
+        if (!shared_->ready.empty()) return;
+      }
+      return;
+    }
+    const auto until = std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline));
+    std::unique_lock lock(shared_->mu);
+    shared_->cv.wait_until(lock, until, [this] { return !shared_->ready.empty(); });
   }
 
   Result<void> attach(Bound& b) {
@@ -523,7 +656,7 @@ class HailoDevice final : public Device {
   void map_buffers(Bound& b) {
     bool all = true;
     auto map = [&](void* p, size_t n, hailo_dma_buffer_direction_t dir) {
-      if (reinterpret_cast<uintptr_t>(p) % kPage != 0) {
+      if (reinterpret_cast<uintptr_t>(p) % page_size() != 0) {
         all = false;
         return;
       }
@@ -546,7 +679,7 @@ class HailoDevice final : public Device {
   void unmap(Bound& b) {
     if (!b.mapped) return;
     auto unmap_one = [&](void* p, size_t n, hailo_dma_buffer_direction_t dir) {
-      if (reinterpret_cast<uintptr_t>(p) % kPage == 0) vdevice_->dma_unmap(p, n, dir);
+      if (reinterpret_cast<uintptr_t>(p) % page_size() == 0) vdevice_->dma_unmap(p, n, dir);
     };
     for (const auto& s : b.buffers.inputs)
       unmap_one(const_cast<std::byte*>(s.data()), s.size(), HAILO_DMA_BUFFER_DIRECTION_H2D);
@@ -556,11 +689,18 @@ class HailoDevice final : public Device {
   }
 
   void release_model() {
-    // Requests still on the device finish before their buffers go.
+    // Requests still on the device finish before their buffers go; what does
+    // not finish is aborted by shutdown().
+    bool stuck = false;
     while (!jobs_.empty()) {
-      jobs_.front().job.wait(ceil_ms(kRunTimeout));
+      stuck |= jobs_.front().job.wait(ceil_ms(kRunTimeout)) != HAILO_SUCCESS;
       jobs_.pop_front();
     }
+    if (pending_loop_) {
+      stuck |= pending_loop_->wait(ceil_ms(kRunTimeout)) != HAILO_SUCCESS;
+      pending_loop_.reset();
+    }
+    if (stuck && loaded_) (void)configured_.shutdown();
     {
       std::lock_guard lock(shared_->mu);
       shared_->ready.clear();
@@ -574,8 +714,7 @@ class HailoDevice final : public Device {
     loaded_ = false;
     needs_reconfigure_ = false;
     async_queue_size_ = 0;
-    hw_latency_checked_ = false;
-    hw_latency_.reset();
+    frames_since_configure_ = 0;
   }
 
   Result<Bound*> usable(BindingId id) {
@@ -592,7 +731,20 @@ class HailoDevice final : public Device {
   // happens right after the loop, and is retried here if that failed.
   Result<void> ready_to_infer() {
     if (!needs_reconfigure_) return {};
+    if (auto ok = finish_pending_loop(); !ok) return ok;
     return reconfigure(nullptr);
+  }
+
+  // A loop whose reply did not come in time may still run on the device:
+  // re-configuring now would put a second configured model beside it.
+  Result<void> finish_pending_loop() {
+    if (!pending_loop_) return {};
+    if (pending_loop_->wait(ceil_ms(kRunTimeout)) != HAILO_SUCCESS)
+      return fail(ErrorCode::timeout,
+                  "hailo: HailoRT's on-device loop still has not answered; rig does not "
+                  "re-configure while it may run");
+    pending_loop_.reset();
+    return {};
   }
 
   Result<void> reconfigure(std::vector<std::string>* notes) {
@@ -624,22 +776,29 @@ class HailoDevice final : public Device {
     if (it != jobs_.end()) jobs_.erase(it);
     if (c->binding < bindings_.size()) bindings_[c->binding].busy = false;
     --in_flight_;
-    if (!c->error) payload_out_ += info_.output_bytes();
+    if (!c->error) {
+      payload_out_ += info_.output_bytes();
+      ++frames_since_configure_;
+    }
     return c;
   }
 
-  // Device-side compute, where HailoRT's latency measurement answers.
-  std::optional<Nanos> hw_latency() {
-    if (hw_latency_checked_ && !hw_latency_) return std::nullopt;
+  // HailoRT's hardware latency: a running mean over the frames since
+  // configure (common/latency_meter.hpp), an RPC on H10, HAILO_NOT_AVAILABLE
+  // for models with more than one input (core_op.cpp). Read outside any
+  // timed region, reported with rig's count of frames since configure.
+  void read_hw_latency(std::map<std::string, double>* out) {
+    if (!loaded_ || needs_reconfigure_ || frames_since_configure_ == 0) return;
     auto l = configured_.get_hw_latency_measurement();
-    hw_latency_checked_ = true;
     if (!l) {
       properties_["hw_latency"] = "unavailable: " + status_name(l.status());
-      hw_latency_.reset();
-      return std::nullopt;
+      return;
     }
-    hw_latency_ = std::chrono::duration_cast<Nanos>(l->avg_hw_latency);
-    return hw_latency_;
+    const Nanos mean = std::chrono::duration_cast<Nanos>(l->avg_hw_latency);
+    properties_["hw_latency"] = format_duration(mean) + ", HailoRT's mean over the " +
+                                std::to_string(frames_since_configure_) +
+                                " frames since configure (not a per-frame figure)";
+    if (out) (*out)["hw_latency_mean_ms"] = to_seconds(mean) * 1e3;
   }
 
   Result<DurationRun> host_loop(const Bound& source, Nanos duration, Nanos sleep_between);
@@ -665,8 +824,9 @@ class HailoDevice final : public Device {
   bool unmapped_noted_ = false;
   std::map<std::string, std::string> properties_;
   std::string description_ = "Hailo device", library_version_ = "unknown";
-  bool hw_latency_checked_ = false;
-  std::optional<Nanos> hw_latency_;
+  uint64_t frames_since_configure_ = 0;
+  // A run_async_for_duration whose wait expired: the device may still loop.
+  std::optional<hailort::AsyncInferJob> pending_loop_;
   std::atomic<bool> cancel_{false};
 };
 
@@ -709,7 +869,8 @@ Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos durat
   if (!job)
     return infer_failed(status_error(job.status(), "ConfiguredInferModel::run_async_for_duration"));
   payload_in_ += info_.input_bytes();
-  const auto wait_status = job->wait(duration_ms + sleep_ms + 15s);
+  const auto budget = duration_ms + sleep_ms + 15s;
+  const auto wait_status = job->wait(budget);
   const Nanos wall = clock_.now() - t0;
   // The device side shut the model down, whatever the reply said.
   needs_reconfigure_ = true;
@@ -722,6 +883,17 @@ Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos durat
                  : outcome->status;
     fps = outcome->fps;
   }
+  if (status == HAILO_TIMEOUT) {
+    // No answer: the device may still be looping. rig re-configures only once
+    // the loop answers (the next call waits for it).
+    pending_loop_.emplace(job.release());
+    collect_log(pending_warnings_);
+    return fail(ErrorCode::timeout,
+                "hailo: run_async_for_duration did not answer within " +
+                    format_duration(Nanos(budget)) +
+                    " (the loop, its sleep and 15 s); the device may still be looping, so rig "
+                    "re-configures only after it answers");
+  }
   auto reconfigured = reconfigure(&run.notes);
   collect_log(pending_warnings_);
   if (status == HAILO_SUCCESS) {
@@ -729,12 +901,22 @@ Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos durat
     run.frames_completed.reset();
     run.frames_aborted.reset();
     run.elapsed = duration_ms;
-    run.frames_per_second = fps;
-    run.rate_step = 1;
+    // HailoRT's loop counts every callback, those of the frames its own
+    // shutdown() aborts included (infer_model.cpp, 5.1.1 and 5.2.0): up to a
+    // queue's worth beyond the frames completed. So the completed rate lies
+    // in [fps - queue / duration, fps + 1).
+    const double seconds = to_seconds(Nanos(duration_ms));
+    const double slack = static_cast<double>(async_queue_size_) / seconds;
+    const double lower = std::max(0.0, static_cast<double>(fps) - slack);
+    run.frames_per_second = lower;
+    run.rate_step = static_cast<double>(fps) + 1 - lower;
     run.notes.push_back(
-        "HailoRT reports the loop's rate as a whole number (uint32_t fps, truncated) and no "
-        "frame count: the rate lies in [" +
-        std::to_string(fps) + ", " + std::to_string(fps + 1) +
+        "HailoRT reports the loop's rate as a whole number (uint32_t fps = " + std::to_string(fps) +
+        ", truncated) that counts the frames its shutdown() aborted at the end as done, up to "
+        "the async queue (" +
+        std::to_string(async_queue_size_) + " frames over " + format_duration(Nanos(duration_ms)) +
+        "), and no frame count: the completed rate lies in [" + fixed2(lower) + ", " +
+        std::to_string(fps + 1) +
         ") frames/s and the completed and aborted frame counts are unknown");
     if (fps == 0)
       run.notes.push_back(
@@ -783,7 +965,10 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
     hailort::ConfiguredInferModel::Bindings hailo;
     bool mapped = false;
   };
-  std::vector<Slot> slots(depth);
+  // Every request's callback holds the slots: a request that outlives the
+  // loop (a wait that expired) never writes into freed memory.
+  auto owned = std::make_shared<std::vector<Slot>>(depth);
+  std::vector<Slot>& slots = *owned;
   for (auto& slot : slots) {
     auto created = configured_.create_bindings();
     if (!created) return infer_failed(status_error(created.status(), "create_bindings"));
@@ -874,7 +1059,7 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
         continue;
       }
       auto job = configured_.run_async(
-          slots[s].hailo, [loop, clock, s](const hailort::AsyncInferCompletionInfo& info) {
+          slots[s].hailo, [loop, clock, s, owned](const hailort::AsyncInferCompletionInfo& info) {
             std::lock_guard lock(loop->mu);
             loop->done.push_back(Done{s, info.status, clock->now()});
           });
@@ -900,12 +1085,19 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
       failure = status_error(st, "AsyncInferJob::wait (fallback loop)");
     if (st != HAILO_SUCCESS) break;
   }
-  // After a failed wait, requests may still be on the device: their buffers
-  // (the slots) must outlive them.
+  // After a failed wait, requests may still be on the device: they get one
+  // more wait, then shutdown() aborts them (the model is re-configured before
+  // the next run). Their callbacks keep the slots alive either way.
   for (auto& [slot, job] : jobs) (void)job.wait(ceil_ms(kRunTimeout));
   drain_done();
+  if (!jobs.empty()) {
+    (void)configured_.shutdown();
+    needs_reconfigure_ = true;
+    drain_done();
+  }
+  const bool unfinished = !jobs.empty();
   for (auto& slot : slots) {
-    if (!slot.mapped) continue;
+    if (!slot.mapped || unfinished) continue;
     for (size_t i = 0; i < slot.inputs.size(); ++i)
       vdevice_->dma_unmap(slot.inputs[i]->data, info_.inputs[i].bytes,
                           HAILO_DMA_BUFFER_DIRECTION_H2D);
@@ -931,6 +1123,14 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
                       "this rate includes the per-frame transfers (" +
                       std::to_string(submitted) + " frames submitted)");
   if (failure) run.notes.push_back("the fallback loop stopped early: " + failure->to_string());
+  if (needs_reconfigure_)
+    run.notes.push_back(
+        "requests of the fallback loop did not finish: rig shut the configured model down "
+        "(HailoRT aborts them) and re-configures it before the next run");
+  if (unfinished)
+    run.notes.push_back(std::to_string(jobs.size()) +
+                        " requests still had not finished after shutdown: their buffers stay "
+                        "allocated (and mapped) until HailoRT calls them back");
   collect_log(pending_warnings_);
   return run;
 }

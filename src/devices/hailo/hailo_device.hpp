@@ -14,11 +14,14 @@
 
 namespace rig {
 
-// hailo[:device_id=ID,power_mode=performance|ultra,scheduler=none|round_robin,
-//       batch=N,depth=N,dma_map=0|1,fallback=host_loop|none]
+// hailo[:device_id=ID,network_group=NAME,power_mode=performance|ultra,
+//       scheduler=none|round_robin,batch=N,depth=N,dma_map=0|1,fallback=host_loop|none]
 //   device_id  a physical device (PCIe BDF, as `hailortcli scan` lists); default: any one
+//   network_group  the HEF's network group to load (checked against the HEF);
+//              default: its first, as HailoRT's "" (never the file's name)
 //   power_mode HailoRT's power mode for the model (default performance)
-//   scheduler  the VDevice's scheduling algorithm (default round_robin, HailoRT's)
+//   scheduler  the VDevice's scheduling algorithm (default round_robin, HailoRT's);
+//              none: rig activates the configured model itself
 //   batch      the model's batch size (default: HailoRT's choice)
 //   depth      requests rig keeps in flight (default: the model's async queue size)
 //   dma_map    1: map rig's buffers with VDevice::dma_map (page-aligned ones)

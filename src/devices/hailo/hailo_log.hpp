@@ -1,10 +1,15 @@
-// HailoRT's log, read for its warnings. HailoRT reads HAILORT_LOGGER_PATH once,
-// when its logger is created by the process's first HailoRT call, and appends
-// records to $HAILORT_LOGGER_PATH/hailort.log in the pattern
-//   [date time] [tid] [HailoRT] [level] [file:line] [function] message
-// (a message may continue on following lines). rig reads the records appended
-// since it last looked, by file offset. No HailoRT dependency: this part is
-// tested and fuzzed on any machine.
+// HailoRT's log, read for its warnings. HailoRT creates its logger before
+// main, in a static initializer of libhailort (hailort.cpp's
+// COMPAT__INITIALIZER; utils/hailort_logger.cpp, 5.1.1 and 5.2.0), reading
+// the environment then, once. It writes two files, both rotated at 1 MB:
+//  * the main file $HOME/.hailo/hailort/hailort.log, shared by every process
+//    of the user:  [date time] [pid] [tid] [HailoRT] [level] [file:line] [function] message
+//  * the local file $HAILORT_LOGGER_PATH/hailort.log (unset or empty: the
+//    working directory):  [date time] [tid] [HailoRT] [level] [file:line] [function] message
+// HAILORT_LOGGER_PATH=NONE turns both off. Warnings and above are flushed at
+// once. A message may continue on following lines. rig reads the records
+// appended since it last looked, by file offset. No HailoRT dependency: this
+// part is tested and fuzzed on any machine.
 #pragma once
 
 #include <cstdint>
@@ -17,25 +22,31 @@ namespace rig::hailo {
 struct LogRecord {
   std::string level;    // "warning", "error", "critical", "info", ...
   std::string message;  // continuation lines joined with a space
+  int64_t pid = -1;     // the main file's [pid] group; -1: the record has none
 };
 
 // Parses whole records from `text` (untrusted bytes: any input is safe).
 // Lines before the first record header are ignored.
 std::vector<LogRecord> parse_log(std::string_view text);
 
-// The folder HailoRT will log to. When HAILORT_LOGGER_PATH is unset (and
-// HailoRT has not started yet) it sets it to a per-process folder under the
-// temporary directory, so the log is rig's to read; a value the user set is
-// kept. "" when the user turned the log off (NONE). Call before the first
-// HailoRT call of the process; later calls return the same folder.
-std::string ensure_log_folder();
+// The file rig reads HailoRT's records from, as HailoRT chose its sinks from
+// the environment (which rig leaves alone): the main file when its folder
+// exists and is writable (records filtered by this process's PID), else the
+// local file; none when HAILORT_LOGGER_PATH=NONE or neither is writable.
+struct LogSink {
+  std::string path;         // "" when there is none
+  bool shared = false;      // the main file: keep only records with pid
+  std::string unavailable;  // why there is none
+};
+LogSink locate_log();
 
 // Reads the records appended to one log file since the last read.
 class LogTail {
  public:
   LogTail() = default;
   // Starts at the file's current end (or 0 when it does not exist yet).
-  explicit LogTail(std::string path);
+  // pid >= 0: only records carrying that pid are returned.
+  explicit LogTail(std::string path, int64_t pid = -1);
   const std::string& path() const { return path_; }
   // Complete records appended since the last call (a partly written last
   // line waits for the next call). A file that shrank (HailoRT rotates it at
@@ -45,10 +56,12 @@ class LogTail {
  private:
   std::string path_;
   uint64_t offset_ = 0;
+  int64_t pid_ = -1;
 };
 
 // "HailoRT warning: <message>" for warning, error and critical records;
-// nothing for the others.
+// nothing for the others, nor for the error HailoRT logs whenever an
+// AsyncInferJob::wait times out (a wait's expiry, not the device's state).
 std::vector<std::string> warning_lines(const std::vector<LogRecord>& records);
 
 }  // namespace rig::hailo

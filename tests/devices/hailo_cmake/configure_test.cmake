@@ -1,12 +1,15 @@
-# Configures rig with RIG_WITH_HAILO=ON twice: with no HailoRT, and with a
-# HailoRT 5.0.0 package; both must fail at configure and say what to install.
-foreach(case none old)
+# Configures rig with RIG_WITH_HAILO=ON three times: with no HailoRT, with a
+# HailoRT 5.0.0 package and with a 4.20.0 one (the Hailo-8 runtime); each
+# must fail at configure and say what to install, naming a version found.
+foreach(case none old four)
   set(dir ${WORK_DIR}/${case})
   file(REMOVE_RECURSE ${dir})
   set(args -S ${SOURCE_DIR} -B ${dir} -DRIG_WITH_HAILO=ON -DRIG_BUILD_TESTS=OFF
            -DRIG_BUILD_BENCH=OFF)
   if(case STREQUAL "old")
     list(APPEND args -DHailoRT_DIR=${FAKE_OLD})
+  elseif(case STREQUAL "four")
+    list(APPEND args -DHailoRT_DIR=${FAKE_FOUR})
   else()
     list(APPEND args -DHailoRT_DIR=${dir}/nowhere)
   endif()
@@ -21,6 +24,9 @@ foreach(case none old)
   endif()
   if(case STREQUAL "old" AND NOT err MATCHES "found HailoRT 5.0.0")
     message(FATAL_ERROR "old: the error does not name the version found:\n${err}")
+  endif()
+  if(case STREQUAL "four" AND NOT err MATCHES "found HailoRT 4.20.0.*Hailo-8.*needs HailoRT 5.x")
+    message(FATAL_ERROR "four: the error does not say 4.x is Hailo-8's and 5.x is needed:\n${err}")
   endif()
   file(REMOVE_RECURSE ${dir})
 endforeach()

@@ -1,19 +1,34 @@
 // The HailoRT test double's behaviour: see hailo_double.hpp.
 #include "hailo_double.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace hailort {
 
 class AsyncInferJobBase {
  public:
   bool done = false;
+};
+
+// One request on the device: its completion runs once, whether it finishes
+// or shutdown() aborts it first.
+struct DoubleRequest {
+  std::shared_ptr<AsyncInferJobBase> job;
+  std::function<void(const AsyncInferCompletionInfo&)> callback;
+  std::vector<MemoryView> outputs;
+  uint64_t hash = 0;
+  bool finished = false;
 };
 
 class ConfiguredInferModel::Bindings::InferStream::Impl {
@@ -34,13 +49,27 @@ class InferModel::InferStream::Impl {
 struct ModelDesc {
   std::vector<InferModel::InferStream> inputs, outputs;
   std::vector<std::string> input_names, output_names;
+  std::vector<std::string> groups;  // the HEF's network groups; the streams are the first's
+};
+
+class Hef::Impl {
+ public:
+  std::shared_ptr<ModelDesc> desc;
 };
 
 class ConfiguredInferModelBase {
  public:
+  ConfiguredInferModelBase();
+  ~ConfiguredInferModelBase();
+  ConfiguredInferModelBase(const ConfiguredInferModelBase&) = delete;
+  ConfiguredInferModelBase& operator=(const ConfiguredInferModelBase&) = delete;
   std::shared_ptr<ModelDesc> model;
+  bool scheduled = true;  // the VDevice's scheduler is on
+  bool active = false;    // activate() without the scheduler
   uint32_t in_flight = 0;
+  uint64_t latency_frames = 0;  // frames since configure (the latency meter's count)
   bool shut_down = false;
+  std::vector<std::shared_ptr<DoubleRequest>> requests;  // not yet finished
 };
 
 }  // namespace hailort
@@ -149,10 +178,59 @@ const char* const kStatusNames[] = {"HAILO_SUCCESS",
                                     "HAILO_DEVICE_NOT_CONNECTED",
                                     "HAILO_DEVICE_TEMPORARILY_UNAVAILABLE"};
 
+const char* const kDefaultGroup = "network_group0";
+
 struct Event {
   Nanos at;
   uint64_t seq;
   bool operator<(const Event& o) const { return at != o.at ? at < o.at : seq < o.seq; }
+};
+
+// HailoRT calls completion callbacks on its own threads, never on the thread
+// that waits (configured_infer_model_hrpc_client.cpp's callback dispatcher on
+// H10, the pipeline's threads on other devices; v5.1.1). The double hands
+// each callback to one thread of its own and waits for it to return, so the
+// order of events stays deterministic.
+class CallbackThread {
+ public:
+  CallbackThread() : thread_([this] { loop(); }) {}
+  ~CallbackThread() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  CallbackThread(const CallbackThread&) = delete;
+  CallbackThread& operator=(const CallbackThread&) = delete;
+  void run(std::function<void()> fn) {
+    std::unique_lock lock(mu_);
+    task_ = std::move(fn);
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return !task_; });
+  }
+  std::thread::id id() const { return thread_.get_id(); }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || task_; });
+      if (!task_) return;
+      auto fn = std::move(task_);
+      lock.unlock();
+      fn();
+      lock.lock();
+      task_ = nullptr;
+      cv_.notify_all();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<void()> task_;
+  bool stop_ = false;
+  std::thread thread_;
 };
 
 struct State {
@@ -163,9 +241,17 @@ struct State {
   uint64_t seq = 0;
   Nanos in_free{0}, compute_free{0}, out_free{0};
   bool logger_created = false;
-  std::string log_file;
+  std::string main_log, local_log;
+  const ConfiguredInferModelBase* active = nullptr;  // without the scheduler: the one activated
+  CallbackThread callbacks;
   State() {
     clock.set_sleeper([this](Nanos t) { advance_to(t); });
+  }
+  // A query that is a round trip to the device over hRPC on Hailo-10H.
+  void rpc() {
+    if (script.architecture != HAILO_ARCH_HAILO10H) return;
+    ++counters.rpc_queries;
+    advance_to(clock.now() + script.rpc_round_trip);
   }
   void advance_to(Nanos t) {
     while (!events.empty() && events.begin()->first.at <= t) {
@@ -197,27 +283,55 @@ State& state() {
   return s;
 }
 
+size_t page_size() {
+  return static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// HailoRT's logger (utils/hailort_logger.cpp, v5.1.1 and v5.2.0): created
+// once, before main, by a static initializer in libhailort
+// (COMPAT__INITIALIZER(hailort__initialize_logger), hailort.cpp). Its sinks:
+//  * the local file $HAILORT_LOGGER_PATH/hailort.log (unset or empty: the
+//    working directory; NONE: none), pattern [time] [tid] [HailoRT] [level]
+//    [file:line] [function] message;
+//  * the main file $HOME/.hailo/hailort/hailort.log (HOME unset: the
+//    passwd entry's home), made with its folders, pattern [time] [pid] [tid]
+//    [HailoRT] [level] [file:line] [function] message; none when
+//    HAILORT_LOGGER_PATH is NONE.
+// Both read the environment at that moment only. (Rotation at 1 MB is not
+// modelled.)
 void ensure_logger() {
   State& s = state();
   if (s.logger_created) return;
   s.logger_created = true;
   const char* env = std::getenv("HAILORT_LOGGER_PATH");
-  std::string dir = (env == nullptr || *env == '\0') ? "." : env;
-  if (dir == "NONE") return;
+  const std::string local = (env == nullptr || *env == '\0') ? "." : env;
+  if (local == "NONE") return;
   std::error_code ec;
+  if (std::filesystem::is_directory(local, ec) || std::filesystem::create_directory(local, ec))
+    s.local_log = local + "/hailort.log";
+  const char* home = std::getenv("HOME");
+  if (home == nullptr) return;  // (HailoRT asks getpwuid; the double does not)
+  const std::string dir = std::string(home) + "/.hailo/hailort";
   std::filesystem::create_directories(dir, ec);
-  s.log_file = dir + "/hailort.log";
+  if (!ec) s.main_log = dir + "/hailort.log";
 }
+
+// Before main, as libhailort's logger.
+const bool kLoggerBeforeMain = (ensure_logger(), true);
 
 void write_log(const std::string& level, const std::string& message) {
   ensure_logger();
   State& s = state();
-  if (s.log_file.empty()) return;
-  std::ofstream out(s.log_file, std::ios::app | std::ios::binary);
   const double t = static_cast<double>(s.clock.now().count()) / 1e9;
   char stamp[64];
   std::snprintf(stamp, sizeof stamp, "[2026-12-01 12:00:%06.3f]", t);
-  out << stamp << " [4242] [HailoRT] [" << level << "] [double.cpp:1] [double] " << message << "\n";
+  const std::string tail =
+      " [4242] [HailoRT] [" + level + "] [double.cpp:1] [double] " + message + "\n";
+  if (!s.local_log.empty())
+    std::ofstream(s.local_log, std::ios::app | std::ios::binary) << stamp << tail;
+  if (!s.main_log.empty())
+    std::ofstream(s.main_log, std::ios::app | std::ios::binary)
+        << stamp << " [" << ::getpid() << "]" << tail;
 }
 
 size_t element_bytes(hailo_format_type_t t) {
@@ -241,6 +355,11 @@ Expected<std::shared_ptr<ModelDesc>> parse_hef(const std::string& text) {
     if (line.empty()) continue;
     std::istringstream l(line);
     std::string kind, name, dims, type;
+    if (line.rfind("network_group ", 0) == 0) {
+      if (!(l >> kind >> name)) return make_unexpected(HAILO_INVALID_HEF);
+      desc->groups.push_back(name);
+      continue;
+    }
     if (!(l >> kind >> name >> dims >> type)) return make_unexpected(HAILO_INVALID_HEF);
     auto impl = std::make_shared<InferModel::InferStream::Impl>();
     impl->name = name;
@@ -269,13 +388,35 @@ Expected<std::shared_ptr<ModelDesc>> parse_hef(const std::string& text) {
     }
   }
   if (desc->inputs.empty() || desc->outputs.empty()) return make_unexpected(HAILO_INVALID_HEF);
+  if (desc->groups.empty()) desc->groups.push_back(kDefaultGroup);
   return Expected<std::shared_ptr<ModelDesc>>(std::move(desc));
+}
+
+// The name create_infer_model takes, as HailoRT resolves it
+// (Hef::Impl::get_network_group_and_network_name, hef/hef.cpp, and
+// InferModelBase::create, net_flow/pipeline/infer_model.cpp; v5.1.1 and
+// v5.2.0): "" is the first network group; a group's name is that group; a
+// network's name ("GROUP/NETWORK", or HailoRT's default "GROUP/GROUP") is
+// found but refused with HAILO_NOT_IMPLEMENTED; anything else is
+// HAILO_NOT_FOUND, logged at error level.
+hailo_status resolve_name(const ModelDesc& desc, const std::string& name) {
+  if (name.empty()) return HAILO_SUCCESS;
+  for (const auto& g : desc.groups) {
+    if (name == g) return HAILO_SUCCESS;
+    if (name == g + "/" + g) {
+      write_log("error", "Passing network name is not supported yet!");
+      return HAILO_NOT_IMPLEMENTED;
+    }
+  }
+  write_log("error", "Failed to find network or network_group with the name '" + name + "'");
+  return HAILO_NOT_FOUND;
 }
 
 class DoubleDevice final : public Device {
  public:
   explicit DoubleDevice(std::string id) : Device(state().script.device_type), id_(std::move(id)) {}
   Expected<hailo_device_identity_t> identify() override {
+    state().rpc();
     const Script& sc = state().script;
     hailo_device_identity_t i{};
     i.fw_version = sc.firmware;
@@ -288,11 +429,13 @@ class DoubleDevice final : public Device {
   }
   Expected<float32_t> power_measurement(hailo_dvm_options_t,
                                         hailo_power_measurement_types_t) override {
+    state().rpc();
     const Script& sc = state().script;
     if (!sc.power_w) return make_unexpected(sc.power_status);
     return Expected<float32_t>(float32_t(*sc.power_w));
   }
   Expected<hailo_chip_temperature_info_t> get_chip_temperature() override {
+    state().rpc();
     const Script& sc = state().script;
     if (!sc.temperature_c) return make_unexpected(sc.temperature_status);
     hailo_chip_temperature_info_t t{*sc.temperature_c, *sc.temperature_c, 1};
@@ -310,7 +453,8 @@ class DoubleDevice final : public Device {
 
 class DoubleInferModel final : public InferModel {
  public:
-  explicit DoubleInferModel(std::shared_ptr<ModelDesc> desc) : desc_(std::move(desc)) {}
+  DoubleInferModel(std::shared_ptr<ModelDesc> desc, bool scheduled)
+      : desc_(std::move(desc)), scheduled_(scheduled) {}
   void set_batch_size(uint16_t batch_size) override { state().counters.batch_size = batch_size; }
   void set_power_mode(hailo_power_mode_t mode) override { state().counters.power_mode = mode; }
   void set_hw_latency_measurement_flags(hailo_latency_measurement_flags_t flags) override {
@@ -325,6 +469,7 @@ class DoubleInferModel final : public InferModel {
       return make_unexpected(s.script.configure_status);
     auto base = std::make_shared<ConfiguredInferModelBase>();
     base->model = desc_;
+    base->scheduled = scheduled_;
     return Expected<ConfiguredInferModel>(ConfiguredInferModel(std::move(base)));
   }
   Expected<InferStream> input(const std::string& name) override {
@@ -346,23 +491,24 @@ class DoubleInferModel final : public InferModel {
     return make_unexpected(HAILO_NOT_FOUND);
   }
   std::shared_ptr<ModelDesc> desc_;
+  bool scheduled_;
 };
 
 class DoubleVDevice final : public VDevice {
  public:
-  explicit DoubleVDevice(const std::vector<std::string>& ids) {
+  DoubleVDevice(const std::vector<std::string>& ids, bool scheduled) : scheduled_(scheduled) {
     for (const auto& id : ids) devices_.push_back(std::make_unique<DoubleDevice>(id));
   }
   Expected<std::shared_ptr<InferModel>> create_infer_model(const std::string& hef_path,
-                                                           const std::string&) override {
+                                                           const std::string& name) override {
     std::ifstream in(hef_path, std::ios::binary);
     if (!in) return make_unexpected(HAILO_OPEN_FILE_FAILURE);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return from_text(text);
+    return from_text(text, name);
   }
   Expected<std::shared_ptr<InferModel>> create_infer_model(const MemoryView hef,
-                                                           const std::string&) override {
-    return from_text(std::string(reinterpret_cast<const char*>(hef.data()), hef.size()));
+                                                           const std::string& name) override {
+    return from_text(std::string(reinterpret_cast<const char*>(hef.data()), hef.size()), name);
   }
   Expected<std::vector<std::reference_wrapper<Device>>> get_physical_devices() const override {
     std::vector<std::reference_wrapper<Device>> out;
@@ -374,9 +520,11 @@ class DoubleVDevice final : public VDevice {
     for (const auto& d : devices_) out.emplace_back(d->get_dev_id());
     return Expected<std::vector<std::string>>(std::move(out));
   }
-  // HailoRT maps user memory page by page: the double insists on page alignment.
+  // HailoRT maps user memory page by page, the system's pages
+  // (sysconf(_SC_PAGESIZE): 16 KiB on the Pi 5's default kernel): the double
+  // insists on alignment to that page size.
   hailo_status dma_map(void* address, size_t size, hailo_dma_buffer_direction_t) override {
-    if (address == nullptr || size == 0 || reinterpret_cast<uintptr_t>(address) % 4096 != 0)
+    if (address == nullptr || size == 0 || reinterpret_cast<uintptr_t>(address) % page_size() != 0)
       return HAILO_INVALID_ARGUMENT;
     ++state().counters.dma_maps;
     return HAILO_SUCCESS;
@@ -387,13 +535,17 @@ class DoubleVDevice final : public VDevice {
   }
 
  private:
-  static Expected<std::shared_ptr<InferModel>> from_text(const std::string& text) {
+  Expected<std::shared_ptr<InferModel>> from_text(const std::string& text,
+                                                  const std::string& name) const {
     auto desc = parse_hef(text);
     if (!desc) return make_unexpected(desc.status());
-    std::shared_ptr<InferModel> m = std::make_shared<DoubleInferModel>(desc.release());
+    if (auto st = resolve_name(**desc, name); st != HAILO_SUCCESS) return make_unexpected(st);
+    ++state().counters.infer_models_created;
+    std::shared_ptr<InferModel> m = std::make_shared<DoubleInferModel>(desc.release(), scheduled_);
     return Expected<std::shared_ptr<InferModel>>(std::move(m));
   }
   std::vector<std::unique_ptr<DoubleDevice>> devices_;
+  bool scheduled_;
 };
 
 // Outputs are a hash of the inputs: same input, same output; different
@@ -443,6 +595,45 @@ hailo_status check_bindings(const ModelDesc& model, const ConfiguredInferModel::
   return HAILO_SUCCESS;
 }
 
+// Runs a request's completion once: outputs written on success, the
+// callback on HailoRT's (the double's) callback thread, then the job is done
+// (HailoRT's wait returns after the callback ran).
+void finish(ConfiguredInferModelBase& base, const std::shared_ptr<DoubleRequest>& r,
+            hailo_status status) {
+  if (r->finished) return;
+  r->finished = true;
+  if (status == HAILO_SUCCESS) {
+    write_outputs(r->outputs, r->hash);
+    ++base.latency_frames;
+  }
+  --base.in_flight;
+  --state().counters.requests_in_flight;
+  base.requests.erase(std::remove(base.requests.begin(), base.requests.end(), r),
+                      base.requests.end());
+  auto callback = std::move(r->callback);
+  r->callback = nullptr;
+  state().callbacks.run([&] {
+    if (callback) callback(AsyncInferCompletionInfo(status));
+    callback = nullptr;  // its captures go on HailoRT's thread, as they would
+  });
+  r->job->done = true;
+  if (status != HAILO_SUCCESS) return;
+  const int n = ++state().counters.completions;
+  if (state().script.after_completion) state().script.after_completion(n);
+}
+
+// H10 copies every buffer that is not aligned for DMA (the page size)
+// through a bounce buffer (vdma/pcie_session.cpp, TransferBuffer::
+// is_aligned_for_dma in vdma/channel/transfer_common.cpp, v5.1.1).
+void count_bounces(const ConfiguredInferModel::Bindings& b) {
+  auto& s = state();
+  if (s.script.architecture != HAILO_ARCH_HAILO10H) return;
+  for (const auto* m : {&b.m_inputs, &b.m_outputs})
+    for (const auto& [name, impl] : *m)
+      if (reinterpret_cast<uintptr_t>(impl->buffer.data()) % page_size() != 0)
+        ++s.counters.bounce_copies;
+}
+
 }  // namespace
 
 Script& script() {
@@ -457,9 +648,9 @@ rig::VirtualClock& clock() {
 
 void reset() {
   State& s = state();
+  s.events.clear();  // first: what they hold may count itself out
   s.script = Script{};
   s.counters = Counters{};
-  s.events.clear();
   s.in_free = s.compute_free = s.out_free = s.clock.now();
 }
 
@@ -469,8 +660,20 @@ std::string hef_text(const std::vector<std::string>& lines) {
   return out;
 }
 
-std::string log_file() {
-  return state().log_file;
+std::string main_log_file() {
+  return state().main_log;
+}
+
+std::string local_log_file() {
+  return state().local_log;
+}
+
+std::thread::id callback_thread() {
+  return state().callbacks.id();
+}
+
+bool logger_created_before_main() {
+  return kLoggerBeforeMain && state().logger_created;
 }
 
 }  // namespace hailo_double
@@ -504,10 +707,22 @@ extern "C" hailo_status hailo_init_vdevice_params(hailo_vdevice_params_t* params
 
 namespace hailort {
 
+// A wait that times out logs at error level: on H10 AsyncInferJobHrpcClient::
+// wait's CHECK_SUCCESS (configured_infer_model_hrpc_client.cpp), elsewhere
+// AsyncInferJobImpl::wait's CHECK (infer_model.cpp); v5.1.1 and v5.2.0.
 hailo_status AsyncInferJob::wait(std::chrono::milliseconds timeout) {
-  if (!m_pimpl) return HAILO_INVALID_OPERATION;
+  if (!m_pimpl) return HAILO_SUCCESS;  // as HailoRT's, for an empty job
   auto job = m_pimpl;
-  return state().wait([job] { return job->done; }, timeout);
+  const auto st = state().wait([job] { return job->done; }, timeout);
+  if (st == HAILO_TIMEOUT) {
+    ++state().counters.wait_timeouts;
+    hailo_double::write_log("error",
+                            state().script.architecture == HAILO_ARCH_HAILO10H
+                                ? "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)"
+                                : "Waiting for async job to finish has failed with timeout (" +
+                                      std::to_string(timeout.count()) + "ms)");
+  }
+  return st;
 }
 
 hailo_status ConfiguredInferModel::Bindings::InferStream::set_buffer(MemoryView view) {
@@ -575,8 +790,14 @@ hailo_status ConfiguredInferModel::wait_for_async_ready(std::chrono::millisecond
   auto base = m_pimpl;
   const size_t queue = state().script.queue_size;
   if (frames_count > queue) return HAILO_INVALID_ARGUMENT;
-  return state().wait(
+  const auto st = state().wait(
       [base, queue, frames_count] { return base->in_flight + frames_count <= queue; }, timeout);
+  if (st == HAILO_TIMEOUT) {
+    ++state().counters.wait_timeouts;
+    hailo_double::write_log("error", "Got timeout in `wait_for_async_ready` (" +
+                                         std::to_string(timeout.count()) + "ms)");
+  }
+  return st;
 }
 
 Expected<AsyncInferJob> ConfiguredInferModel::run_async(
@@ -588,10 +809,18 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async(
     return make_unexpected(HAILO_INVALID_OPERATION);
   }
   if (m_pimpl->in_flight >= s.script.queue_size) return make_unexpected(HAILO_QUEUE_IS_FULL);
+  // Without the scheduler the streams write only once activated
+  // (AsyncInputStreamBase::write_async, stream_common/async_stream_base.cpp,
+  // v5.1.1). The status run_async passes on through its pipeline is unchecked.
+  if (!m_pimpl->scheduled && !m_pimpl->active) {
+    hailo_double::write_log("error", "Stream is not activated");
+    return make_unexpected(HAILO_STREAM_NOT_ACTIVATED);
+  }
   std::vector<MemoryView> outputs;
   if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs);
       st != HAILO_SUCCESS)
     return make_unexpected(st);
+  hailo_double::count_bounces(bindings);
   const uint64_t h = hailo_double::input_hash(bindings);
   const Nanos now = s.clock.now();
   const Nanos in_start = std::max(now, s.in_free);
@@ -600,18 +829,19 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async(
   s.compute_free = c_start + s.script.compute;
   const Nanos o_start = std::max(s.compute_free, s.out_free);
   s.out_free = o_start + s.script.transfer_out;
-  auto job = std::make_shared<AsyncInferJobBase>();
+  auto request = std::make_shared<DoubleRequest>();
+  request->job = std::make_shared<AsyncInferJobBase>();
+  request->callback = std::move(callback);
+  request->outputs = std::move(outputs);
+  request->hash = h;
   auto base = m_pimpl;
   ++base->in_flight;
-  s.schedule(s.out_free, [job, base, outputs, h, callback] {
-    hailo_double::write_outputs(outputs, h);
-    --base->in_flight;
-    job->done = true;
-    callback(AsyncInferCompletionInfo(HAILO_SUCCESS));
-    const int n = ++state().counters.completions;
-    if (state().script.after_completion) state().script.after_completion(n);
-  });
-  return Expected<AsyncInferJob>(AsyncInferJob(job));
+  ++s.counters.requests_in_flight;
+  base->requests.push_back(request);
+  if (s.script.hang_after >= 0 && s.counters.run_async_calls > s.script.hang_after)
+    return Expected<AsyncInferJob>(AsyncInferJob(request->job));  // never completes
+  s.schedule(s.out_free, [request, base] { hailo_double::finish(*base, request, HAILO_SUCCESS); });
+  return Expected<AsyncInferJob>(AsyncInferJob(request->job));
 }
 
 hailo_status ConfiguredInferModel::run(const Bindings& bindings,
@@ -621,9 +851,18 @@ hailo_status ConfiguredInferModel::run(const Bindings& bindings,
   return job->wait(timeout);
 }
 
+// A round trip to the device on H10. HailoRT's latency meter keeps a mean
+// since configure (common/latency_meter.hpp); without a network name it
+// answers HAILO_NOT_AVAILABLE for a model with more than one input, and
+// before any frame (CoreOp::get_latency_measurement, core_op/core_op.cpp;
+// v5.1.1).
 Expected<LatencyMeasurementResult> ConfiguredInferModel::get_hw_latency_measurement() {
+  state().rpc();
+  ++state().counters.latency_queries;
   const auto& sc = state().script;
   if (!sc.hw_latency) return make_unexpected(sc.hw_latency_status);
+  if (m_pimpl->model->inputs.size() != 1 || m_pimpl->latency_frames == 0)
+    return make_unexpected(HAILO_NOT_AVAILABLE);
   return Expected<LatencyMeasurementResult>(LatencyMeasurementResult{*sc.hw_latency});
 }
 
@@ -631,10 +870,43 @@ Expected<size_t> ConfiguredInferModel::get_async_queue_size() const {
   return Expected<size_t>(size_t(state().script.queue_size));
 }
 
-hailo_status ConfiguredInferModel::shutdown() {
-  m_pimpl->shut_down = true;
-  ++state().counters.shutdowns;
+// Without the scheduler (core_op/core_op.cpp, CoreOp::activate, v5.1.1):
+// refused with the scheduler on, and while another model is active.
+hailo_status ConfiguredInferModel::activate() {
+  auto& s = state();
+  s.rpc();
+  if (m_pimpl->scheduled) {
+    hailo_double::write_log(
+        "error",
+        "Manually activate a core-op is not allowed when the core-op scheduler is active!");
+    return HAILO_INVALID_OPERATION;
+  }
+  if (s.active != nullptr) {
+    hailo_double::write_log("error",
+                            "Cant activate network because a network is already activated");
+    return HAILO_INVALID_OPERATION;
+  }
+  m_pimpl->active = true;
+  s.active = m_pimpl.get();
+  ++s.counters.activations;
   return HAILO_SUCCESS;
+}
+
+hailo_status ConfiguredInferModel::deactivate() {
+  if (m_pimpl->active && state().active == m_pimpl.get()) state().active = nullptr;
+  m_pimpl->active = false;
+  return HAILO_SUCCESS;
+}
+
+// Aborts what is in flight (their callbacks say HAILO_STREAM_ABORT), then
+// deactivates (ConfiguredInferModelImpl::shutdown, infer_model.cpp, v5.1.1).
+hailo_status ConfiguredInferModel::shutdown() {
+  auto base = m_pimpl;
+  const auto pending = base->requests;
+  for (const auto& r : pending) hailo_double::finish(*base, r, HAILO_STREAM_ABORT);
+  base->shut_down = true;
+  ++state().counters.shutdowns;
+  return deactivate();
 }
 
 Expected<AsyncInferJob> ConfiguredInferModel::run_async_for_duration(
@@ -647,18 +919,25 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async_for_duration(
     return make_unexpected(HAILO_INVALID_OPERATION);
   }
   if (m_pimpl->in_flight > 0 || duration_ms == 0) return make_unexpected(HAILO_INVALID_OPERATION);
+  if (!m_pimpl->scheduled && !m_pimpl->active) return make_unexpected(HAILO_STREAM_NOT_ACTIVATED);
   std::vector<MemoryView> outputs;
   if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs);
       st != HAILO_SUCCESS)
     return make_unexpected(st);
   const uint64_t h = hailo_double::input_hash(bindings);
   // The device loops one frame: every frame that starts before the deadline
-  // runs with its sleep; the rate is frames over the requested duration,
-  // truncated to an integer.
+  // runs with its sleep. HailoRT's loop (ConfiguredInferModelImpl::
+  // run_async_for_duration, infer_model.cpp, v5.1.1) keeps its queue full
+  // and counts every callback, those of the frames its shutdown() aborts
+  // included (HAILO_STREAM_ABORT); the rate is that count over the requested
+  // duration, truncated to an integer. Without a sleep the queue is full at
+  // the end: queue_size frames aborted and counted.
   const Nanos duration = std::chrono::milliseconds(duration_ms);
   const Nanos period = s.script.compute + std::chrono::milliseconds(sleep_between_frames_ms);
   const int64_t frames = (duration.count() + period.count() - 1) / period.count();
-  const uint32_t fps = static_cast<uint32_t>(frames * 1000 / duration_ms);
+  const int64_t aborted =
+      sleep_between_frames_ms == 0 ? static_cast<int64_t>(s.script.queue_size) : 0;
+  const uint32_t fps = static_cast<uint32_t>((frames + aborted) * 1000 / duration_ms);
   const Nanos end = s.clock.now() + s.script.transfer_in + period * frames + s.script.transfer_out +
                     s.script.rpc_overhead;
   const bool bug = s.script.for_duration == hailo_double::ForDuration::hrpc_bug && fps > 0;
@@ -671,13 +950,17 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async_for_duration(
     --base->in_flight;
     if (shut) {
       base->shut_down = true;
+      base->active = false;
+      if (state().active == base.get()) state().active = nullptr;
       ++state().counters.shutdowns;
     }
     if (bug)
       hailo_double::write_log("error",
                               "CHECK failed - Failed to de-serialize 'RunAsyncForDuration'");
+    state().callbacks.run([&] {
+      callback(AsyncInferCompletionInfo(bug ? HAILO_RPC_FAILED : HAILO_SUCCESS), bug ? 0 : fps);
+    });
     job->done = true;
-    callback(AsyncInferCompletionInfo(bug ? HAILO_RPC_FAILED : HAILO_SUCCESS), bug ? 0 : fps);
   });
   return Expected<AsyncInferJob>(AsyncInferJob(job));
 }
@@ -703,9 +986,12 @@ void InferModel::InferStream::set_format_type(hailo_format_type_t type) {
   m_pimpl->format.type = type;
 }
 
-Expected<std::unique_ptr<VDevice>> VDevice::create(const std::vector<std::string>& device_ids) {
+namespace {
+Expected<std::unique_ptr<VDevice>> create_vdevice(const std::vector<std::string>& device_ids,
+                                                  hailo_scheduling_algorithm_t scheduler) {
   hailo_double::ensure_logger();
   auto& s = state();
+  s.counters.scheduler = scheduler;
   ++s.counters.vdevices_created;
   s.counters.created_with_ids = device_ids;
   for (const auto& [level, message] : s.script.log_at_create)
@@ -717,20 +1003,56 @@ Expected<std::unique_ptr<VDevice>> VDevice::create(const std::vector<std::string
     if (std::find(s.script.device_ids.begin(), s.script.device_ids.end(), id) ==
         s.script.device_ids.end())
       return make_unexpected(HAILO_OUT_OF_PHYSICAL_DEVICES);
-  std::unique_ptr<VDevice> v = std::make_unique<hailo_double::DoubleVDevice>(ids);
+  std::unique_ptr<VDevice> v = std::make_unique<hailo_double::DoubleVDevice>(
+      ids, scheduler != HAILO_SCHEDULING_ALGORITHM_NONE);
   return Expected<std::unique_ptr<VDevice>>(std::move(v));
+}
+}  // namespace
+
+// Without params: HailoRT's defaults, the round-robin scheduler among them.
+Expected<std::unique_ptr<VDevice>> VDevice::create(const std::vector<std::string>& device_ids) {
+  return create_vdevice(device_ids, HAILO_SCHEDULING_ALGORITHM_ROUND_ROBIN);
 }
 
 Expected<std::unique_ptr<VDevice>> VDevice::create() {
   return create(std::vector<std::string>{});
 }
 
+ConfiguredInferModelBase::ConfiguredInferModelBase() {
+  auto& c = state().counters;
+  c.configured_alive_max = std::max(c.configured_alive_max, ++c.configured_alive);
+}
+
+ConfiguredInferModelBase::~ConfiguredInferModelBase() {
+  --state().counters.configured_alive;
+  if (state().active == this) state().active = nullptr;
+}
+
+Expected<Hef> Hef::create(const std::string& hef_path) {
+  std::ifstream in(hef_path, std::ios::binary);
+  if (!in) return make_unexpected(HAILO_OPEN_FILE_FAILURE);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return create(MemoryView(text.data(), text.size()));
+}
+
+Expected<Hef> Hef::create(const MemoryView& hef_buffer) {
+  auto desc = hailo_double::parse_hef(
+      std::string(reinterpret_cast<const char*>(hef_buffer.data()), hef_buffer.size()));
+  if (!desc) return make_unexpected(desc.status());
+  auto impl = std::make_shared<Hef::Impl>();
+  impl->desc = desc.release();
+  return Expected<Hef>(Hef(std::move(impl)));
+}
+
+std::vector<std::string> Hef::get_network_groups_names() const {
+  return m_pimpl->desc->groups;
+}
+
 Expected<std::unique_ptr<VDevice>> VDevice::create(const hailo_vdevice_params_t& params) {
   std::vector<std::string> ids;
   for (uint32_t i = 0; params.device_ids != nullptr && i < params.device_count; ++i)
     ids.emplace_back(params.device_ids[i].id);
-  state().counters.scheduler = params.scheduling_algorithm;
-  return create(ids);
+  return create_vdevice(ids, params.scheduling_algorithm);
 }
 
 }  // namespace hailort

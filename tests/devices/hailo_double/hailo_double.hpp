@@ -3,22 +3,91 @@
 // the HailoRT API subset rig's hailo device calls. Tests set script() before
 // opening the device and read counters() afterwards; reset() between tests.
 //
+// What of the real library it models, the source it follows (hailo-ai/hailort,
+// read at tags v5.1.1 and v5.2.0; paths under hailort/libhailort/src, those
+// starting common/ under hailort/), and the test in
+// tests/devices/hailo_device_test.cpp per row:
+//
+// Behaviour modelled | source it follows | test (one per row):
+//  1. create_infer_model's name: "" the first network group, a group's name, a network's name
+//     refused HAILO_NOT_IMPLEMENTED, else HAILO_NOT_FOUND (logged)
+//     source: hef/hef.cpp Hef::Impl::get_network_group_and_network_name;
+//     net_flow/pipeline/infer_model.cpp InferModelBase::create
+//     test: DoubleLooksNamesUpAsHailoRT
+//  2. without the scheduler a model runs only after activate(); activate() refused with the
+//     scheduler on, or while another model is active; shutdown() deactivates
+//     source: stream_common/async_stream_base.cpp write_async; core_op/core_op.cpp
+//     CoreOp::activate; infer_model.cpp ConfiguredInferModelImpl::shutdown
+//     test: DoubleRefusesAnInactiveModelWithoutTheScheduler
+//  3. the logger is created before main (static initializer) and writes
+//     $HOME/.hailo/hailort/hailort.log ([time] [pid] [tid] ...) and
+//     $HAILORT_LOGGER_PATH/hailort.log or ./hailort.log ([time] [tid] ...); NONE turns both off
+//     source: hailort.cpp COMPAT__INITIALIZER(hailort__initialize_logger); utils/hailort_logger.cpp
+//     test: WarningsAreCapturedInTheDefaultEnvironment, HailoLogOff.CaptureSaysItCannotWork
+//  4. DMA alignment is the system page size (sysconf(_SC_PAGESIZE)): dma_map refuses other
+//     addresses; on H10 each unaligned buffer is copied through a bounce buffer (counted)
+//     source: common/os/posix/os_utils.cpp OsUtils::get_page_size, common/os_utils.hpp
+//     get_dma_able_alignment; vdma/pcie_session.cpp; vdma/channel/transfer_common.cpp
+//     is_aligned_for_dma
+//     test: DoubleMapsOnlyWholeSystemPages, DmaMapMapsPageAlignedBuffers
+//  5. on H10 each query is an hRPC round trip (rpc_round_trip on the clock):
+//     get_hw_latency_measurement, identify, temperature, power, activate
+//     source: net_flow/pipeline/configured_infer_model_hrpc_client.cpp;
+//     device/device_hrpc_client.cpp
+//     test: DoubleChargesAnRpcForH10Queries, TheLatencyMeanIsReadOutsideTheTimedRegion
+//  6. get_hw_latency_measurement: a mean since configure; HAILO_NOT_AVAILABLE before a frame and
+//     for models with more than one input
+//     source: common/latency_meter.hpp; core_op/core_op.cpp get_latency_measurement
+//     test: DoubleChargesAnRpcForH10Queries
+//  7. completion callbacks run on HailoRT's thread, not the caller's; wait returns after the
+//     callback ran
+//     source: configured_infer_model_hrpc_client.cpp (callback dispatcher); infer_model.cpp
+//     AsyncInferJobImpl
+//     test: DoubleLogsEveryExpiredWaitAsH10Does
+//  8. an AsyncInferJob::wait that times out logs at error level ("CHECK_SUCCESS failed with
+//     status=HAILO_TIMEOUT(4)" on H10); so does wait_for_async_ready
+//     source: configured_infer_model_hrpc_client.cpp AsyncInferJobHrpcClient::wait; infer_model.cpp
+//     AsyncInferJobImpl::wait, wait_for_async_ready
+//     test: DoubleLogsEveryExpiredWaitAsH10Does
+//  9. the H10 client reports its Device as PCIe whatever the link
+//     source: device/device_hrpc_client.hpp (Device(Device::Type::PCIE))
+//     test: DescribesTheModelWithExactFrameSizes
+// 10. run_async_for_duration over hRPC fails with HAILO_RPC_FAILED (77) after the whole loop when
+//     the rate is non-zero (the host parses the reply from the header's offset); 0 succeeds
+//     source: configured_infer_model_hrpc_client.cpp (seeds/000)
+//     test: TheRpcFailureIsRecognisedAndTheLoopFallsBack, ARateOfZeroSaysFewerThanOneFramePerSecond
+// 11. the loop's rate counts the frames its shutdown() aborts (a full queue without a sleep),
+//     truncated to an integer; the model is shut down after the loop
+//     source: infer_model.cpp ConfiguredInferModelImpl::run_async_for_duration
+//     test: ATruncatedRateIsAnIntervalThatHoldsTheTrueRate, TheModelIsReconfiguredAfterEveryLoop
+// 12. shutdown() aborts what is in flight (callbacks with HAILO_STREAM_ABORT)
+//     source: infer_model.cpp ConfiguredInferModelImpl::shutdown
+//     test: HungFallbackRequestsAreAbortedBeforeTheirBuffersGo
+// 13. an empty AsyncInferJob's wait succeeds
+//     source: infer_model.cpp AsyncInferJob::wait
+//     test: (used by the device's release)
+// 14. architecture value 7: HAILO_ARCH_MARS in 5.1.1, HAILO_ARCH_HAILO12L in 5.2.0
+//     source: include/hailo/hailort.h
+//     test: ArchitectureSevenIsNamedByTheLibraryVersion
+//
+// Unchecked (the double's own guess): the status run_async returns on an
+// inactive model (the stream's HAILO_STREAM_NOT_ACTIVATED is assumed to pass
+// through the pipeline), the exact log texts other than those quoted above,
+// the RPC's cost (script().rpc_round_trip), the device's timing model,
+// whether real HailoRT logs on a timed-out wait_for_async_ready with the same
+// words, log rotation (not modelled), the queue being full when the loop
+// ends, and everything only hardware shows (figures, sensors, the USB link).
+//
 // The device modelled (all times on clock(), which advances only while the
-// caller waits: AsyncInferJob::wait, wait_for_async_ready, run):
+// caller waits: AsyncInferJob::wait, wait_for_async_ready, run, an H10 query):
 //  * a request passes three FIFO stages: transfer in, compute, transfer out;
 //    a lone frame takes in + compute + out, a full queue runs at the slowest
 //    stage. Outputs are a hash of the inputs, written at completion.
-//  * run_async_for_duration, as seeds/000 found it on Hailo-10H over hRPC
-//    (for_duration = hrpc_bug): the device loops for the whole duration, then
-//    the host fails to parse any reply whose rate is non-zero
-//    (HAILO_RPC_FAILED, 77, after the duration); a rate of 0 succeeds. With
-//    for_duration = works it returns the truncated integer rate. Either way
-//    the configured model is shut down after the loop (later calls fail with
-//    HAILO_INVALID_OPERATION) unless shutdown_after_loop is false.
-//  * HailoRT's logger: created on the first API call; it reads
-//    HAILORT_LOGGER_PATH then, once, and appends records to
-//    $HAILORT_LOGGER_PATH/hailort.log in HailoRT's file pattern.
-// Single-threaded: call from the thread that drives the device.
+//  * run_async_for_duration with for_duration = hrpc_bug as above; with
+//    works it returns the truncated integer rate. Either way the configured
+//    model is shut down after the loop unless shutdown_after_loop is false.
+// Single-threaded: call from the thread that drives the device (callbacks run
+// on the double's callback thread while that thread waits for them).
 #pragma once
 
 #include <chrono>
@@ -26,6 +95,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hailo/hailort.hpp"
@@ -67,6 +137,12 @@ struct Script {
   ForDuration for_duration = ForDuration::hrpc_bug;
   bool shutdown_after_loop = true;
   Nanos rpc_overhead{std::chrono::milliseconds(30)};  // seeds/000: 3029-3042 ms for 3000 ms
+  // H10 (architecture HAILO10H): each query that is an hRPC round trip
+  // (get_hw_latency_measurement, identify, sensors, activate) costs this.
+  Nanos rpc_round_trip{std::chrono::microseconds(400)};
+  // run_async calls after this many never complete (until shutdown() aborts
+  // them); -1: all complete.
+  int hang_after = -1;
   // Called after each run_async completion's callback with the number of
   // completions so far (a test's hook, e.g. to cancel a loop mid-way).
   std::function<void(int)> after_completion;
@@ -85,6 +161,14 @@ struct Counters {
   hailo_power_mode_t power_mode = HAILO_POWER_MODE_PERFORMANCE;
   hailo_scheduling_algorithm_t scheduler = HAILO_SCHEDULING_ALGORITHM_NONE;
   uint32_t latency_flags = 0;
+  int infer_models_created = 0;
+  int activations = 0;
+  int rpc_queries = 0;      // H10 round trips charged
+  int latency_queries = 0;  // get_hw_latency_measurement calls
+  int wait_timeouts = 0;    // AsyncInferJob::wait / wait_for_async_ready that timed out
+  int bounce_copies = 0;    // H10 buffers not aligned to the page size
+  int configured_alive = 0, configured_alive_max = 0;  // ConfiguredInferModels in existence
+  int requests_in_flight = 0;  // run_async requests not yet completed or aborted
 };
 
 Script& script();
@@ -97,13 +181,22 @@ void reset();
 
 // The double's HEF format (HailoRT's is binary; the double accepts this text):
 //   hailo-double-hef
+//   network_group NAME          (any number; none: one named network_group0)
 //   input NAME HxWxF uint8|uint16|float32
 //   output NAME HxWxF uint8|uint16|float32
-// Anything else fails create_infer_model with HAILO_INVALID_HEF.
+// The streams belong to the first network group. Anything else fails
+// create_infer_model with HAILO_INVALID_HEF.
 std::string hef_text(const std::vector<std::string>& lines);
 
-// The log file the double's logger writes ("" when HAILORT_LOGGER_PATH=NONE
-// or before the logger exists).
-std::string log_file();
+// The log files the double's logger writes ("" for a sink it has not):
+// $HOME/.hailo/hailort/hailort.log and $HAILORT_LOGGER_PATH/hailort.log.
+std::string main_log_file();
+std::string local_log_file();
+
+// The thread the double runs completion callbacks on.
+std::thread::id callback_thread();
+
+// Whether the logger was created by a static initializer, before main.
+bool logger_created_before_main();
 
 }  // namespace hailo_double

@@ -123,6 +123,25 @@ class Device {
   Type m_type;
 };
 
+// ---- hef.hpp
+class Hef final {
+ public:
+  static Expected<Hef> create(const std::string& hef_path);
+  static Expected<Hef> create(const MemoryView& hef_buffer);
+  std::vector<std::string> get_network_groups_names() const;
+
+  Hef(Hef&&) = default;
+  Hef& operator=(Hef&&) = default;
+  Hef(const Hef&) = delete;
+  Hef& operator=(const Hef&) = delete;
+
+  class Impl;
+  explicit Hef(std::shared_ptr<Impl> pimpl) : m_pimpl(std::move(pimpl)) {}
+
+ private:
+  std::shared_ptr<Impl> m_pimpl;
+};
+
 // ---- infer_model.hpp
 class AsyncInferJobBase;
 class ConfiguredInferModelBase;
@@ -193,6 +212,8 @@ class ConfiguredInferModel {
       std::function<void(const AsyncInferCompletionInfo&)> callback = ASYNC_INFER_EMPTY_CALLBACK);
   Expected<LatencyMeasurementResult> get_hw_latency_measurement();
   Expected<size_t> get_async_queue_size() const;
+  hailo_status activate();
+  hailo_status deactivate();
   hailo_status shutdown();
   Expected<AsyncInferJob> run_async_for_duration(
       const Bindings& bindings, uint32_t duration_ms, uint32_t sleep_between_frames_ms,
