@@ -57,11 +57,15 @@ class EngineObserver {
 // uses): slot 0 exactly what `rig run --seed SEED` feeds, the other slots
 // other draws (slot_input_seed). The buffers are shared so that measure_steady can
 // keep them alive when a stuck device never returns its requests.
+// Each buffer honours the device's DeviceInfo::buffer_alignment and
+// buffer_padding: its allocation (in `buffers`) is padded and holds an
+// aligned view of the tensor's exact size (in `views`, what was bound).
 struct Workspace {
-  // inputs then outputs, per slot
+  // allocations: inputs then outputs, per slot
   std::shared_ptr<std::vector<std::vector<std::byte>>> buffers =
       std::make_shared<std::vector<std::vector<std::byte>>>();
-  std::vector<BindingId> bindings;  // one per slot
+  std::vector<std::span<std::byte>> views;  // the bound tensors, one per allocation
+  std::vector<BindingId> bindings;          // one per slot
 };
 
 // Half the physical memory: caller buffers beyond it are refused (a named

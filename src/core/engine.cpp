@@ -32,19 +32,34 @@ Summary summarize_ms(const std::vector<double>& v) {
 }
 
 // Allocates one slot's buffers and binds them; inputs are left zeroed.
+// One buffer of `bytes` for a device that wants `alignment` and `padding`
+// (0: none): the allocation is padded to a multiple of `padding` from an
+// aligned start, the view keeps the exact size. (A moved vector keeps its
+// storage, so the view stays valid in the workspace's list.)
+std::span<std::byte> add_buffer(Workspace& workspace, size_t bytes, size_t alignment,
+                                size_t padding) {
+  const size_t align = std::max<size_t>(1, alignment);
+  const size_t pad = std::max<size_t>(1, padding);
+  const size_t padded = (std::max<size_t>(bytes, 1) + pad - 1) / pad * pad;
+  auto& store = *workspace.buffers;
+  store.emplace_back(padded + align - 1);
+  auto& a = store.back();
+  const auto address = reinterpret_cast<uintptr_t>(a.data());
+  const size_t offset = (align - address % align) % align;
+  workspace.views.emplace_back(a.data() + offset, bytes);
+  return workspace.views.back();
+}
+
 Result<void> add_slot(Device& device, Workspace& workspace) {
   const ModelInfo& model = device.model_info();
-  auto& store = *workspace.buffers;
+  const DeviceInfo info = device.info();
   Bindings bindings;
-  const size_t first = store.size();
-  for (const auto& in : model.inputs) store.emplace_back(in.bytes);
-  for (const auto& out : model.outputs) store.emplace_back(out.bytes);
-  for (size_t i = 0; i < model.inputs.size(); ++i)
-    bindings.inputs.emplace_back(store[first + i].data(), store[first + i].size());
-  for (size_t i = 0; i < model.outputs.size(); ++i) {
-    auto& b = store[first + model.inputs.size() + i];
-    bindings.outputs.emplace_back(b.data(), b.size());
-  }
+  for (const auto& in : model.inputs)
+    bindings.inputs.push_back(
+        add_buffer(workspace, in.bytes, info.buffer_alignment, info.buffer_padding));
+  for (const auto& out : model.outputs)
+    bindings.outputs.push_back(
+        add_buffer(workspace, out.bytes, info.buffer_alignment, info.buffer_padding));
   auto id = device.bind(bindings);
   if (!id) return tl::unexpected(id.error());
   workspace.bindings.push_back(*id);
@@ -54,7 +69,7 @@ Result<void> add_slot(Device& device, Workspace& workspace) {
 void fill_slot(const ModelInfo& model, Workspace& workspace, size_t slot, uint64_t seed) {
   const size_t per_slot = model.inputs.size() + model.outputs.size();
   for (size_t i = 0; i < model.inputs.size(); ++i)
-    fill_generated((*workspace.buffers)[slot * per_slot + i], model.inputs[i].type,
+    fill_generated(workspace.views[slot * per_slot + i], model.inputs[i].type,
                    slot_input_seed(seed, slot, i));
 }
 

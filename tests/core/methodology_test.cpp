@@ -486,5 +486,76 @@ TEST(Methodology, TheObserverSeesEveryPhaseWindowAndInference) {
   EXPECT_EQ(seen.windows, windows);
 }
 
+// A device that asks for page-aligned, page-padded buffers (DeviceInfo's
+// buffer_alignment / buffer_padding, as the hailo device declares the
+// system's page size): the sim underneath, which records what was bound.
+class PageAligned final : public Device {
+ public:
+  explicit PageAligned(std::unique_ptr<Device> inner) : inner_(std::move(inner)) {}
+  DeviceInfo info() const override {
+    DeviceInfo i = inner_->info();
+    i.buffer_alignment = 16384;
+    i.buffer_padding = 16384;
+    return i;
+  }
+  Clock& clock() override { return inner_->clock(); }
+  Result<LoadTimings> load(const ModelSource& m) override { return inner_->load(m); }
+  const ModelInfo& model_info() const override { return inner_->model_info(); }
+  Result<BindingId> bind(const Bindings& b) override {
+    bound.push_back(b);
+    return inner_->bind(b);
+  }
+  Result<InferenceTimings> run(BindingId b) override { return inner_->run(b); }
+  Result<void> submit(BindingId b, uint64_t tag) override { return inner_->submit(b, tag); }
+  Result<Completion> wait_next(Nanos t) override { return inner_->wait_next(t); }
+  uint32_t in_flight() const override { return inner_->in_flight(); }
+  Result<DurationRun> run_for_duration(BindingId b, Nanos d, Nanos s) override {
+    return inner_->run_for_duration(b, d, s);
+  }
+  ByteCounters bytes() const override { return inner_->bytes(); }
+  std::vector<Bindings> bound;
+
+ private:
+  std::unique_ptr<Device> inner_;
+};
+
+// Issue 25 item 5: the engine's buffers honour a device's declared alignment
+// and padding; what is bound keeps the tensor's exact size.
+TEST(Methodology, BuffersHonourTheDevicesAlignmentAndPadding) {
+  auto sim = open_device("sim:compute=1ms,depth=4");
+  ASSERT_TRUE(sim);
+  PageAligned dev(std::move(*sim));
+  TransportSpec t;
+  t.frame = {33, 17};  // sizes that are no multiple of a page
+  auto bytes = build_transport_model(t);
+  ASSERT_TRUE(bytes);
+  ModelSource m;
+  m.bytes = *bytes;
+  auto cs = cold_start(dev, m, 4, 1);
+  ASSERT_TRUE(cs) << cs.error().to_string();
+  ASSERT_EQ(dev.bound.size(), 4u);
+  for (const auto& b : dev.bound) {
+    for (const auto& in : b.inputs) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(in.data()) % 16384, 0u);
+      EXPECT_EQ(in.size(), dev.model_info().inputs[0].bytes);
+    }
+    for (const auto& out : b.outputs) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(out.data()) % 16384, 0u);
+      EXPECT_EQ(out.size(), dev.model_info().outputs[0].bytes);
+    }
+  }
+  // Each allocation is padded to whole pages past its aligned start.
+  for (size_t i = 0; i < cs->workspace.views.size(); ++i) {
+    const auto& a = (*cs->workspace.buffers)[i];
+    const auto& v = cs->workspace.views[i];
+    const size_t after = static_cast<size_t>((a.data() + a.size()) - v.data());
+    EXPECT_GE(after, (v.size() + 16383) / 16384 * 16384);
+  }
+  // And it measures as before.
+  const SteadyRepeat r = measure_steady(dev, cs->workspace, SteadySettings{.depth = 4});
+  EXPECT_FALSE(r.aborted);
+  EXPECT_GT(r.rate, 0);
+}
+
 }  // namespace
 }  // namespace rig
