@@ -53,6 +53,7 @@ Result<std::vector<PlaceStage>> parse_pipeline(const std::string& text) {
                   "--pipeline stage '" + s.name + "' (" + s.model + "): " + info.error().message);
     s.input_bytes = static_cast<double>(info->input_bytes());
     s.output_bytes = static_cast<double>(info->output_bytes());
+    s.inputs = info->inputs;
     stages.push_back(std::move(s));
   }
   return stages;

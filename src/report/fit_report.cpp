@@ -67,6 +67,12 @@ std::string format_fit_text(const FitResult& r) {
   }
   row(out, "working memory", r.working_known ? bytes_text(r.working_bytes) : "unknown",
       r.working_from);
+  row(out, "frame",
+      r.frame_known
+          ? bytes_text(r.frame_in_bytes) + " in, " + bytes_text(r.frame_out_bytes) + " out"
+          : "unknown",
+      r.frame_known ? "the graph's inputs and outputs: they cross the link for every inference"
+                    : "not counted in the rates below (give a model file)");
   if (s.link)
     row(out, "link", s.link->name,
         "in " + format_rate(s.link->bw_in) + ", " + format_ms(to_ms(s.link->latency)) +
@@ -82,15 +88,25 @@ std::string format_fit_text(const FitResult& r) {
         out << "RESIDENT (" << bytes_text(x.spare_bytes) << " spare)\n";
         if (x.load_ms)
           out << "    one-off load over the link: " << format_ms(*x.load_ms)
-              << "; after it the bus carries only frames\n";
+              << "; after it the bus carries only frames"
+              << (x.best_rate_per_s
+                      ? ": " + format_ms(*x.frame_ms) + " per inference, at best " +
+                            format_fixed(*x.best_rate_per_s, 1) + " inferences/s on this link"
+                      : std::string())
+              << "\n";
         break;
       case Placement::streamed:
         out << "STREAMED: " << bytes_text(x.streamed_bytes)
             << " of weights must cross the link per inference\n";
         if (x.floor_ms)
-          out << "    floor " << format_ms(*x.floor_ms) << " per inference (lone "
+          out << "    floor " << format_ms(*x.floor_ms) << " per inference ("
+              << (r.frame_known ? "the weights and the frame" : "the weights alone") << "; lone "
               << format_ms(*x.lone_floor_ms) << "): at best " << format_fixed(*x.best_rate_per_s, 3)
-              << " inferences/s on this link\n";
+              << " inferences/s on this link"
+              << (r.frame_known ? ""
+                                : " (an upper bound: the frame crossing per inference is unknown "
+                                  "and not counted; give the model file)")
+              << "\n";
         break;
       case Placement::cannot_run:
         out << "CANNOT RUN: the working memory alone exceeds the device memory\n";
@@ -142,8 +158,13 @@ std::string fit_to_json(const FitResult& r) {
                     {"load_ms", json_number(x.load_ms)},
                     {"floor_ms", json_number(x.floor_ms)},
                     {"lone_floor_ms", json_number(x.lone_floor_ms)},
-                    {"best_rate_per_s", json_number(x.best_rate_per_s)}});
-  doc["results"] = {{"rows", rows}};
+                    {"best_rate_per_s", json_number(x.best_rate_per_s)},
+                    {"frame_ms", json_number(x.frame_ms)}});
+  doc["results"] = {{"rows", rows},
+                    {"frame",
+                     {{"bytes_in", r.frame_known ? json(r.frame_in_bytes) : json(nullptr)},
+                      {"bytes_out", r.frame_known ? json(r.frame_out_bytes) : json(nullptr)},
+                      {"counted", r.frame_known}}}};
   return dump(doc);
 }
 

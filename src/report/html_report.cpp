@@ -341,7 +341,8 @@ std::vector<Quantities> quantities_of(const ResultDoc& r) {
     q.link_mb_per_s = number_at(d, "bytes.link_mb_per_s");
   } else if (r.tool == "rig loop") {
     q.rate = first_of(d, {"steady.rate_per_s", "steady.rate"});
-    q.device_rate = number_at(d, "loop.frames_per_second");
+    // v5: the interval's midpoint; before, frames completed / duration.
+    q.device_rate = first_of(d, {"loop.rate_per_s", "loop.frames_per_second"});
     q.rate_note = "host-observed pipelined run";
     q.in = number_at(d, "steady.payload_in_per_inference");
     q.out = number_at(d, "steady.payload_out_per_inference");

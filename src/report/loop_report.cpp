@@ -45,12 +45,18 @@ std::string format_loop_text(const LoopResult& r) {
     out += "    frames aborted        unknown\n";
   out += "    elapsed               " + format_duration(r.loop.elapsed) + "\n";
   out += "    sleep between frames  " + format_duration(r.effective.sleep_between_frames) + "\n";
-  if (r.device_rate_upper) {
+  if (r.loop.rate_step > 0 && r.device_rate_upper) {
     out += "    device rate           " + format_fixed(r.loop.frames_per_second, 0) + " to " +
            format_fixed(*r.device_rate_upper, 0) +
            " frames/s (the device reports an integer, truncated: the rate lies in [" +
            format_fixed(r.loop.frames_per_second, 0) + ", " +
            format_fixed(*r.device_rate_upper, 0) + "))";
+  } else if (r.device_rate && r.device_rate_lower && r.device_rate_upper &&
+             r.device_rate_uncertainty && *r.device_rate_upper > *r.device_rate_lower) {
+    out += "    device rate           " + format_fixed(*r.device_rate, 2) + " frames/s, within [" +
+           format_fixed(*r.device_rate_lower, 2) + ", " + format_fixed(*r.device_rate_upper, 2) +
+           "] (+/-" + format_fixed(*r.device_rate_uncertainty * 100, 2) +
+           "%: the frame cut off at the end ran but is not counted)";
   } else {
     out += "    device rate           " + format_fixed(r.loop.frames_per_second, 2) + " frames/s";
   }
@@ -71,9 +77,18 @@ std::string format_loop_text(const LoopResult& r) {
            format_bytes(s.link_in_per_inference) + " in, " +
            format_bytes(s.link_out_per_inference) + " out (link)\n";
   }
-  if (r.transfer_cost_ms)
+  if (r.transfer_cost_ms) {
     out += "  cost of per-frame transfers: " + format_ms(*r.transfer_cost_ms) + " per frame (" +
-           format_fixed(*r.transfer_cost_share * 100, 1) + "% of the host-observed frame time)\n";
+           format_fixed(*r.transfer_cost_share * 100, 1) + "% of the host-observed frame time)";
+    const double lower = r.transfer_cost_lower_ms.value_or(*r.transfer_cost_ms);
+    const double upper = r.transfer_cost_upper_ms.value_or(*r.transfer_cost_ms);
+    if (upper > lower)
+      out += ", within [" + format_ms(lower) + ", " + format_ms(upper) +
+             "] from the device rate's interval";
+    if (*r.transfer_cost_ms < 0 || lower < 0)
+      out += " (negative: see the verdict's warning for why)";
+    out += "\n";
+  }
   out += monitor_text(r.monitor);
   out += verdict_text(r.verdict);
   return out;
@@ -93,6 +108,9 @@ std::string loop_to_json(const LoopResult& r) {
                  {"elapsed_s", to_seconds(r.loop.elapsed)},
                  {"frames_per_second", json_number(r.loop.frames_per_second)},
                  {"frames_per_second_upper", json_number(r.device_rate_upper)},
+                 {"rate_per_s", json_number(r.device_rate)},
+                 {"rate_per_s_lower", json_number(r.device_rate_lower)},
+                 {"rate_uncertainty", json_number(r.device_rate_uncertainty)},
                  {"rate_step", json_number(r.loop.rate_step)},
                  {"includes_transfers", r.loop.includes_transfers},
                  {"notes", r.loop.notes}};
@@ -112,7 +130,9 @@ std::string loop_to_json(const LoopResult& r) {
                    {"link_in_per_inference", json_number(s.link_in_per_inference)},
                    {"link_out_per_inference", json_number(s.link_out_per_inference)}};
   doc["transfer_cost"] = {{"per_frame_ms", json_number(r.transfer_cost_ms)},
-                          {"share_of_host_frame_time", json_number(r.transfer_cost_share)}};
+                          {"share_of_host_frame_time", json_number(r.transfer_cost_share)},
+                          {"lower_ms", json_number(r.transfer_cost_lower_ms)},
+                          {"upper_ms", json_number(r.transfer_cost_upper_ms)}};
   doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
   return dump(doc);

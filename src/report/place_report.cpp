@@ -62,6 +62,8 @@ Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::s
   c.rate_per_s = *b.steady.rate.median;
   c.bytes_in = static_cast<double>(b.model.input_bytes());
   c.bytes_out = static_cast<double>(b.model.output_bytes());
+  c.inputs = b.model.inputs;
+  c.depth = b.effective.depth;
   const double per_frame = 1e3 / c.rate_per_s;
   c.lone_ms = b.latency.overall_ms.median.value_or(per_frame);
   if (b.latency.hardware_ms.median) {
@@ -140,6 +142,8 @@ Result<PlaceCandidate> from_predict(const json& doc, std::string_view what) {
   c.compute_ms_per_frame = *per_frame;
   c.bytes_in = *in;
   c.bytes_out = *out;
+  if (auto depth = number_at(doc, {"settings", "depth"}); depth && *depth >= 1)
+    c.depth = static_cast<uint32_t>(*depth);
   LinkProfile l;
   l.name = string_at(doc, {"settings", "link", "name"});
   l.bw_in = *bw_in;
@@ -188,6 +192,7 @@ std::string format_place_text(const PlaceResult& r) {
       << (w.frame_bytes ? ", frame " + w.frame_text + " = " + format_bytes(*w.frame_bytes)
                         : std::string(", frame = the first model's input"))
       << "\n";
+  if (!r.frame_mapping.empty()) out << "frame " << r.frame_mapping << "\n";
   for (const auto& s : r.stages) {
     out << "stage " << s.name;
     if (!s.model.empty())
@@ -254,7 +259,8 @@ std::string place_to_json(const PlaceResult& r) {
                       {{"fps", w.fps},
                        {"latency_ms", json_number(w.latency_ms)},
                        {"frame", w.frame_text},
-                       {"frame_bytes", json_number(w.frame_bytes)}}},
+                       {"frame_bytes", json_number(w.frame_bytes)},
+                       {"frame_mapping", r.frame_mapping}}},
                      {"results", sources}};
   json candidates = json::array();
   for (const auto& c : r.candidates)
@@ -269,6 +275,7 @@ std::string place_to_json(const PlaceResult& r) {
                           {"lone_ms", json_number(c.lone_ms)},
                           {"bytes_in", json_number(c.bytes_in)},
                           {"bytes_out", json_number(c.bytes_out)},
+                          {"depth", c.depth > 0 ? json(c.depth) : json(nullptr)},
                           {"link", link_json(c.link)},
                           {"energy_per_inference_j", json_number(c.energy_j)},
                           {"caveats", c.caveats}});
@@ -288,6 +295,9 @@ std::string place_to_json(const PlaceResult& r) {
     assignments.push_back({{"stages", placed},
                            {"rate_per_s", json_number(a.rate_per_s)},
                            {"bound", a.bound},
+                           {"resource_rate_per_s", json_number(a.resource_rate_per_s)},
+                           {"depth_rate_per_s", json_number(a.depth_rate_per_s)},
+                           {"measured_scale", json_number(a.measured_scale)},
                            {"lone_ms", json_number(a.lone_ms)},
                            {"transfer_ms", json_number(a.transfer_ms)},
                            {"transfer_share", json_number(a.transfer_share)},

@@ -134,6 +134,28 @@ std::vector<std::string> pair_orders(uint64_t seed, uint32_t pairs) {
   return order;
 }
 
+uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+DeviceSpec ab_run_spec(const DeviceSpec& spec, uint32_t pair) {
+  if (spec.kind != "sim" || pair == 0) return spec;
+  uint64_t base = 1;  // the sim's default seed
+  if (auto it = spec.params.find("seed"); it != spec.params.end())
+    if (auto n = parse_count(it->second)) base = *n;
+  DeviceSpec run = spec;
+  // Never fails: a sim spec takes any integer seed.
+  (void)run.set("seed", std::to_string(mix64(base ^ mix64(pair))));
+  return run;
+}
+
+namespace {
+
 // Both sides on one device: loaded once, the runs continue on it.
 Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource& model) {
   auto device = open(r.a.spec);
@@ -182,7 +204,7 @@ Result<void> run_fresh(AbResult& r, const DeviceOpener& open, const ModelSource&
       const int side = side_name == 'A' ? 0 : 1;
       const char* name = side == 0 ? "A" : "B";
       const AbConfig& config = side == 0 ? r.a : r.b;
-      auto device = open(config.spec);
+      auto device = open(ab_run_spec(config.spec, i));
       if (!device) return tl::unexpected(on_side(device.error(), name));
       const DeviceInfo info = (*device)->info();
       uint32_t& depth = side == 0 ? r.depth_a : r.depth_b;
@@ -316,6 +338,11 @@ Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, cons
     r.notes.push_back(
         "the sides differ in device spec: each run opened and loaded its device "
         "afresh (load time is not measured)");
+  if (!r.shared_device && (a.spec.kind == "sim" || b.spec.kind == "sim"))
+    r.notes.push_back(
+        "each run of a sim side opened the sim with its own seed (pair 1: the spec's seed; "
+        "pair k: one derived from it and k), so that a side's runs are independent draws, "
+        "not one jitter sequence replayed");
   if (r.virtual_clock) r.notes.push_back(kVirtualClockNote);
   r.judgement = judge(r);
   return r;

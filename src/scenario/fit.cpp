@@ -1,5 +1,6 @@
 #include "rig/scenario/fit.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace rig {
@@ -63,6 +64,22 @@ FitResult plan_fit(const FitSettings& settings, const GraphWeights& weights, boo
   } else {
     r.working_from = "unknown (give --activations)";
   }
+  if (from_graph) {
+    bool known = !weights.inputs.empty();
+    for (const auto& t : weights.inputs) {
+      if (t.bytes)
+        r.frame_in_bytes += static_cast<double>(*t.bytes);
+      else
+        known = false;
+    }
+    for (const auto& t : weights.outputs) {
+      if (t.bytes)
+        r.frame_out_bytes += static_cast<double>(*t.bytes);
+      else
+        known = false;
+    }
+    r.frame_known = known;
+  }
   const double memory = settings.device_memory_bytes;
   for (unsigned bits : settings.bits) {
     FitRow row;
@@ -80,14 +97,27 @@ FitResult plan_fit(const FitSettings& settings, const GraphWeights& weights, boo
       row.streamed_bytes = row.weight_bytes - (memory - r.working_bytes);
     }
     if (settings.link) {
-      const double bw = settings.link->bw_in;
-      const double latency_ms = to_ms(settings.link->latency);
+      const LinkProfile& l = *settings.link;
+      const double latency_ms = to_ms(l.latency);
+      const double frame_in = r.frame_known ? r.frame_in_bytes : 0;
+      const double frame_out = r.frame_known && l.bw_out > 0 ? r.frame_out_bytes : 0;
+      // The link time per inference of `in` bytes host to device beside the
+      // frame's output device to host.
+      const auto link_ms = [&](double in) {
+        const double in_ms = in / l.bw_in * 1e3;
+        const double out_ms = frame_out > 0 ? frame_out / l.bw_out * 1e3 : 0;
+        return l.full_duplex ? std::max(in_ms, out_ms) : in_ms + out_ms;
+      };
+      if (r.frame_known) row.frame_ms = link_ms(frame_in);
       if (row.placement == Placement::resident) {
-        row.load_ms = row.weight_bytes / bw * 1e3 + latency_ms;
+        row.load_ms = row.weight_bytes / l.bw_in * 1e3 + latency_ms;
+        if (row.frame_ms && *row.frame_ms > 0) row.best_rate_per_s = 1e3 / *row.frame_ms;
       } else if (row.placement == Placement::streamed) {
-        row.floor_ms = row.streamed_bytes / bw * 1e3;
-        row.lone_floor_ms = *row.floor_ms + latency_ms;
-        row.best_rate_per_s = bw / row.streamed_bytes;
+        row.floor_ms = link_ms(row.streamed_bytes + frame_in);
+        // Alone, nothing overlaps: in, then out, each with its latency.
+        row.lone_floor_ms = (row.streamed_bytes + frame_in) / l.bw_in * 1e3 + latency_ms +
+                            (frame_out > 0 ? frame_out / l.bw_out * 1e3 + latency_ms : 0);
+        row.best_rate_per_s = 1e3 / *row.floor_ms;
       }
     }
     r.rows.push_back(row);

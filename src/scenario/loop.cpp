@@ -16,6 +16,34 @@ Result<void> validate(const LoopSettings& s) {
   return validate(s.point);
 }
 
+namespace {
+
+// The device rate's interval and midpoint (LoopResult's contract).
+void set_device_rate(LoopResult& r) {
+  const DurationRun& l = r.loop;
+  if (!(l.frames_per_second > 0)) return;
+  double lower = l.frames_per_second, upper = l.frames_per_second;
+  if (l.rate_step > 0) {
+    upper = l.frames_per_second + l.rate_step;
+  } else if (l.frames_completed && l.elapsed > Nanos(0)) {
+    // N frames finished within T: N periods (each a frame and a sleep) fit
+    // in T + one sleep. Frame N + 1 did not finish within T, or the rate
+    // would have counted it. A device that says it cut nothing off, with no
+    // sleep, ended its last frame at T: N / T exactly.
+    const double n = static_cast<double>(*l.frames_completed);
+    const double t = to_seconds(l.elapsed), sleep = to_seconds(r.effective.sleep_between_frames);
+    lower = n / (t + sleep);
+    const bool exact = sleep == 0 && l.frames_aborted && *l.frames_aborted == 0;
+    upper = exact ? n / t : (n + 1) / t;
+  }
+  r.device_rate_lower = lower;
+  r.device_rate_upper = upper;
+  r.device_rate = (lower + upper) / 2;
+  r.device_rate_uncertainty = (upper - lower) / (upper + lower);
+}
+
+}  // namespace
+
 Result<LoopResult> run_loop(Device& device, const ModelSource& model,
                             const LoopSettings& settings) {
   if (auto ok = validate(settings); !ok) return tl::unexpected(ok.error());
@@ -51,9 +79,7 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
                                        " ns is outside [0, " + std::to_string(limit.count()) +
                                        " ns]" + (r.mixed_clocks ? "" : ", the call's duration"));
   r.loop = *loop;
-  if (r.loop.frames_per_second > 0) r.device_rate = r.loop.frames_per_second;
-  if (r.device_rate && r.loop.rate_step > 0)
-    r.device_rate_upper = r.loop.frames_per_second + r.loop.rate_step;
+  set_device_rate(r);
 
   // 2. The host-observed pipelined rate of the same model.
   r.steady = measure_steady(device, cold->workspace, steady_settings(point, depth));
@@ -62,8 +88,11 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   // A fallback loop includes the transfers itself: no difference to take.
   if (r.device_rate && r.host_rate && *r.host_rate > 0 && !r.mixed_clocks &&
       !r.loop.includes_transfers) {
-    r.transfer_cost_ms = 1e3 / *r.host_rate - 1e3 / *r.device_rate;
-    r.transfer_cost_share = *r.transfer_cost_ms / (1e3 / *r.host_rate);
+    const double host_ms = 1e3 / *r.host_rate;
+    r.transfer_cost_ms = host_ms - 1e3 / *r.device_rate;
+    r.transfer_cost_lower_ms = host_ms - 1e3 / *r.device_rate_lower;
+    r.transfer_cost_upper_ms = host_ms - 1e3 / *r.device_rate_upper;
+    r.transfer_cost_share = *r.transfer_cost_ms / host_ms;
   }
   r.monitor = watch.monitor().finish();
   r.monitor.energy.reason = "unavailable: rig loop states no energy figure (rig bench does)";

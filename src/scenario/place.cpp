@@ -17,7 +17,82 @@ std::string fixed(double v, int decimals) {
   return format_fixed(v, decimals);
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t d : shape) s += (s.empty() ? "" : ",") + std::to_string(d);
+  return "[" + s + "]";
+}
+
+// Bytes crossing a link with one latency; zero without bytes.
+double transfer_ms(double bytes, double bw, const LinkProfile& l) {
+  return bytes > 0 ? bytes / bw * 1e3 + to_ms(l.latency) : 0;
+}
+
+// The model's rate of one candidate at the conditions its result states
+// (its own bytes, compute per frame and depth): what measured_scale compares
+// the candidate's own rate_per_s with. Infinity when nothing limits it.
+double modelled_rate(const PlaceCandidate& c) {
+  double link_ms = 0, lone_ms = c.compute_ms;
+  if (c.link) {
+    const double in_ms = c.bytes_in / c.link->bw_in * 1e3;
+    const double out_ms = c.bytes_out / c.link->bw_out * 1e3;
+    link_ms = c.link->full_duplex ? std::max(in_ms, out_ms) : in_ms + out_ms;
+    lone_ms += transfer_ms(c.bytes_in, c.link->bw_in, *c.link) +
+               transfer_ms(c.bytes_out, c.link->bw_out, *c.link);
+  }
+  const double resource_ms = std::max(c.compute_ms_per_frame, link_ms);
+  double rate = resource_ms > 0 ? 1e3 / resource_ms : HUGE_VAL;
+  if (c.depth > 0 && lone_ms > 0) rate = std::min(rate, c.depth * 1e3 / lone_ms);
+  return rate;
+}
+
+double measured_scale(const PlaceCandidate& c) {
+  const double modelled = modelled_rate(c);
+  return c.rate_per_s > 0 && modelled > c.rate_per_s ? c.rate_per_s / modelled : 1.0;
+}
+
 }  // namespace
+
+Result<FrameAsInput> frame_as_input(FrameSize frame, const std::vector<TensorInfo>& inputs) {
+  const std::string size = std::to_string(frame.width) + "x" + std::to_string(frame.height);
+  const std::string give = ": give frame=BYTES (the bytes one frame crosses as)";
+  if (inputs.size() != 1)
+    return fail(ErrorCode::invalid_argument,
+                "--workload frame=" + size + ": the model has " + std::to_string(inputs.size()) +
+                    " inputs; a frame maps onto a model with one image input" + give);
+  const TensorInfo& t = inputs[0];
+  const auto& d = t.shape;
+  // Which dimensions are the height and width: the layouts rig's models and
+  // common vision models use, channels (at most 4) first or last.
+  int64_t h = 0, w = 0;
+  if (d.size() == 4 && d[1] <= 4 && d[3] > 4) {
+    h = d[2], w = d[3];
+  } else if (d.size() == 4 && d[3] <= 4) {
+    h = d[1], w = d[2];
+  } else if (d.size() == 3 && d[0] <= 4 && d[2] > 4) {
+    h = d[1], w = d[2];
+  } else if (d.size() == 3 && d[2] <= 4) {
+    h = d[0], w = d[1];
+  }
+  if (h <= 0 || w <= 0)
+    return fail(ErrorCode::invalid_argument, "--workload frame=" + size + ": the model's input '" +
+                                                 t.name + "' has shape " + shape_text(d) +
+                                                 ", not an image layout (N,C,H,W, N,H,W,C, C,H,W "
+                                                 "or H,W,C with at most 4 channels) that a "
+                                                 "frame's width and height map onto" +
+                                                 give);
+  const double per_pixel = static_cast<double>(t.bytes) / static_cast<double>(h * w);
+  FrameAsInput f;
+  f.bytes = per_pixel * static_cast<double>(frame.width) * static_cast<double>(frame.height);
+  f.model_size = frame.width == w && frame.height == h;
+  f.text = size + " in the model's input format: input '" + t.name + "' " +
+           std::string(to_string(t.type)) + " " + shape_text(d) + ", " + fixed(per_pixel, 0) +
+           " B per pixel = " + format_bytes(f.bytes);
+  if (!f.model_size)
+    f.text += "; the model's own frame is " + std::to_string(w) + "x" + std::to_string(h) +
+              ": the compute is the one measured at that size, not rescaled";
+  return f;
+}
 
 Result<Workload> parse_workload(std::string_view text) {
   auto spec = parse_spec("workload:" + std::string(text));
@@ -41,7 +116,7 @@ Result<Workload> parse_workload(std::string_view text) {
     } else if (key == "frame") {
       w.frame_text = value;
       if (auto size = parse_frame_size(value); size) {
-        w.frame_bytes = static_cast<double>(size->width * size->height * 3);
+        w.frame_size = *size;
       } else if (auto b = parse_bytes(value); b && *b > 0) {
         w.frame_bytes = *b;
       } else {
@@ -82,6 +157,23 @@ Result<PlaceResult> place(const Workload& workload, std::vector<PlaceStage> stag
                                                  " assignments: give fewer results");
   }
   r.stages = stages;
+  std::vector<std::string> frame_caveats;
+  if (workload.frame_size) {
+    const std::vector<TensorInfo>* inputs = stages[0].inputs.empty() ? nullptr : &stages[0].inputs;
+    for (size_t i : stages[0].candidates)
+      if (!inputs && !r.candidates[i].inputs.empty()) inputs = &r.candidates[i].inputs;
+    if (!inputs)
+      return fail(ErrorCode::invalid_argument,
+                  "--workload frame=" + workload.frame_text +
+                      ": no result records the model's input shape (a rig predict result does "
+                      "not) to map the frame onto: give a rig bench result, --pipeline with the "
+                      "model file, or frame=BYTES");
+    auto mapped = frame_as_input(*workload.frame_size, *inputs);
+    if (!mapped) return tl::unexpected(mapped.error());
+    r.workload.frame_bytes = mapped->bytes;
+    r.frame_mapping = mapped->text;
+    if (!mapped->model_size) frame_caveats.push_back("frame " + mapped->text);
+  }
 
   std::vector<size_t> pick(stages.size(), 0);
   for (size_t n = 0; n < total; ++n) {
@@ -94,10 +186,14 @@ Result<PlaceResult> place(const Workload& workload, std::vector<PlaceStage> stag
     Assignment a;
     struct DeviceLoad {
       double compute_ms = 0, in_bytes = 0, out_bytes = 0;
+      double slot_ms = 0;  // the sum of its stages' lone times: how long a frame holds a slot
+      uint32_t depth = 0;  // the least depth of its candidates; 0: unknown
+      double scale = 1;    // the least measured_scale of its candidates
+      std::string scaled_by;
       const LinkProfile* link = nullptr;
     };
     std::map<std::string, DeviceLoad> load;
-    std::set<std::string> caveats;
+    std::set<std::string> caveats(frame_caveats.begin(), frame_caveats.end());
     bool energy_known = true;
     double energy = 0;
     for (size_t s = 0; s < stages.size(); ++s) {
@@ -111,7 +207,7 @@ Result<PlaceResult> place(const Workload& workload, std::vector<PlaceStage> stag
       const std::string& prev = first ? std::string() : r.candidates[pick[s - 1]].device;
       const std::string& next = last ? std::string() : r.candidates[pick[s + 1]].device;
       if (first)
-        p.bytes_in = workload.frame_bytes.value_or(st.input_bytes.value_or(c.bytes_in));
+        p.bytes_in = r.workload.frame_bytes.value_or(st.input_bytes.value_or(c.bytes_in));
       else if (prev != c.device)
         p.bytes_in = stages[s - 1].output_bytes.value_or(r.candidates[pick[s - 1]].bytes_out);
       if (last || next != c.device) p.bytes_out = st.output_bytes.value_or(c.bytes_out);
@@ -127,6 +223,12 @@ Result<PlaceResult> place(const Workload& workload, std::vector<PlaceStage> stag
       d.in_bytes += p.bytes_in;
       d.out_bytes += p.bytes_out;
       d.link = c.link ? &*c.link : nullptr;
+      d.slot_ms += p.transfer_in_ms + p.compute_ms + p.transfer_out_ms;
+      if (c.depth > 0) d.depth = d.depth > 0 ? std::min(d.depth, c.depth) : c.depth;
+      if (const double k = measured_scale(c); k < d.scale) {
+        d.scale = k;
+        d.scaled_by = c.source;
+      }
       a.lone_ms += p.transfer_in_ms + p.compute_ms + p.transfer_out_ms;
       a.transfer_ms += p.transfer_in_ms + p.transfer_out_ms;
       if (c.energy_j)
@@ -136,28 +238,51 @@ Result<PlaceResult> place(const Workload& workload, std::vector<PlaceStage> stag
       for (const auto& cv : c.caveats) caveats.insert(cv);
       a.stages.push_back(p);
     }
-    double slowest_ms = 0;
+    // Each device's rate: the least of its three limits (the header's model).
+    double rate = HUGE_VAL;
     for (const auto& [device, d] : load) {
-      if (d.compute_ms > slowest_ms) {
-        slowest_ms = d.compute_ms;
-        a.bound = "compute on " + device;
+      double resource_ms = d.compute_ms;
+      std::string bound = "compute on " + device;
+      if (d.link) {
+        const double in_ms = d.in_bytes / d.link->bw_in * 1e3;
+        const double out_ms = d.out_bytes / d.link->bw_out * 1e3;
+        const double link_ms = d.link->full_duplex ? std::max(in_ms, out_ms) : in_ms + out_ms;
+        if (link_ms > resource_ms) {
+          resource_ms = link_ms;
+          bound = "the link of " + device;
+        }
+        const double util = workload.fps * link_ms / 1e3;
+        if (util >= a.bus_utilization) {
+          a.bus_utilization = util;
+          a.busiest_link = device;
+        }
       }
-      if (!d.link) continue;
-      const double in_ms = d.in_bytes / d.link->bw_in * 1e3;
-      const double out_ms = d.out_bytes / d.link->bw_out * 1e3;
-      const double link_ms = d.link->full_duplex ? std::max(in_ms, out_ms) : in_ms + out_ms;
-      if (link_ms > slowest_ms) {
-        slowest_ms = link_ms;
-        a.bound = "the link of " + device;
+      const double resource_rate = resource_ms > 0 ? 1e3 / resource_ms : HUGE_VAL;
+      std::optional<double> depth_rate;
+      if (d.depth > 0 && d.slot_ms > 0) depth_rate = d.depth * 1e3 / d.slot_ms;
+      double device_rate = resource_rate;
+      if (depth_rate && *depth_rate < device_rate) {
+        device_rate = *depth_rate;
+        bound = "the queue depth of " + device + " (" + std::to_string(d.depth) +
+                " in flight, each holding it " + format_ms(d.slot_ms) + ")";
       }
-      const double util = workload.fps * link_ms / 1e3;
-      if (util >= a.bus_utilization) {
-        a.bus_utilization = util;
-        a.busiest_link = device;
+      if (d.scale < 1) {
+        caveats.insert(device + ": the model states " + fixed(device_rate, 1) + "/s; scaled by " +
+                       fixed(d.scale, 4) + " to the rate " + d.scaled_by +
+                       " states at the conditions it was measured at");
+        bound += ", scaled to what " + d.scaled_by + " states";
+      }
+      device_rate *= d.scale;
+      if (device_rate < rate) {
+        rate = device_rate;
+        a.bound = bound;
+        a.resource_rate_per_s = std::isfinite(resource_rate) ? resource_rate : 0;
+        a.depth_rate_per_s = depth_rate;
+        a.measured_scale = d.scale;
       }
     }
+    a.rate_per_s = std::isfinite(rate) ? rate : 0;
     a.bus_headroom = 1 - a.bus_utilization;
-    a.rate_per_s = slowest_ms > 0 ? 1e3 / slowest_ms : 0;
     a.transfer_share = a.lone_ms > 0 ? a.transfer_ms / a.lone_ms : 0;
     if (energy_known) a.energy_j = energy;
     a.meets_rate = a.rate_per_s >= workload.fps;

@@ -754,19 +754,49 @@ RuleOutcome comparable_clocks(bool mixed) {
   return o;
 }
 
+// The device rate's interval (N / (T + sleep) .. (N + 1) / T) is narrow
+// enough to state the rate: at most kLoopRateResolution either side.
+RuleOutcome device_rate_resolved(const LoopResult& r) {
+  RuleOutcome o =
+      outcome("device_rate_resolved", Severity::warns,
+              r.device_rate_uncertainty
+                  ? "+/-" + format_fixed(*r.device_rate_uncertainty * 100, 2) + "% device rate"
+                  : std::string("no device rate"));
+  o.threshold = "+/-" + format_fixed(kLoopRateResolution * 100, 0) + "%";
+  if (!r.device_rate_uncertainty || *r.device_rate_uncertainty <= kLoopRateResolution) return o;
+  // Half-width 1 / (2N + 1) of the midpoint: N frames resolve it.
+  const double frames = std::ceil((1 / kLoopRateResolution - 1) / 2);
+  finding(o, "the device loop completed too few frames to state its rate: it lies in [" +
+                 format_fixed(*r.device_rate_lower, 3) + ", " +
+                 format_fixed(*r.device_rate_upper, 3) + "] frames/s (+/-" +
+                 format_fixed(*r.device_rate_uncertainty * 100, 1) +
+                 "%), because the frame cut off at the end ran but is not counted; a loop of " +
+                 format_duration(std::chrono::duration_cast<Nanos>(
+                     std::chrono::duration<double>(frames / *r.device_rate_lower))) +
+                 " or more (--duration) states it within +/-" +
+                 format_fixed(kLoopRateResolution * 100, 0) + "%");
+  return o;
+}
+
 RuleOutcome cost_is_transfers(const LoopResult& r) {
   RuleOutcome o = outcome("cost_is_transfers", Severity::warns,
                           r.transfer_cost_ms ? "cost " + format_ms(*r.transfer_cost_ms)
                                              : std::string("no transfer cost"));
   if (!r.transfer_cost_ms) return o;
+  const double lower = r.transfer_cost_lower_ms.value_or(*r.transfer_cost_ms);
+  const double upper = r.transfer_cost_upper_ms.value_or(*r.transfer_cost_ms);
   if (r.effective.sleep_between_frames > Nanos(0))
     finding(o,
             "the device rate includes the sleeps between frames, so the difference is not the "
             "transfer cost alone");
-  else if (*r.transfer_cost_ms < 0)
+  else if (upper < 0)
     finding(o,
             "the host pipeline was faster than the device loop; the difference is noise or the "
             "loop runs one frame at a time where the pipeline overlaps");
+  else if (lower < 0)
+    finding(o, "the transfer cost lies in [" + format_ms(lower) + ", " + format_ms(upper) +
+                   "]: it holds 0, so the device rate's uncertainty (too few frames in the loop) "
+                   "hides it; a negative figure in it is not a saving; raise --duration");
   return o;
 }
 
@@ -925,6 +955,7 @@ Verdict judge(const LoopResult& r) {
   v.add(loop_completed_frames(r.loop));
   v.add(loop_on_device(r.loop));
   v.add(comparable_clocks(r.mixed_clocks));
+  v.add(device_rate_resolved(r));
   v.add(cost_is_transfers(r));
   add_confounds(v, r.environment, r.device, r.virtual_clock,
                 r.device.kind + " runs on a virtual clock; both rates are simulated",

@@ -157,18 +157,21 @@ TEST(Place, TwoStagesTheLeastDataMovementWins) {
   EXPECT_EQ(doc["results"]["assignments"][0]["stages"][1]["device"], "A");
 }
 
-// The frame= size sets the first stage's bytes; a workload no device meets is
-// said so, with the nearest first.
+// The frame= size sets the first stage's bytes, in the model's own input
+// format (here u8 x 3); a workload no device meets is said so, with the
+// nearest first.
 TEST(Place, NoDeviceMeetsTheWorkloadTheNearestIsShown) {
   std::vector<PlaceCandidate> c = {candidate("slow", "m", 20, 1e6, 1e3),
                                    candidate("fast", "m", 4, 1e6, 1e3)};
+  for (auto& x : c) x.inputs = {TensorInfo{"x", ElementType::u8, {1, 3, 1080, 1920}, 6220800}};
   auto w = parse_workload("fps=500,latency=10ms,frame=1080p");
   ASSERT_TRUE(w.has_value());
-  EXPECT_DOUBLE_EQ(*w->frame_bytes, 1920.0 * 1080 * 3);
+  EXPECT_FALSE(w->frame_bytes);  // mapped onto the model's input by place
   PlaceStage only;
   only.name = "model";
   auto r = place(*w, {only}, c);
   ASSERT_TRUE(r.has_value());
+  EXPECT_DOUBLE_EQ(*r->workload.frame_bytes, 1920.0 * 1080 * 3);
   EXPECT_FALSE(r->met);
   const Assignment& nearest = r->assignments[0];
   EXPECT_EQ(r->candidates[nearest.stages[0].candidate].device, "fast");

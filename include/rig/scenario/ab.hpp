@@ -44,6 +44,14 @@ Result<AbConfig> apply_knobs(const AbConfig& base, std::span<const std::string> 
 
 using DeviceOpener = std::function<Result<std::unique_ptr<Device>>(const DeviceSpec& spec)>;
 
+// The spec a side's run of pair `pair` (from 0) opens when the sides differ
+// and each run reopens its device: a sim reopened with one seed would replay
+// one jitter sequence, so every run would be the same draw and a side's
+// spread would collapse to a point. Pair 0 opens the spec as given; pair k
+// a sim with seed = splitmix64(seed ^ splitmix64(k)) of the spec's seed
+// (default 1). Other kinds come back unchanged.
+DeviceSpec ab_run_spec(const DeviceSpec& spec, uint32_t pair);
+
 // The A/B test: the rates of A's runs against B's by the Mann-Whitney U
 // test (two-sided, alpha), and the effect, B's rate over A's, as the
 // Hodges-Lehmann ratio (the median of every b_j / a_i) with its

@@ -7,14 +7,23 @@
 //                   bool tensors at their stored size (quantization shrinks
 //                   the floating-point weights only);
 //   need          = weight bytes + working bytes (activations and buffers);
+//   frame         the model's input bytes cross in and its output bytes out
+//                 for every inference (from the graph; unknown for a raw
+//                 count or a symbolic dimension: then nothing is counted for
+//                 it and the rate is said to be an upper bound);
 //   resident      when need <= device memory: the weights cross the link once,
-//                 a one-off load of weight bytes / bw_in + one latency;
+//                 a one-off load of weight bytes / bw_in + one latency; after
+//                 it the frame alone crosses: the best possible rate is
+//                 1 / its link time per inference (in / bw_in + out / bw_out
+//                 on a half-duplex link, the larger of the two on full);
 //   streamed      otherwise: what does not fit must cross per inference,
 //                 streamed bytes = weight bytes - (memory - working bytes),
-//                 a time floor of streamed bytes / bw_in per inference (bus
-//                 time: pipelining cannot hide it), so the best possible rate
-//                 is bw_in / streamed bytes; a lone inference pays one
-//                 latency more;
+//                 beside the frame: a time floor per inference of
+//                 (streamed + frame in) / bw_in + frame out / bw_out (half
+//                 duplex; the larger of the two on full), bus time that
+//                 pipelining cannot hide, so the best possible rate is
+//                 1 / that floor; a lone inference pays one latency per
+//                 direction more;
 //   cannot_run    when the working bytes alone exceed the device memory.
 #pragma once
 
@@ -54,9 +63,11 @@ struct FitRow {
   double spare_bytes = 0;     // memory - need (negative when over)
   double streamed_bytes = 0;  // per inference; 0 when resident
   // With a link: resident: the one-off load; streamed: the floor per
-  // inference, a lone inference's floor, and the best possible rate.
+  // inference and a lone inference's floor; both: the best possible rate
+  // (resident: nullopt when the frame is unknown or empty).
   std::optional<double> load_ms;
   std::optional<double> floor_ms, lone_floor_ms, best_rate_per_s;
+  std::optional<double> frame_ms;  // the frame's own link time per inference (when known)
 };
 
 struct FitResult {
@@ -66,7 +77,12 @@ struct FitResult {
   double working_bytes = 0;
   bool working_known = false;  // --activations, or the graph's I/O sizes
   std::string working_from;    // where working_bytes comes from, in words
-  std::vector<FitRow> rows;    // one per bits, in the order given
+  // The bytes of one frame in (the graph's inputs) and out (its outputs);
+  // frame_known false: not counted (a raw count, or a symbolic dimension),
+  // and every best_rate_per_s is an upper bound above the truth.
+  double frame_in_bytes = 0, frame_out_bytes = 0;
+  bool frame_known = false;
+  std::vector<FitRow> rows;  // one per bits, in the order given
 };
 
 // The answer for counted weights. `weights` is read_graph_weights' result, or

@@ -35,6 +35,10 @@ struct LoopSettings {
 // Names the bad setting; independent of NDEBUG.
 Result<void> validate(const LoopSettings& settings);
 
+// The device rate's interval is stated when its half-width is within this
+// share of its midpoint (50 frames in the loop).
+inline constexpr double kLoopRateResolution = 0.01;
+
 struct LoopResult {
   LoopSettings requested;
   LoopSettings effective;  // depth resolved, clamped to the device
@@ -47,18 +51,26 @@ struct LoopResult {
   bool mixed_clocks = false;
   std::optional<std::string> depth_note;  // the depth clamp, when it happened
   TtfoResult ttfo;
-  DurationRun loop;                   // the device's own loop
-  SteadyRepeat steady;                // the host-observed pipelined run
-  std::optional<double> device_rate;  // frames/s of the loop; nullopt when it completed none
-  // The device reports a truncated rate (DurationRun::rate_step): the true
-  // rate lies in [device_rate, device_rate_upper). nullopt: device_rate is exact.
-  std::optional<double> device_rate_upper;
+  DurationRun loop;     // the device's own loop
+  SteadyRepeat steady;  // the host-observed pipelined run
+  // The device loop's rate: an interval that holds the true rate, and its
+  // midpoint. The device counts N frames completed in its elapsed T (the
+  // frame cut off at the end is not counted, but the time it ran is in T):
+  // N / (T + sleep) <= rate <= (N + 1) / T, exact (N / T) when no frame was
+  // cut off and there is no sleep; a truncated rate (DurationRun::rate_step)
+  // lies in [frames_per_second, + rate_step). nullopt when none completed.
+  std::optional<double> device_rate, device_rate_lower, device_rate_upper;
+  // The interval's half-width over its midpoint: above kLoopRateResolution
+  // the loop held too few frames to state the rate (the verdict says so).
+  std::optional<double> device_rate_uncertainty;
   std::optional<double> host_rate;  // frames/s pipelined; nullopt when the run aborted
-  // 1000/host - 1000/device (the lower bound of a truncated device rate),
-  // and its share of the host-observed frame time; nullopt unless both rates
-  // exist on comparable clocks and the loop is the device's own (not a
-  // fallback that includes the transfers).
+  // 1000/host - 1000/device (the device rate's midpoint), its interval from
+  // the device rate's (lower: at device_rate_lower), and its share of the
+  // host-observed frame time; nullopt unless both rates exist on comparable
+  // clocks and the loop is the device's own (not a fallback that includes
+  // the transfers). A negative figure is explained by the verdict.
   std::optional<double> transfer_cost_ms, transfer_cost_share;
+  std::optional<double> transfer_cost_lower_ms, transfer_cost_upper_ms;
   // The monitor's series over both runs: the device loop is its first
   // measured part (phase "device_loop"), the pipelined run its second.
   MonitorRecord monitor;

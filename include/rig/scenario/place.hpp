@@ -4,8 +4,10 @@
 //
 // The model (docs/methodology.md "Placement"), per assignment of stages to
 // candidate devices:
-//   bytes crossing: the frame into the first stage (the workload's frame=
-//   bytes, else the first model's input bytes); each intermediate tensor
+//   bytes crossing: the frame into the first stage (the workload's frame=:
+//   a byte count as given, or a WxH frame in the first model's own input
+//   format, its element type and channels (frame_as_input); else the first
+//   model's input bytes); each intermediate tensor
 //   (a stage's output bytes) when the next stage runs on another device,
 //   out of one device and into the next (device A -> host -> device B:
 //   both links); none when both stages share a device; the last output
@@ -14,8 +16,15 @@
 //   per device per frame: compute = the sum of its stages' compute time per
 //   frame (compute_ms_per_frame); link = its bytes in / bw_in + bytes out /
 //   bw_out on a half-duplex link, the larger of the two on a full-duplex one.
-//   rate = 1000 / the largest compute or link time per frame of any device:
-//   the lesser of the devices' rates and the link-limited rates.
+//   per device, three limits: 1000 / the larger of its compute and link
+//   time per frame (the busiest resource); its queue depth / the time a
+//   frame holds a slot of it, the sum of its stages' lone times (Little's
+//   law: no more than `depth` frames in flight); and the figure the result
+//   itself states: each candidate's own rate_per_s against what this model
+//   gives at the conditions it was measured (or predicted) at, a scale
+//   min(1, measured / modelled) applied to the device's rate, so that a
+//   stage placed as it was measured is never claimed faster than measured.
+//   rate = the least device rate.
 //   lone-frame latency = the sum over stages of compute_ms plus each crossing
 //   (bytes / bandwidth + the link's latency).
 //   bus utilisation at the workload's rate: fps x link time per frame, on the
@@ -32,22 +41,41 @@
 #include <string_view>
 #include <vector>
 
+#include "rig/device.hpp"
 #include "rig/error.hpp"
 #include "rig/link_profile.hpp"
+#include "rig/model.hpp"
 
 namespace rig {
 
 struct Workload {
-  double fps = 0;                     // > 0
-  std::optional<double> latency_ms;   // lone-frame bound
-  std::optional<double> frame_bytes;  // frame=: bytes into the first stage
+  double fps = 0;                    // > 0
+  std::optional<double> latency_ms;  // lone-frame bound
+  // frame= a size (WxH or a name): mapped onto the first model's input by
+  // place(), which then sets frame_bytes.
+  std::optional<FrameSize> frame_size;
+  std::optional<double> frame_bytes;  // bytes into the first stage: given, or frame_size mapped
   std::string frame_text;             // as given
 };
 
-// "fps=30,latency=50ms[,frame=1080p]": frame= a size name or WxH (3 bytes per
-// pixel: 8-bit RGB) or a byte count with a unit (6MB). invalid_argument
-// naming the key.
+// "fps=30,latency=50ms[,frame=1080p]": frame= a size name or WxH (crossing
+// in the model's own input format: frame_as_input) or a byte count with a
+// unit (6MB). invalid_argument naming the key.
 Result<Workload> parse_workload(std::string_view text);
+
+// A WxH frame in a model's own input format: the one input's bytes per pixel
+// (batch x channels x element size, from its shape: N,C,H,W or N,H,W,C with
+// at most 4 channels; C,H,W; H,W,C) times W x H. `text` says how, and
+// whether the frame differs from the model's own size (its compute is the
+// one measured at the model's size, not rescaled). invalid_argument, saying
+// why and to give frame=BYTES, for a model with several inputs or an input
+// with no image layout.
+struct FrameAsInput {
+  double bytes = 0;
+  std::string text;
+  bool model_size = true;  // W x H is the model's own input size
+};
+Result<FrameAsInput> frame_as_input(FrameSize frame, const std::vector<TensorInfo>& inputs);
 
 // One device measured (or predicted) running one model.
 struct PlaceCandidate {
@@ -60,6 +88,8 @@ struct PlaceCandidate {
   double compute_ms_per_frame = 0;     // pipelined: min(compute, measured time per frame)
   double lone_ms = 0;                  // measured (or predicted) lone-frame latency
   double bytes_in = 0, bytes_out = 0;  // the model's frame sizes
+  std::vector<TensorInfo> inputs;      // the model's inputs; empty: not recorded (predict)
+  uint32_t depth = 0;                  // frames in flight measured (predicted) at; 0: unknown
   std::optional<LinkProfile> link;     // none: the device is in process
   std::optional<double> energy_j;      // per inference, where measured
   std::vector<std::string> caveats;    // INVALID reasons, confounds, "predicted"
@@ -70,6 +100,7 @@ struct PlaceStage {
   std::string model;   // the model file; "" without --pipeline
   std::string sha256;  // "" without --pipeline: every candidate matches
   std::optional<double> input_bytes, output_bytes;  // from the model; else each candidate's
+  std::vector<TensorInfo> inputs;                   // from the model; empty without --pipeline
   std::vector<size_t> candidates;                   // indexes into PlaceResult::candidates
 };
 
@@ -86,7 +117,13 @@ struct Assignment {
   double bytes_moved_per_frame = 0;
   double bus_utilization = 0, bus_headroom = 1;  // the busiest link at the workload's rate
   std::string busiest_link;                      // its device; "" without links
-  std::string bound;                             // "compute on D", "link of D"
+  std::string bound;  // "compute on D", "the link of D", "the queue depth of D", "… measured"
+  // The limiting device's three terms (the model above): its busiest
+  // resource, its depth / slot time (nullopt: depth unknown), and the scale
+  // to what its result states (1: the model does not overstate it).
+  double resource_rate_per_s = 0;
+  std::optional<double> depth_rate_per_s;
+  double measured_scale = 1;
   std::optional<double> energy_j;
   bool meets_rate = false, meets_latency = true, meets = false;
   double shortfall = 0;  // max(fps / rate, latency / bound): <= 1 when it meets
@@ -98,6 +135,7 @@ struct PlaceResult {
   std::vector<PlaceStage> stages;
   std::vector<PlaceCandidate> candidates;
   std::vector<Assignment> assignments;  // ranked
+  std::string frame_mapping;            // how frame=WxH became bytes; "" otherwise
   bool met = false;                     // the first assignment meets the workload
   std::string reason;                   // why the first one is chosen (or nearest)
 };
