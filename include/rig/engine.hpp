@@ -37,6 +37,15 @@ namespace rig {
 enum class EnginePhase { load, allocate, first_inference, latency, warmup, measure, drain };
 std::string_view to_string(EnginePhase phase);
 
+// A request to stop measuring early, as the first SIGINT or SIGTERM makes
+// one (src/cli): the engine reads it between lone frames, at each completion
+// of the closed loop and before each arrival of the open loop, and ends the
+// phase there as its stop rule would, marking the result cut_short; later
+// phases do not run. Process-wide; request_stop() is async-signal-safe.
+void request_stop() noexcept;
+bool stop_requested() noexcept;
+void clear_stop_request() noexcept;  // for tests, and before a new measurement
+
 struct WindowFigure;
 class EngineObserver {
  public:
@@ -107,6 +116,7 @@ struct LatencySettings {
 
 struct LatencyResult {
   uint64_t samples = 0;
+  bool cut_short = false;  // a stop request ended the lone frames early
   uint64_t errors = 0;
   std::optional<Error> first_error;
   Summary overall_ms;   // client-observed, run() call to return
@@ -181,6 +191,7 @@ struct SteadyRepeat {
   uint64_t errors = 0;
   std::optional<Error> first_error;
   bool aborted = false;          // stopped early by errors or a timeout
+  bool cut_short = false;        // stopped early by a stop request (request_stop)
   bool device_stuck = false;     // requests never came back; their buffers are kept alive
   uint64_t completed_total = 0;  // every completion, warm-up and drain included
   // bytes moved during the whole repeat divided by every completed inference
@@ -371,6 +382,7 @@ struct OfferedRun {
   uint64_t errors = 0;
   std::optional<Error> first_error;
   bool aborted = false;
+  bool cut_short = false;  // stopped early by a stop request (request_stop)
   bool device_stuck = false;
   // Every completion, warm-up and drain included (the bytes' denominator).
   uint64_t completed_total = 0;

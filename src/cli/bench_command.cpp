@@ -9,6 +9,7 @@
 #include "cli/observe.hpp"
 #include "cli/options.hpp"
 #include "cli/point_options.hpp"
+#include "cli/stop_signals.hpp"
 #include "rig/report/bench_report.hpp"
 #include "rig/scenario/bench.hpp"
 #include "rig/units.hpp"
@@ -87,13 +88,14 @@ int run_bench_command(const BenchOptions& o) {
                                       o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
+  install_stop_signals();
   auto result = run_bench(*device, model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return (*observers)
-      ->finish(finish(format_bench_text(*result), bench_to_json(*result), o.json, o.quiet,
-                      result->verdict, o.strict));
+  return stopped_status((*observers)
+                            ->finish(finish(format_bench_text(*result), bench_to_json(*result),
+                                            o.json, o.quiet, result->verdict, o.strict)));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cli/monitor_options.hpp"
 #include "cli/observe.hpp"
 #include "cli/options.hpp"
+#include "cli/stop_signals.hpp"
 #include "rig/report/soak_report.hpp"
 #include "rig/scenario/soak.hpp"
 #include "rig/units.hpp"
@@ -82,13 +83,14 @@ int run_soak_command(const SoakOptions& o) {
   auto observers = RunObservers::make(o.observe, {"rig soak", 1, s.duration}, o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.observer = (*observers)->get();
+  install_stop_signals();
   auto result = run_soak(*device, model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));
   add_library_versions(result->environment);
-  return (*observers)
-      ->finish(finish(format_soak_text(*result), soak_to_json(*result), o.json, o.quiet,
-                      result->verdict, o.strict));
+  return stopped_status((*observers)
+                            ->finish(finish(format_soak_text(*result), soak_to_json(*result),
+                                            o.json, o.quiet, result->verdict, o.strict)));
 }
 
 }  // namespace

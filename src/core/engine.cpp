@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -19,6 +20,10 @@
 
 namespace rig {
 namespace {
+
+// Lock-free, so setting it from a signal handler is safe.
+std::atomic<bool> g_stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
 uint64_t splitmix(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -83,6 +88,18 @@ void quarantine(const Workspace& workspace) {
 }
 
 }  // namespace
+
+void request_stop() noexcept {
+  g_stop_requested.store(true, std::memory_order_relaxed);
+}
+
+bool stop_requested() noexcept {
+  return g_stop_requested.load(std::memory_order_relaxed);
+}
+
+void clear_stop_request() noexcept {
+  g_stop_requested.store(false, std::memory_order_relaxed);
+}
 
 std::string_view to_string(EnginePhase phase) {
   switch (phase) {
@@ -227,6 +244,11 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   const Nanos start = clock.now();
   if (observer) observer->phase_begin(EnginePhase::latency, start);
   for (uint64_t i = 0; i < settings.samples; ++i) {
+    if (stop_requested()) {
+      r.cut_short = true;
+      cut_at = clock.now();
+      break;
+    }
     const Nanos t0 = clock.now();
     auto t = device.run(binding);
     const Nanos t1 = clock.now();
@@ -566,6 +588,11 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
       r.aborted = true;
       break;
     }
+    if (phase != Phase::drain && stop_requested()) {
+      r.cut_short = true;
+      enter(Phase::drain, t_done);
+      continue;
+    }
     if (done->completion.error) {
       record_error(*done->completion.error);
       if (r.errors >= 3) {
@@ -607,6 +634,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     }
   }
   if (r.aborted && phase != Phase::drain) enter(Phase::drain, clock.now());
+  if (!stop && !r.aborted && stop_requested()) r.cut_short = true;
   // What is still in flight completes outside the measured part.
   r.device_stuck = flight.drain(
       s.request_timeout, [](const InFlight::Done&) {}, [&](const Error& e) { record_error(e); });
@@ -704,6 +732,7 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
   std::optional<Nanos> first_completion, last_completion;  // of measured frames
   uint64_t window_count = 0;
   bool measuring = false;
+  Nanos cut_at = t_end;  // where a stop request ended the arrivals
   EnginePhase phase = warmup > Nanos(0) ? EnginePhase::warmup : EnginePhase::measure;
   if (observer) observer->phase_begin(phase, t0);
 
@@ -764,6 +793,11 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
   while (!r.aborted) {
     const Nanos t_arr = t0 + Nanos(static_cast<int64_t>(std::llround(offset)));
     if (t_arr >= t_end) break;
+    if (stop_requested()) {
+      r.cut_short = true;
+      cut_at = clock.now();
+      break;
+    }
     // Until the arrival: collect completions, else let the clock pass.
     for (Nanos now = clock.now(); now < t_arr && !r.aborted; now = clock.now()) {
       if (flight.count() == 0)
@@ -824,7 +858,7 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
   r.device_stuck =
       flight.drain(s.request_timeout, complete, [&](const Error& e) { record_error(e); });
   if (r.device_stuck) r.aborted = true;
-  close_windows(t_end);
+  close_windows(std::min(cut_at, t_end));
   if (observer) observer->phase_end(EnginePhase::drain, clock.now());
   r.completed_total = flight.completed();
   flight.bytes_per_inference(r);
@@ -838,7 +872,10 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     r.span = *last_completion - *first_completion;
     r.achieved_rate = static_cast<double>(r.completed - 1) / to_seconds(r.span);
   }
-  r.scheduled_rate = static_cast<double>(r.arrivals) / to_seconds(s.duration);
+  // A run cut short scheduled arrivals up to the cut only.
+  const Nanos scheduled = std::clamp(cut_at, t_measure, t_end) - t_measure;
+  if (scheduled > Nanos(0))
+    r.scheduled_rate = static_cast<double>(r.arrivals) / to_seconds(scheduled);
   if (r.submitted > 0)
     r.late_share = static_cast<double>(r.late) / static_cast<double>(r.submitted);
   r.latency_ms = summarize(latency.samples(), s.confidence);

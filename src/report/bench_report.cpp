@@ -102,6 +102,7 @@ void offered_fields(Io& io, OfferedRun& o) {
   io.value("errors", o.errors);
   io.error("first_error", o.first_error);
   io.value("aborted", o.aborted);
+  io.value("cut_short", o.cut_short, 5);
   io.value("device_stuck", o.device_stuck);
   io.array("windows", o.windows, [](Io& w, WindowFigure& f) {
     w.number("start_s", f.start_s);
@@ -186,6 +187,7 @@ void repeat_fields(Io& io, SteadyRepeat& rep) {
   io.value("errors", rep.errors);
   io.error("first_error", rep.first_error);
   io.value("aborted", rep.aborted);
+  io.value("cut_short", rep.cut_short, 5);
   io.array("windows", rep.windows, [](Io& w, WindowFigure& f) {
     w.number("start_s", f.start_s);
     w.number("duration_s", f.duration_s);
@@ -197,6 +199,7 @@ void repeat_fields(Io& io, SteadyRepeat& rep) {
 template <class Io>
 void latency_fields(Io& io, LatencyResult& l) {
   io.value("samples", l.samples);
+  io.value("cut_short", l.cut_short, 5);
   io.value("errors", l.errors);
   io.error("first_error", l.first_error);
   io.summary("overall_ms", l.overall_ms);

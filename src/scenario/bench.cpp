@@ -134,7 +134,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   lone.confidence = settings.confidence;
   r.latency = measure_latency(device, ws, lone);
 
-  if (settings.offered.enabled()) {
+  if (settings.offered.enabled() && !r.latency.cut_short) {
     OfferedSettings os;
     os.rate = settings.offered.rate;
     os.arrival = settings.offered.arrival;
@@ -150,6 +150,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
     os.seed = settings.point.seed;
     os.observer = observer;
     r.offered = measure_offered(device, ws, os);
+    r.cut_short = r.offered->cut_short || stop_requested();
     r.steady.depth = depth;
     r.bytes = bytes_of(*r.offered, r.model);
     r.monitor = monitor.finish();
@@ -162,15 +163,17 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
 
   r.steady.depth = depth;
   std::vector<double> rates;
-  for (uint32_t i = 0; i < settings.point.repeats; ++i) {
+  // A stop request ends the run where it is: no repeat starts after it.
+  for (uint32_t i = 0; i < settings.point.repeats && !stop_requested(); ++i) {
     SteadySettings ss = steady_settings(settings.point, depth, i);
     ss.observer = observer;
     ss.reservoir_capacity = settings.reservoir_capacity;
     r.steady.repeats.push_back(measure_steady(device, ws, ss));
     const auto& rep = r.steady.repeats.back();
     if (rep.inferences > 0) rates.push_back(rep.rate);
-    if (rep.aborted) break;
+    if (rep.aborted || rep.cut_short) break;
   }
+  r.cut_short = r.latency.cut_short || stop_requested();
   r.steady.rate = summarize(rates);
   if (r.steady.rate.median && *r.steady.rate.median > 0)
     r.steady.time_per_frame_ms = 1000.0 / *r.steady.rate.median;

@@ -884,9 +884,34 @@ void Verdict::add(RuleOutcome o) {
   valid = reasons.empty();
 }
 
+// A run a stop request (the first SIGINT or SIGTERM) ended early: its
+// figures are what was measured up to the cut, not what was asked for.
+RuleOutcome not_cut_short(bool cut_short, const std::string& what) {
+  RuleOutcome o = outcome("not_cut_short", Severity::invalidates,
+                          cut_short ? what : std::string("ran to its stop rules"));
+  if (cut_short)
+    finding(o, "cut short by a signal (SIGINT or SIGTERM): " + what +
+                   "; the figures are what was measured up to the cut");
+  return o;
+}
+
+std::string cut_where(const BenchResult& r) {
+  if (r.latency.cut_short)
+    return "during the lone frames, after " + std::to_string(r.latency.samples);
+  if (r.offered)
+    return "during the offered-load run, after " + std::to_string(r.offered->arrivals) +
+           " measured arrivals";
+  const auto& reps = r.steady.repeats;
+  return reps.empty() ? std::string("before the steady state")
+                      : "in repeat " + std::to_string(reps.size()) + " of " +
+                            std::to_string(r.effective.point.repeats) + ", after " +
+                            std::to_string(reps.back().inferences) + " measured inferences";
+}
+
 Verdict judge(const BenchResult& r) {
   Verdict v;
   const std::string lone_raise = "raise --latency-samples or --latency-duration";
+  v.add(not_cut_short(r.cut_short, cut_where(r)));
   if (r.offered) {
     const OfferedRun& o = *r.offered;
     v.add(depth_within_queue(r.depth_note));
@@ -1175,6 +1200,9 @@ Verdict judge(const AbResult& r) {
 // rig soak: the run itself, the drift between its spans, then the confounds.
 Verdict judge(const SoakResult& r) {
   Verdict v;
+  v.add(not_cut_short(r.run.cut_short, "after " + format_duration(r.run.elapsed) +
+                                           " of the soak, " + std::to_string(r.run.inferences) +
+                                           " inferences"));
   v.add(depth_within_queue(r.depth_note));
   v.add(no_errors(r.run.errors, r.run.first_error, "in the soak run"));
   v.saw(r.run.first_error);

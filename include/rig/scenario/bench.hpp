@@ -97,6 +97,9 @@ struct BenchResult {
   MonitorRecord monitor;
   Verdict verdict;  // judge(BenchResult)
   bool virtual_clock = false;
+  // A stop request (the first SIGINT or SIGTERM) ended it early: what was
+  // measured is kept, and the verdict says it was cut short.
+  bool cut_short = false;
   // Notes of the run itself that the verdict's rules read: the depth clamp.
   std::optional<std::string> depth_note;
 };
