@@ -64,7 +64,8 @@ json ladder_settings_json(const LadderSettings& s) {
 std::string format_ladder_text(const LadderResult& r) {
   std::string out = "rig ladder on " + r.device.spec + " (" + queue_text(r.device) + ")\n";
   out += std::string("transport models (u8, output 1/4 of input") +
-         (r.effective.out_heavy ? ", and out-heavy: output 4x the input" : "") +
+         (r.effective.out_heavy ? ", and out-heavy: output 4x the input, frame halved each side"
+                                : "") +
          "); pipelined at depth " + std::to_string(r.effective.depth) + ", " +
          std::to_string(r.effective.point.repeats) + " repeats of " +
          format_duration(r.effective.point.duration) + " per size; " +
@@ -128,7 +129,7 @@ std::string format_ladder_text(const LadderResult& r) {
         "residuals max " +
         opt_pct(r.direction_fit_max_relative_residual) + "\n";
   if (auto link = measured_link(r))
-    out += "as a link for rig predict, fit, place: --link " + to_sim_params(*link) + "\n";
+    out += "as a link for rig predict and rig fit: --link " + to_sim_params(*link) + "\n";
   if (r.worst_spread && r.worst_spread_rung)
     out += "reproducibility: repeats agree within " + opt_pct(r.worst_spread) +
            " (worst: " + r.rungs[*r.worst_spread_rung].label() + ")\n";

@@ -99,6 +99,11 @@ Result<LadderRung> measure_rung(Device& device, const std::string& size, RungSha
   rung.size = size;
   rung.shape = shape;
   rung.frame = *parse_frame_size(size);  // validated by run_ladder
+  // Out-heavy: the frame halved each side, so that its bytes mirror the
+  // in-heavy rung's (in B / 4, out B) and the ladder's time stays bounded.
+  if (shape == RungShape::out_heavy)
+    rung.frame = FrameSize{std::max<int64_t>(1, rung.frame.width / 2),
+                           std::max<int64_t>(1, rung.frame.height / 2)};
   TransportSpec spec;
   spec.frame = rung.frame;
   spec.output_fraction = output_fraction(shape);
@@ -410,7 +415,8 @@ void add_notes(LadderResult& r, const DirectionFit& lone, uint32_t depth, const 
                                     "direction)"
                                   : "") +
         "; raise --depth or add larger sizes");
-  if (r.round_trip_ms && *r.round_trip_ms < 0)
+  // Below a microsecond a negative intercept is the fit's rounding of zero.
+  if (r.round_trip_ms && *r.round_trip_ms < -1e-3)
     r.notes.push_back(
         "the lone-frame fit's intercept is negative: the fixed latency is below "
         "what these sizes resolve; add smaller sizes");

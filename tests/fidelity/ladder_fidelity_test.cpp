@@ -30,11 +30,11 @@ constexpr double kLatencyFloorMs = 0.5e-3;
 
 // Four sizes whose largest in-heavy frame takes about 2 ms on the link (both
 // crossings), halving in area: link-bound when the depth can hide the
-// latency, and a few thousand completions per repeat; out-heavy frames
-// (5x the input's bytes in all) x depth stay under the case's 256 MB.
+// latency, and a few thousand completions per repeat; frames (1.25x the
+// input's bytes in all, out-heavy ones mirrored) x depth stay under 256 MB.
 std::vector<std::string> ladder_sizes(const SimCase& c) {
   const double want_in = 2e-3 / (1 / c.bw_in + 0.25 / c.bw_out);
-  const double max_in = 256e6 / (5.0 * c.depth) * 0.99;
+  const double max_in = 256e6 / (1.25 * c.depth) * 0.99;
   const double in = std::min(want_in, max_in);
   std::vector<std::string> sizes;
   for (double share : {0.125, 0.25, 0.5, 1.0}) {

@@ -320,7 +320,7 @@ TEST(Ladder, IdentifiesEachDirectionOfAnAsymmetricLink) {
   // The in-heavy frames' in + out bytes still move at 250 MB/s: what the
   // ladder used to call the link's bandwidth.
   EXPECT_NEAR(*r->bandwidth_bytes_per_s / 250e6, 1.0, 0.02) << text;
-  EXPECT_NE(text.find("bandwidth: in 400.0 MB/s (pipelined), out 100.0 MB/s (pipelined)"),
+  EXPECT_NE(text.find("bandwidth: in 400.0 MB/s (pipelined), out 100.00 MB/s (pipelined)"),
             std::string::npos)
       << text;
 

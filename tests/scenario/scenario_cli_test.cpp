@@ -81,8 +81,10 @@ TEST_F(AnalysisCli, LadderWritesJson) {
     EXPECT_NE(r.output.find(needle), std::string::npos) << needle << " in\n" << r.output;
   expect_complete_json(out, "rig ladder");
   const auto doc = read_json(out);
-  EXPECT_EQ(doc["results"]["rungs"].size(), 3u);
+  EXPECT_EQ(doc["results"]["rungs"].size(), 6u);  // each size in-heavy and out-heavy
   EXPECT_EQ(doc["settings"]["effective"]["sizes"].size(), 3u);
+  EXPECT_EQ(doc["results"]["rungs"][3]["shape"], "out_heavy");
+  EXPECT_NE(r.output.find("--link bw_in="), std::string::npos) << r.output;
 }
 
 TEST_F(AnalysisCli, SweepBadInput) {

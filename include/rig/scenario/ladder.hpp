@@ -39,9 +39,9 @@ struct LadderSettings {
   // this share of the pipelined time per frame (it measures compute).
   double compute_bound_share = 0.8;
   // Also measure every size with an out-heavy transport model (output 4x the
-  // input) beside the in-heavy one (output 1/4): two byte ratios tell the two
-  // directions apart. Without them each direction's bandwidth is not
-  // identified, and bw_in / bw_out stay nullopt.
+  // input, on the frame halved each side) beside the in-heavy one (output
+  // 1/4): two byte ratios tell the two directions apart. Without them each direction's bandwidth is
+  // not identified, and bw_in / bw_out stay nullopt.
   bool out_heavy = true;
   MonitorSettings monitor;     // sampled beside every rung (--no-monitor)
   ConfoundSettings confounds;  // the confound rules' thresholds, --strict-confounds
@@ -53,7 +53,8 @@ enum class RungBound { link, latency, compute, failed };
 std::string_view to_string(RungBound bound);
 
 // The transport model's byte ratio: in-heavy (output 1/4 of the input, the
-// seed note's) or out-heavy (output 4x the input).
+// seed note's) or out-heavy (output 4x the input, on the frame halved each
+// side: the in-heavy rung's bytes mirrored).
 enum class RungShape { in_heavy, out_heavy };
 std::string_view to_string(RungShape shape);
 double output_fraction(RungShape shape);  // 0.25, 4
@@ -61,7 +62,7 @@ double output_fraction(RungShape shape);  // 0.25, 4
 struct LadderRung {
   std::string size;  // as given ("512p", "640x480")
   RungShape shape = RungShape::in_heavy;
-  FrameSize frame;
+  FrameSize frame;                     // the model's input frame (halved when out-heavy)
   double bytes_in = 0, bytes_out = 0;  // per frame, the model's declared sizes
   PointResult pipelined;
   std::optional<double> mb_per_s;    // (in + out) / pipelined time per frame, 10^6 B/s
