@@ -725,6 +725,14 @@ TEST(Predict, BoundsAndTheSeedNotesHeadroom) {
   const Prediction p = predict(s, *link);
   EXPECT_EQ(p.bound, Bottleneck::compute);
   EXPECT_TRUE(p.compute_overlaps);  // 0.86 ms per frame against 2.27 ms of latency
+  // The sim's model has no stage that overlaps frames: rig says it cannot
+  // bound this rate, in words and JSON.
+  EXPECT_FALSE(p.rate_uncertainty);
+  EXPECT_EQ(p.uncertainty_note.rfind("not known: the device overlaps frames", 0), 0u)
+      << p.uncertainty_note;
+  EXPECT_TRUE(
+      json_of(prediction_to_json("r.json", s, p))["results"]["prediction"]["rate_uncertainty"]
+          .is_null());
   EXPECT_NEAR(p.rate, 1168, 1e-6);
   EXPECT_NEAR(p.traffic_in_bytes_per_s / 1e6, 176, 0.5);
   EXPECT_NEAR(p.bus_idle, 0.85, 0.005);
