@@ -50,12 +50,15 @@ int run_ladder_command(const LadderOptions& o) {
   auto device = open_spec(o.device);
   if (!device) return report_error(device.error());
   if (!o.quiet)
-    std::fprintf(stderr, "rig: ladder on %s: %zu sizes, %u repeats of %s each...\n",
+    std::fprintf(stderr,
+                 "rig: ladder on %s: %zu sizes in-heavy and out-heavy, %u repeats of %s each...\n",
                  display_spec(o.device).c_str(), s.sizes.size(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
   auto observers = RunObservers::make(
       o.observe,
-      {"rig ladder", static_cast<uint32_t>(s.sizes.size()) * s.point.repeats, s.point.duration},
+      {"rig ladder",
+       static_cast<uint32_t>(s.sizes.size()) * (s.out_heavy ? 2u : 1u) * s.point.repeats,
+       s.point.duration},
       o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();

@@ -1,4 +1,4 @@
-// rig predict RESULT.json --link PROFILE [--depth N] [--json FILE]
+// rig predict RESULT.json --link PROFILE|--ladder LADDER.json [--depth N] [--json FILE]
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -9,6 +9,7 @@
 #include "rig/output_file.hpp"
 #include "rig/report/bench_report.hpp"
 #include "rig/report/document.hpp"
+#include "rig/report/ladder_report.hpp"
 #include "rig/report/predict_report.hpp"
 #include "rig/units.hpp"
 
@@ -18,6 +19,7 @@ namespace {
 struct PredictOptions {
   std::string result;
   std::string link;
+  std::string ladder;
   std::optional<uint32_t> depth;
   std::string json;
   bool list = false;
@@ -33,12 +35,24 @@ int run_predict_command(const PredictOptions& o) {
   if (o.result.empty())
     return report_error(
         {ErrorCode::invalid_argument, "give a rig bench --json result to predict from"});
-  if (o.link.empty())
+  if (!o.link.empty() && !o.ladder.empty())
+    return report_error({ErrorCode::invalid_argument, "give --link or --ladder, not both"});
+  if (o.link.empty() && o.ladder.empty())
     return report_error({ErrorCode::invalid_argument,
                          "--link is required: a profile name or bw=BW,lat=DUR,depth=N "
-                         "(rig predict --list-links)"});
-  auto link = parse_link_profile(o.link);
-  if (!link) return report_error({link.error().code, "--link: " + link.error().message});
+                         "(rig predict --list-links), or --ladder with a rig ladder result"});
+  Result<LinkProfile> link = tl::unexpected(Error{});
+  if (!o.ladder.empty()) {
+    auto ladder_bytes = read_file(o.ladder);
+    if (!ladder_bytes) return report_error(ladder_bytes.error());
+    link = read_ladder_link(
+        std::string_view(reinterpret_cast<const char*>(ladder_bytes->data()), ladder_bytes->size()),
+        o.ladder, "predict --ladder");
+    if (!link) return report_error(link.error());
+  } else {
+    link = parse_link_profile(o.link);
+    if (!link) return report_error({link.error().code, "--link: " + link.error().message});
+  }
   auto depth = depth_option(o.depth);
   if (!depth) return report_error(depth.error());
   if (!o.json.empty())
@@ -69,6 +83,9 @@ Command add_predict_command(CLI::App& app) {
   sub->add_option("result", o->result, "a rig bench --json result");
   sub->add_option("--link", o->link,
                   "target link: usb3-gen2, pcie-gen2-x1, pcie-gen3-x4, or bw=BW,lat=DUR,depth=N");
+  sub->add_option("--ladder", o->ladder,
+                  "target link as measured: a rig ladder --json result (each direction's "
+                  "bandwidth, the latency per transfer, the duplex, the queue depth)");
   sub->add_option("--depth", o->depth,
                   "requests in flight on the target (default: the link's queue depth)");
   sub->add_flag("--list-links", o->list, "list the named link profiles and exit");

@@ -246,7 +246,6 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   for (uint64_t i = 0; i < settings.samples; ++i) {
     if (stop_requested()) {
       r.cut_short = true;
-      cut_at = clock.now();
       break;
     }
     const Nanos t0 = clock.now();
@@ -795,7 +794,6 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     if (t_arr >= t_end) break;
     if (stop_requested()) {
       r.cut_short = true;
-      cut_at = clock.now();
       break;
     }
     // Until the arrival: collect completions, else let the clock pass.

@@ -663,11 +663,15 @@ void ladder_section(Context& c, const ResultDoc& r) {
     for (const auto& g : *rungs) {
       const double bytes =
           number_at(g, "bytes_in").value_or(kNaN) + number_at(g, "bytes_out").value_or(kNaN);
+      // Version 5 measures each size out-heavy too; the plot and its fit are
+      // the in-heavy rungs'.
+      const bool out_heavy = string_at(g, "shape") == "out_heavy";
       table_row(c.out,
-                {string_at(g, "size"), num(bytes, "B"), num(number_at(g, "mb_per_s"), "MB/s"),
-                 num(number_at(g, "lone_ms.median"), "ms"), num(number_at(g, "compute_ms"), "ms"),
-                 num(number_at(g, "link_ms"), "ms"), string_at(g, "bound")});
-      pts.rows.push_back({bytes, number_at(g, "mb_per_s").value_or(kNaN)});
+                {string_at(g, "size") + (out_heavy ? " out-heavy" : ""), num(bytes, "B"),
+                 num(number_at(g, "mb_per_s"), "MB/s"), num(number_at(g, "lone_ms.median"), "ms"),
+                 num(number_at(g, "compute_ms"), "ms"), num(number_at(g, "link_ms"), "ms"),
+                 string_at(g, "bound")});
+      if (!out_heavy) pts.rows.push_back({bytes, number_at(g, "mb_per_s").value_or(kNaN)});
     }
   table_end(c.out);
   table_head(c.out, {"fit", "fixed", "bandwidth", "r²", "points"});

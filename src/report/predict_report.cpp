@@ -55,6 +55,15 @@ std::string format_prediction_text(const PredictSource& s, const Prediction& p) 
              format_ms(p.lone_ms) + " lone frame; a deeper queue would help\n";
       break;
   }
+  if (p.rate_model == RateModel::event_simulation && p.rate < p.closed_form_rate * 0.999)
+    out +=
+        "  (in and out transfers of different frames interleave on the shared channel: the "
+        "sim's closed loop replayed event by event gives " +
+        format_fixed(p.rate, 1) + " frames/s, " +
+        format_fixed((1 - p.rate / p.closed_form_rate) * 100, 1) +
+        "% below min(depth / lone frame, 1 / slowest stage) = " +
+        format_fixed(p.closed_form_rate, 1) + ")\n";
+  out += "  uncertainty: " + p.uncertainty_note + "\n";
   if (p.compute_overlaps)
     out += "  (the device overlaps frames: " + format_ms(s.compute_ms) +
            " of compute latency, but it measured " + format_ms(p.compute_ms_per_frame) +
@@ -111,9 +120,14 @@ std::string prediction_to_json(const std::string& path, const PredictSource& s,
         {"bytes_out", json_number(s.bytes_out)},
         {"depth", s.depth},
         {"measured_rate_per_s", json_number(s.measured_rate)},
-        {"measured_lone_ms", json_number(s.measured_lone_ms)}}},
+        {"measured_lone_ms", json_number(s.measured_lone_ms)},
+        {"measured_spread", json_number(s.measured_spread)}}},
       {"prediction",
        {{"rate_per_s", json_number(p.rate)},
+        {"rate_model", std::string(to_string(p.rate_model))},
+        {"closed_form_rate_per_s", json_number(p.closed_form_rate)},
+        {"rate_uncertainty", json_number(p.rate_uncertainty)},
+        {"uncertainty_note", p.uncertainty_note},
         {"ms_per_frame", json_number(p.ms_per_frame)},
         {"bound", std::string(to_string(p.bound))},
         {"lone_ms", json_number(p.lone_ms)},

@@ -999,7 +999,7 @@ Verdict judge(const LadderResult& r) {
   uint64_t lone_errors = 0;
   std::optional<Error> lone_first;
   for (const auto& rung : r.rungs) {
-    points.emplace_back(rung.size, &rung.pipelined);
+    points.emplace_back(rung.label(), &rung.pipelined);
     lone_errors += rung.lone_errors;
     if (!lone_first && rung.lone_first_error) lone_first = rung.lone_first_error;
   }

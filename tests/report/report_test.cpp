@@ -379,7 +379,9 @@ TEST(LadderReport, TableFitsAndVerdict) {
   r.duplex = Duplex::half;
   r.duplex_from_device = true;
   r.bandwidth_bytes_per_s = 290e6;
-  r.direction_bandwidth_bytes_per_s = 290e6;
+  r.bw_in_bytes_per_s = 290e6;
+  r.bw_out_bytes_per_s = 290e6;
+  r.bw_in_from = r.bw_out_from = DirectionSource::pipelined;
   r.round_trip_ms = 0.9;
   r.per_transfer_ms = 0.45;
   r.notes = {"virtual clock"};
@@ -387,14 +389,17 @@ TEST(LadderReport, TableFitsAndVerdict) {
   const std::string text = format_ladder_text(r);
   for (const char* needle :
        {"rig ladder on sim:", "queue depth 32 (64 in flight per connection)", "512p", "288.4",
-        "bandwidth: 290.0 MB/s", "duplex: half (the device says so)", "fixed latency: 900.0 us",
-        "notes:\n  - virtual clock", "verdict: VALID"})
+        "bandwidth: in 290.0 MB/s (pipelined), out 290.0 MB/s (pipelined)",
+        "in-heavy frames: 290.0 MB/s", "duplex: half (the device says so)",
+        "fixed latency: 900.0 us", "notes:\n  - virtual clock", "verdict: VALID"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle << " in\n" << text;
   const json doc = json::parse(ladder_to_json(r));
   EXPECT_EQ(doc["tool"], "rig ladder");
   EXPECT_EQ(doc["results"]["rungs"][0]["size"], "512p");
   EXPECT_EQ(doc["results"]["bandwidth_mb_per_s"], 290.0);
   EXPECT_EQ(doc["results"]["duplex_from"], "device");
+  EXPECT_EQ(doc["results"]["bw_in_mb_per_s"], 290.0);
+  EXPECT_EQ(doc["results"]["bw_in_from"], "pipelined");
   EXPECT_EQ(doc["environment"]["device"]["device_queue_depth"], 32);
   EXPECT_EQ(doc["verdict"]["rules"].size(), 2u);
 }

@@ -81,8 +81,10 @@ TEST_F(AnalysisCli, LadderWritesJson) {
     EXPECT_NE(r.output.find(needle), std::string::npos) << needle << " in\n" << r.output;
   expect_complete_json(out, "rig ladder");
   const auto doc = read_json(out);
-  EXPECT_EQ(doc["results"]["rungs"].size(), 3u);
+  EXPECT_EQ(doc["results"]["rungs"].size(), 6u);  // each size in-heavy and out-heavy
   EXPECT_EQ(doc["settings"]["effective"]["sizes"].size(), 3u);
+  EXPECT_EQ(doc["results"]["rungs"][3]["shape"], "out_heavy");
+  EXPECT_NE(r.output.find("--link bw_in="), std::string::npos) << r.output;
 }
 
 TEST_F(AnalysisCli, SweepBadInput) {
@@ -246,6 +248,14 @@ TEST_F(AnalysisCli, PredictBadInputAndRoundTrip) {
   const std::string ladder = path("ladder.json");
   ASSERT_EQ(rig(std::string("ladder ") + kSim + " " + kSizes + " --json " + ladder).status, 0);
   expect_error(rig("predict " + ladder + " --link usb3-gen2"), 2, "predict reads a rig bench");
+  expect_error(rig("predict " + bench + " --link usb3-gen2 --ladder " + ladder), 2,
+               "give --link or --ladder, not both");
+  expect_error(rig("predict " + bench + " --ladder " + bench), 2, "predict --ladder");
+  // The link as the ladder measured it: each direction, the latency, the duplex.
+  const CliRun measured = rig("predict " + bench + " --ladder " + ladder);
+  ASSERT_EQ(measured.status, 0) << measured.output;
+  EXPECT_NE(measured.output.find("link measured: "), std::string::npos) << measured.output;
+  EXPECT_NE(measured.output.find("uncertainty: "), std::string::npos) << measured.output;
 
   const std::string out = path("predict.json");
   const CliRun r = rig("predict " + bench + " --link usb3-gen2 --json " + out);

@@ -1,5 +1,6 @@
 // rig ladder: the link, characterized with transport models (negligible
-// compute) at each frame size: bandwidth, fixed latency, duplex, plateau.
+// compute) at each frame size: each direction's bandwidth, the fixed latency
+// per transfer, the duplex, and the plateau.
 // Drives any Device through its interface from the calling thread only.
 #pragma once
 
@@ -11,6 +12,7 @@
 
 #include "rig/device.hpp"
 #include "rig/environment.hpp"
+#include "rig/link_profile.hpp"
 #include "rig/model.hpp"
 #include "rig/monitor/monitor.hpp"
 #include "rig/scenario/confounds.hpp"
@@ -36,6 +38,11 @@ struct LadderSettings {
   // ... and it stays out when the device-reported compute time is at least
   // this share of the pipelined time per frame (it measures compute).
   double compute_bound_share = 0.8;
+  // Also measure every size with an out-heavy transport model (output 4x the
+  // input, on the frame halved each side) beside the in-heavy one (output
+  // 1/4): two byte ratios tell the two directions apart. Without them each direction's bandwidth is
+  // not identified, and bw_in / bw_out stay nullopt.
+  bool out_heavy = true;
   MonitorSettings monitor;     // sampled beside every rung (--no-monitor)
   ConfoundSettings confounds;  // the confound rules' thresholds, --strict-confounds
 };
@@ -45,9 +52,17 @@ Result<void> validate(const LadderSettings& settings);
 enum class RungBound { link, latency, compute, failed };
 std::string_view to_string(RungBound bound);
 
+// The transport model's byte ratio: in-heavy (output 1/4 of the input, the
+// seed note's) or out-heavy (output 4x the input, on the frame halved each
+// side: the in-heavy rung's bytes mirrored).
+enum class RungShape { in_heavy, out_heavy };
+std::string_view to_string(RungShape shape);
+double output_fraction(RungShape shape);  // 0.25, 4
+
 struct LadderRung {
   std::string size;  // as given ("512p", "640x480")
-  FrameSize frame;
+  RungShape shape = RungShape::in_heavy;
+  FrameSize frame;                     // the model's input frame (halved when out-heavy)
   double bytes_in = 0, bytes_out = 0;  // per frame, the model's declared sizes
   PointResult pipelined;
   std::optional<double> mb_per_s;    // (in + out) / pipelined time per frame, 10^6 B/s
@@ -57,8 +72,15 @@ struct LadderRung {
   uint64_t lone_errors = 0;
   std::optional<Error> lone_first_error;
   RungBound bound = RungBound::failed;
-  bool in_bandwidth_fit = false;
+  bool in_bandwidth_fit = false;  // in pipelined_fit (in-heavy rungs)
+  bool in_direction_fit = false;  // in the pipelined per-direction fit
+  // "512p", or "512p out-heavy": unique within a ladder.
+  std::string label() const;
 };
+
+// How each direction's bandwidth was identified.
+enum class DirectionSource { none, pipelined, lone_frames };
+std::string_view to_string(DirectionSource source);
 
 struct LadderResult {
   LadderSettings requested;
@@ -66,36 +88,50 @@ struct LadderResult {
   Environment environment;
   DeviceInfo device;
   bool virtual_clock = false;
-  std::vector<LadderRung> rungs;  // sorted by bytes per frame
-  Plateau plateau;
+  // In-heavy rungs sorted by bytes per frame, then the out-heavy ones.
+  std::vector<LadderRung> rungs;
+  Plateau plateau;  // over the in-heavy rungs
   // Lone-frame link time (client-observed minus device-reported compute) vs
-  // (in + out) bytes over every rung: its intercept is the round trip.
+  // (in + out) bytes over every in-heavy rung: the seed note's view of the
+  // link as one channel.
   LinkFit lone_fit;
-  // Pipelined time per frame vs (in + out) bytes over the link-bound rungs:
-  // its slope is the bandwidth; its intercept the per-frame cost pipelining
-  // does not hide.
+  // Pipelined time per frame vs (in + out) bytes over the link-bound
+  // in-heavy rungs: its slope is the in-heavy frames' MB/s; its intercept
+  // the per-frame cost pipelining does not hide.
   LinkFit pipelined_fit;
-  // Of in + out bytes: the pipelined fit's, else the lone fit's.
+  // Of in + out bytes of in-heavy frames: the pipelined fit's, else the lone
+  // fit's. On an asymmetric link it is neither direction's bandwidth.
   std::optional<double> bandwidth_bytes_per_s;
   bool bandwidth_from_lone_frames = false;
-  // Half duplex: in and out share one channel, and bandwidth_bytes_per_s is
-  // its rate. Full duplex: pipelined, in and out overlap, so in + out bytes
-  // move faster than either direction (1.25x for transport frames on a
-  // symmetric link). From the device's "duplex" property ("half", "full")
-  // where it has one, else inferred: full when the pipelined fit's bandwidth
-  // is above 1.1x the lone-frame fit's (a device that overlaps its transfers
-  // looks the same); unknown without both fits.
+  // Each direction's bandwidth, bytes per second (nullopt when not
+  // identified: no out-heavy rungs, or too few completed). Lone frames cross
+  // one way then the other, so over every completed rung of both shapes
+  //   lone link time = round trip + in / bw_in + out / bw_out
+  // (least squares in three parameters). Pipelined and link-bound, a half-
+  // duplex channel carries in + out back to back:
+  //   time per frame = c + in / bw_in + out / bw_out
+  // and a full-duplex link is as slow as its busier direction:
+  //   time per frame = c + in / bw_in   (rungs whose input crossing is longer)
+  //                  = c + out / bw_out (the others).
+  // Each direction comes from the pipelined fit where it has enough link-
+  // bound rungs (three of both shapes for half duplex, two for a full-duplex
+  // direction), else from the lone-frame fit.
+  std::optional<double> bw_in_bytes_per_s, bw_out_bytes_per_s;
+  DirectionSource bw_in_from = DirectionSource::none, bw_out_from = DirectionSource::none;
+  // The three-parameter lone-frame fit's residuals, relative (nullopt with no fit).
+  std::optional<double> direction_fit_max_relative_residual;
+  // Half duplex: in and out share one channel. Full duplex: one each, so
+  // pipelined in and out overlap. From the device's "duplex" property
+  // ("half", "full") where it has one, else inferred: full when some rung's
+  // pipelined time per frame is below 1 / 1.1 of its lone-frame crossings
+  // (in / bw_in + out / bw_out; a device that overlaps its transfers looks
+  // the same; without direction fits the in-heavy fits' bandwidths are
+  // compared instead); unknown without pipelined and lone figures.
   Duplex duplex = Duplex::unknown;
   bool duplex_from_device = false;
-  // One direction's bandwidth. Half duplex: the shared channel's,
-  // bandwidth_bytes_per_s. Full duplex: the input direction's, which bounds a
-  // pipelined transport frame (it carries 4x the output's bytes): the
-  // pipelined time per frame fitted against bytes in, or the lone-frame fit's
-  // bandwidth when the bandwidth comes from lone frames (a lone frame's two
-  // crossings do not overlap). nullopt while the duplex is unknown.
-  std::optional<double> direction_bandwidth_bytes_per_s;
-  std::optional<double>
-      round_trip_ms;  // lone fit intercept: fixed latency of a frame's two crossings
+  // The fixed latency of a frame's two crossings: the intercept of the
+  // three-parameter lone fit, else of lone_fit.
+  std::optional<double> round_trip_ms;
   std::optional<double> per_transfer_ms;  // round trip / 2: one crossing
   // Of round_trip_ms, the floor rig's protocol pays on this link with no
   // device (DeviceInfo::link_floor); remote devices only.
@@ -108,10 +144,16 @@ struct LadderResult {
   Verdict verdict;                        // judge(): errors, stability, the clock, confounds
 };
 
-// Builds each transport model (u8, 4 channels, output 1/4 of the input),
-// cold-starts it, times lone frames, then measures pipelined repeats. Fails
-// when a size is malformed or a model does not load; a rung whose
-// inferences fail is kept and marked failed.
+// Builds each transport model (u8, 4 channels, output 1/4 of the input, and
+// with out_heavy output 4x the input), cold-starts it, times lone frames, then measures pipelined
+// repeats. Fails when a size is malformed or a model does not load; a rung whose inferences fail is
+// kept and marked failed.
 Result<LadderResult> run_ladder(Device& device, const LadderSettings& settings);
+
+// The link the ladder identified, as a profile for rig predict, fit and
+// place: bw_in, bw_out, per-transfer latency (0 when negative or not
+// fitted), duplex (half when unknown), the device's queue depth; name
+// "measured". nullopt when a direction's bandwidth was not identified.
+std::optional<LinkProfile> measured_link(const LadderResult& result);
 
 }  // namespace rig
