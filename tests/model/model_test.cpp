@@ -514,6 +514,19 @@ TEST(Files, AFileOverTheLimitIsRefusedBeforeReading) {
   EXPECT_NE(read_file("").error().message.find("empty"), std::string::npos);
 }
 
+// Issue 26, item 11: a model or input path naming a FIFO no process writes
+// is an error at once, not a wait for ever.
+TEST(Files, AFifoWithoutAWriterIsAnErrorNotAWait) {
+  TempDir dir;
+  const std::string fifo = (dir.path() / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = read_file(fifo);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("FIFO that no process has open for writing"),
+            std::string::npos)
+      << r.error().message;
+}
+
 TEST(Files, ReadMissingFileIsNotFound) {
   TempDir dir;
   const std::string path = (dir.path() / "missing.onnx").string();
