@@ -502,10 +502,22 @@ bool Connection::establish() {
 }
 
 bool Connection::pause_until(Nanos deadline) {
-  std::unique_lock lock(write_mu_);
-  const auto end = std::chrono::steady_clock::time_point(
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline));
-  return !write_cv_.wait_until(lock, end, [&] { return dead_ || stopping_; });
+  // On the socket rather than a condition: the peer closing ends the wait
+  // (a guesser that hangs up does not keep its descriptor for the delay),
+  // and so does shutdown() or evict(), which shut the socket down.
+  for (;;) {
+    {
+      std::lock_guard lock(write_mu_);
+      if (dead_ || stopping_) return false;
+    }
+    const Nanos left = deadline - steady_clock().now();
+    if (left <= Nanos(0)) return true;
+    pollfd p{socket_.fd(), POLLRDHUP, 0};
+    const int ms = static_cast<int>(
+        std::clamp<int64_t>(std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1, 1000));
+    const int r = ::poll(&p, 1, ms);
+    if (r > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) return false;
+  }
 }
 
 Nanos Connection::idle_for(Nanos now) const {

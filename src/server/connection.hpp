@@ -153,8 +153,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // they are what a hello needs: kHelloLimits, kMinReplyShare). Reader
   // thread.
   bool establish();
-  // Waits until `deadline` (steady clock) or until the connection dies or
-  // the server stops; false in the latter case. Reader thread.
+  // Waits until `deadline` (steady clock), or until the peer hangs up, the
+  // connection dies or the server stops: false in those cases. Reader
+  // thread.
   bool pause_until(Nanos deadline);
   // The key failed authentications are counted under: the peer's address
   // for TCP, "unix" for a unix socket, "local" for a socketpair (the delay

@@ -1844,6 +1844,34 @@ TEST(Server, AGuesserNeverLocksOutTheRightTokenOverAUnixSocket) {
   guess_while_authenticating("unix:" + path.string());
 }
 
+size_t open_fds();
+
+// A guesser that hangs up during its delay gives its descriptor back at
+// once, not at the end of the delay (an hour here).
+TEST(Server, AGuesserThatHangsUpDuringItsDelayIsGoneAtOnce) {
+  ServerSettings s;
+  s.token = "a-token-of-16-chars";
+  s.auth_backoff = std::chrono::hours(1);
+  auto server = start_server({}, s);
+  const size_t before = open_fds();
+  {
+    auto guess = RawClient::connect(server->address());
+    pb::Body b;
+    b.mutable_hello_request()->set_min_version(wire::kMinVersion);
+    b.mutable_hello_request()->set_max_version(wire::kMaxVersion);
+    b.mutable_hello_request()->set_token("guess");
+    guess.send(1, Action::hello, b);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (server->stats().auth_failures < 1 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
+    ASSERT_EQ(server->stats().auth_failures, 1u);
+  }  // hangs up
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (open_fds() > before && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::yield();
+  EXPECT_EQ(open_fds(), before);
+}
+
 // A wrong token is answered after the backoff, and the delay doubles with
 // the peer's failures.
 TEST(Server, AWrongTokenIsAnsweredAfterTheBackoff) {
