@@ -2,7 +2,8 @@
 // load-time normalisation pass (normalize_onnx, with and without --shape)
 // must return a value or an Error for any input, never crash or hang,
 // on the fuzzed bytes and on the pass's own output.
-// RIG_FUZZ_SEEDS=DIR writes a seed corpus (the rig's own models) to DIR.
+// RIG_FUZZ_SEEDS=DIR writes a seed corpus (the rig's own models and the
+// crafted-tensor family of tests/model/crafted_models.hpp) to DIR.
 // Findings are crashes of rig itself: a crash or a hang of libonnx inside
 // rig's shape-inference child is contained (an Error), not a finding.
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "model/crafted_models.hpp"
 #include "rig/model.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
@@ -32,6 +34,13 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
     (void)rig::write_file_atomic(std::string(dir) + "/transport.onnx", *t);
   if (auto c = rig::build_cnn_model(cnn))
     (void)rig::write_file_atomic(std::string(dir) + "/cnn.onnx", *c);
+  // The crafted-tensor family (data short of, or other than, the declared
+  // shape and type: issue 26), its valid control, and nested subgraphs.
+  for (const auto& m : rig::crafted::crafted_models())
+    (void)rig::write_file_atomic(std::string(dir) + "/crafted_" + m.name + ".onnx", m.bytes);
+  (void)rig::write_file_atomic(std::string(dir) + "/crafted_valid.onnx", rig::crafted::valid_add());
+  (void)rig::write_file_atomic(std::string(dir) + "/nested_if_17.onnx",
+                               rig::crafted::nested_if_model(17));
   return 0;
 }
 

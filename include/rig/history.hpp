@@ -21,6 +21,7 @@
 // carries a token even where an output path missed one.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -75,6 +76,11 @@ class History {
 
   // Appends a document; returns its id. `unix_ms` is the run's time.
   Result<int64_t> append(std::string_view document, int64_t unix_ms);
+  // Whether append() can work, checked before a measurement rather than
+  // after it: the runs table has the columns an append writes, and the
+  // write lock can be taken within `wait` (another process holding it longer
+  // is named). io naming the path and the reason; changes nothing.
+  Result<void> check_append(std::chrono::milliseconds wait);
   // Matching runs, oldest first, without their documents.
   Result<std::vector<RunRecord>> list(const HistoryFilter& filter);
   // One run with its document; not_found naming the id.

@@ -25,6 +25,7 @@ import ctypes.util
 import json
 import os
 import re
+import threading
 
 __all__ = ["Error", "Device", "Model", "Tensor", "bench", "abi_version", "library_path"]
 
@@ -211,7 +212,14 @@ class Tensor:
 class Device:
     """A device opened from a spec: "cpu", "sim:...", "tcp://host:port"."""
 
+    # Thread safety: every method may be called from any thread. A call on
+    # the C handle holds self._lock, so close() waits for a load in progress
+    # and a load after close() raises Error instead of using a freed handle
+    # (the C ABI's contract: a handle is not freed while a call uses it).
+
     def __init__(self, spec):
+        self._lock = threading.Lock()
+        self._handle = None
         handle = ctypes.c_void_p()
         _check(_fn["rig_device_open"](spec.encode(), ctypes.byref(handle)))
         self._handle = handle
@@ -220,18 +228,22 @@ class Device:
         """Loads a model from a path (str or os.PathLike) or its bytes (any
         buffer). A later load on the same device retires the earlier Model."""
         handle = ctypes.c_void_p()
-        if isinstance(model, (str, os.PathLike)):
-            _check(_fn["rig_model_load"](self._require(), os.fsencode(model), ctypes.byref(handle)))
-        else:
-            buf = _Buffer(model)
-            _check(_fn["rig_model_load_bytes"](self._require(), buf.pointer, buf.size,
-                                                (name or "model").encode(), ctypes.byref(handle)))
+        with self._lock:
+            if isinstance(model, (str, os.PathLike)):
+                _check(_fn["rig_model_load"](self._require(), os.fsencode(model),
+                                             ctypes.byref(handle)))
+            else:
+                buf = _Buffer(model)
+                _check(_fn["rig_model_load_bytes"](self._require(), buf.pointer, buf.size,
+                                                    (name or "model").encode(),
+                                                    ctypes.byref(handle)))
         return Model(handle)
 
     def close(self):
-        if self._handle:
-            _fn["rig_device_close"](self._handle)
-            self._handle = None
+        with self._lock:
+            if self._handle:
+                _fn["rig_device_close"](self._handle)
+                self._handle = None
 
     def _require(self):
         if not self._handle:
@@ -254,10 +266,21 @@ class Device:
 class Model:
     """A model loaded on a device. .inputs / .outputs describe its tensors."""
 
+    # Thread safety: run() and free() may be called from any thread. Each C
+    # call holds self._lock (the C ABI serialises calls on one device anyway),
+    # so free() waits for the runs in flight, and a run after free() raises
+    # Error ("the model was freed") rather than passing a freed handle.
+
     def __init__(self, handle):
+        self._lock = threading.Lock()
         self._handle = handle
         self.inputs = self._tensors(_INPUT)
         self.outputs = self._tensors(_OUTPUT)
+
+    def _require(self):
+        if not self._handle:
+            raise Error(2, "the model was freed (Model.free())")
+        return self._handle
 
     def _tensors(self, kind):
         count = ctypes.c_size_t()
@@ -295,8 +318,9 @@ class Model:
         in_sizes = (ctypes.c_size_t * max(n_in, 1))(*[b.size for b in ins])
         out_ptrs = (ctypes.c_void_p * max(n_out, 1))(*[b.pointer.value for b in outs])
         out_sizes = (ctypes.c_size_t * max(n_out, 1))(*[b.size for b in outs])
-        _check(_fn["rig_model_run"](self._handle, in_ptrs, in_sizes, n_in, out_ptrs, out_sizes,
-                                    n_out))
+        with self._lock:
+            _check(_fn["rig_model_run"](self._require(), in_ptrs, in_sizes, n_in, out_ptrs,
+                                        out_sizes, n_out))
         del outs  # releases the exports of `results`
         if as_numpy:
             import numpy
@@ -305,9 +329,10 @@ class Model:
         return [memoryview(r) for r in results]
 
     def free(self):
-        if self._handle:
-            _fn["rig_model_free"](self._handle)
-            self._handle = None
+        with self._lock:
+            if self._handle:
+                _fn["rig_model_free"](self._handle)
+                self._handle = None
 
     def __del__(self):
         try:

@@ -1,6 +1,8 @@
 // rig ab [MODEL] [-d DEVICE] --a KNOB=VALUE [--a ...] --b KNOB=VALUE [--b ...] [--pairs N]
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "cli/command.hpp"
 #include "cli/environment_info.hpp"
@@ -54,6 +56,16 @@ int run_ab_command(const AbOptions& o) {
   auto depth_given = depth_option(o.depth);
   if (!depth_given) return report_error(depth_given.error());
   base.depth = *depth_given;
+  for (const auto* side : {&o.a, &o.b}) {
+    std::set<std::string> seen;
+    for (const std::string& knob : *side) {
+      const std::string name = knob.substr(0, knob.find('='));
+      if (!seen.insert(name).second)
+        return report_error({ErrorCode::invalid_argument,
+                             std::string(side == &o.a ? "--a" : "--b") + " sets " + name +
+                                 " twice ('" + knob + "'): give each knob once per side"});
+    }
+  }
   auto a = apply_knobs(base, o.a);
   if (!a) return report_error({a.error().code, "--a: " + a.error().message});
   auto b = apply_knobs(base, o.b);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -20,6 +21,11 @@ struct Command {
 
 // Prints "rig: error: <message>" to stderr and returns the exit status for it.
 int report_error(const Error& error);
+
+// After parsing, what CLI11 lets through: a model argument given as an
+// empty string (rig bench '': an error, not the built-in demo model that
+// leaving it out selects), a negative --seed (wrapped to 2^64 - 1).
+std::optional<Error> argument_error(const CLI::App& app);
 
 // A command-line error in the same form, exit 2: an unknown subcommand is
 // named with the nearest one ("did you mean 'bench'?"). options.cpp.

@@ -17,6 +17,8 @@
 namespace rig::cli {
 namespace {
 
+constexpr double kMaxParams = 1e15;
+
 struct FitOptions {
   std::string model;
   std::string params;
@@ -42,6 +44,10 @@ int run_fit_command(const FitOptions& o) {
   if (!o.params.empty()) {
     auto n = parse_number(o.params);
     if (!n) return report_error({ErrorCode::invalid_argument, "--params: " + n.error().message});
+    if (!(*n <= kMaxParams))  // a count beyond any model (and beyond a 64-bit count)
+      return report_error({ErrorCode::invalid_argument, "--params: '" + o.params +
+                                                            "' is more parameters than rig counts "
+                                                            "(at most 1e15)"});
     s.params = *n;
   }
   if (!o.activations.empty()) {

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     return report_parse_error(app, e, argc, argv);
   }
+  if (auto bad = argument_error(app)) return report_error(*bad);
   try {
     for (const auto& c : commands)
       if (c.app && c.app->parsed() && c.run) return c.run();

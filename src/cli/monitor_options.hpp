@@ -38,7 +38,8 @@ inline void add_monitor_options(CLI::App* sub, MonitorOptions& o) {
 inline Result<void> apply_monitor_options(const MonitorOptions& o, MonitorSettings& monitor,
                                           ConfoundSettings& confounds) {
   monitor.enabled = !o.no_monitor;
-  auto idle = parse_duration(o.idle);
+  // "0" is "not measured", as the help says; other durations need a unit.
+  auto idle = o.idle == "0" ? Result<Nanos>(Nanos(0)) : parse_duration(o.idle);
   if (!idle) return fail(ErrorCode::invalid_argument, "--idle: " + idle.error().message);
   if (*idle < Nanos(0)) return fail(ErrorCode::invalid_argument, "--idle must not be negative");
   monitor.idle = *idle;

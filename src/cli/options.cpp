@@ -53,6 +53,30 @@ std::optional<std::string> command_word(int argc, const char* const* argv) {
 
 }  // namespace
 
+std::optional<Error> argument_error(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (!sub->parsed()) continue;
+    for (const CLI::Option* o : sub->get_options()) {
+      // Seeds are unsigned: CLI11 would wrap -1 to 18446744073709551615.
+      if (o->get_name() == "--seed")
+        for (const std::string& r : o->results())
+          if (!r.empty() && r.front() == '-')
+            return Error{
+                ErrorCode::invalid_argument,
+                "rig " + sub->get_name() + ": --seed must be a whole number >= 0, got '" + r + "'"};
+      if (!o->get_positional() || (o->get_name() != "model" && o->get_name() != "models")) continue;
+      for (const std::string& r : o->results())
+        if (r.empty())
+          return Error{ErrorCode::invalid_argument,
+                       "rig " + sub->get_name() +
+                           ": the model path is empty (''): give an ONNX file, or leave the "
+                           "argument out for the built-in demo model"};
+    }
+    if (auto e = argument_error(*sub)) return e;
+  }
+  return std::nullopt;
+}
+
 int report_parse_error(const CLI::App& app, const CLI::ParseError& error, int argc,
                        const char* const* argv) {
   std::vector<std::string> names;
@@ -125,7 +149,31 @@ std::string display_spec(const std::string& spec) {
   return parsed ? parsed->given_text() : redact_secrets(spec);
 }
 
+namespace {
+
+// The history a measuring command appends to, opened and checked before it
+// measures (once per process): a run that cannot be recorded is refused at
+// once, naming the way out, instead of after the measurement.
+Result<void> check_history_before_measuring() {
+  static std::optional<Result<void>> checked;
+  if (checked) return *checked;
+  const std::string path = history_path();
+  checked = Result<void>{};
+  if (path.empty()) return *checked;
+  auto history = History::open(path);
+  Result<void> ok = history ? history->check_append(std::chrono::seconds(2))
+                            : Result<void>(tl::unexpected(history.error()));
+  if (!ok)
+    checked = fail(ok.error().code, ok.error().message +
+                                        "; nothing was measured: fix or move it, or give "
+                                        "--history PATH or --no-history");
+  return *checked;
+}
+
+}  // namespace
+
 Result<ModelSource> resolve_model(const std::string& path, const std::vector<std::string>& shapes) {
+  if (auto ok = check_history_before_measuring(); !ok) return tl::unexpected(ok.error());
   std::vector<InputShape> parsed;
   for (const auto& text : shapes) {
     auto shape = parse_input_shape(text);
@@ -146,6 +194,7 @@ void add_shape_option(CLI::App* sub, std::vector<std::string>& shapes) {
 }
 
 Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {
+  if (auto ok = check_history_before_measuring(); !ok) return tl::unexpected(ok.error());
   auto parsed = parse_device_spec(spec);
   if (!parsed) return tl::unexpected(parsed.error());
   return open_device(*parsed);

@@ -30,7 +30,7 @@ struct ServeOptions {
   std::string token;
   std::string token_file;
   std::string hello_timeout = "5s";
-  std::string idle_timeout = "10min";
+  std::string idle_timeout = "2min";
   uint32_t max_handshakes = server::ServerSettings{}.max_handshakes;
   uint32_t depth = 0;
   std::string max_buffer = "1GiB";

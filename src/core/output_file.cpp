@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <utility>
 
 namespace rig {
@@ -98,8 +100,22 @@ Result<void> write_all(int fd, std::span<const std::byte> bytes, const std::stri
 
 Result<void> write_through(const std::string& given, const std::string& path,
                            std::span<const std::byte> bytes) {
-  Fd file{::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY)};
+  // Non-blocking, so that a FIFO nobody reads is an error after a while
+  // rather than a wait for ever (ENXIO until a reader opens it); then
+  // blocking again for the writes.
+  constexpr auto kReaderWait = std::chrono::seconds(10);
+  const auto give_up = std::chrono::steady_clock::now() + kReaderWait;
+  Fd file{::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
+  while (file.fd < 0 && errno == ENXIO && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    file.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  }
+  if (file.fd < 0 && errno == ENXIO)
+    return tl::unexpected(io_error(given, "it is a FIFO that no process opened for reading "
+                                          "within 10 s (start the reader first)"));
   if (file.fd < 0) return tl::unexpected(io_error(given, errno_text(errno)));
+  if (const int flags = ::fcntl(file.fd, F_GETFL); flags >= 0)
+    (void)::fcntl(file.fd, F_SETFL, flags & ~O_NONBLOCK);
   auto ok = write_all(file.fd, bytes, given);
   if (ok && ::close(std::exchange(file.fd, -1)) != 0)
     return tl::unexpected(io_error(given, errno_text(errno)));

@@ -129,7 +129,11 @@ Result<double> parse_frame_rate(std::string_view text) {
   auto parts = split_number(text, "frame rate");
   if (!parts) return tl::unexpected(parts.error());
   const std::string unit(trim(parts->second));
-  if (!unit.empty() && unit != "/s" && unit != "fps" && unit != "Hz" && unit != "hz")
+  if (unit.empty())  // as a duration needs its unit
+    return fail(ErrorCode::invalid_argument, "frame rate " + quoted(trim(text)) +
+                                                 " needs a unit: e.g. " + std::string(trim(text)) +
+                                                 "/s (or fps, Hz)");
+  if (unit != "/s" && unit != "fps" && unit != "Hz" && unit != "hz")
     return fail(ErrorCode::invalid_argument,
                 quoted(trim(text)) + " is not a frame rate (e.g. 30/s, 30fps, 30Hz)");
   if (!(parts->first > 0))

@@ -20,6 +20,9 @@ namespace {
 using nlohmann::json;
 
 constexpr int kBusyTimeoutMs = 10000;
+constexpr const char* kInsert =
+    "INSERT INTO runs(time_utc, time_unix_ms, tool, model_name, model_sha256, device_spec, "
+    "verdict, environment, document) VALUES(?,?,?,?,?,?,?,?,?)";
 
 // A prepared statement, finalized on scope exit.
 struct Statement {
@@ -237,16 +240,31 @@ Result<void> History::migrate() {
   return {};
 }
 
+Result<void> History::check_append(std::chrono::milliseconds wait) {
+  {
+    Statement st;  // prepared, never run: SQLite checks the table and columns
+    if (sqlite3_prepare_v2(db_, kInsert, -1, &st.s, nullptr) != SQLITE_OK)
+      return tl::unexpected(sql_error("check that a run can be appended"));
+  }
+  sqlite3_busy_timeout(db_, static_cast<int>(wait.count()));
+  const int begun = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+  Error e;
+  if (begun != SQLITE_OK)
+    e = sql_error("take the write lock (another process holds it; waited " +
+                  std::to_string(wait.count()) + " ms)");
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  if (begun != SQLITE_OK) return tl::unexpected(e);
+  return {};
+}
+
 Result<int64_t> History::append(std::string_view document, int64_t unix_ms) {
   const char* token = std::getenv("RIG_TOKEN");
   const std::string redacted = redact_secrets(document, token ? token : "");
   auto rec = record_of_document(redacted);
   if (!rec) return tl::unexpected(rec.error());
   Statement st;
-  if (sqlite3_prepare_v2(db_,
-                         "INSERT INTO runs(time_utc, time_unix_ms, tool, model_name, model_sha256, "
-                         "device_spec, verdict, environment, document) VALUES(?,?,?,?,?,?,?,?,?)",
-                         -1, &st.s, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db_, kInsert, -1, &st.s, nullptr) != SQLITE_OK)
     return tl::unexpected(sql_error("append"));
   const std::string time = format_utc(unix_ms);
   sqlite3_bind_text(st.s, 1, time.c_str(), -1, SQLITE_TRANSIENT);
@@ -266,7 +284,8 @@ Result<std::vector<RunRecord>> History::list(const HistoryFilter& f) {
   std::string sql =
       "SELECT id, time_utc, time_unix_ms, tool, model_name, model_sha256, device_spec, verdict, "
       "environment FROM runs WHERE 1=1";
-  if (!f.model.empty()) sql += " AND (instr(model_name, ?1) > 0 OR model_sha256 LIKE ?1 || '%')";
+  if (!f.model.empty())
+    sql += " AND (instr(model_name, ?1) > 0 OR substr(model_sha256, 1, length(?1)) = ?1)";
   if (!f.device.empty()) sql += " AND instr(device_spec, ?2) > 0";
   if (f.since_unix_ms) sql += " AND time_unix_ms >= ?3";
   if (!f.tool.empty()) sql += " AND tool = ?4";

@@ -1,5 +1,6 @@
 // Files: whole-file reads, atomic writes, and the demo model cache.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,7 +39,8 @@ std::string env_or_empty(const char* name) {
 Result<std::vector<std::byte>> read_file(const std::string& path, uint64_t max_bytes) {
   if (path.empty())
     return fail(ErrorCode::invalid_argument, "no file name given (the path is empty)");
-  FdGuard file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // Non-blocking: opening a FIFO that no process writes would wait for ever.
+  FdGuard file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0) {
     int err = errno;
     if (err == ENOENT) return fail(ErrorCode::not_found, "file not found: " + path);
@@ -60,13 +62,27 @@ Result<std::vector<std::byte>> read_file(const std::string& path, uint64_t max_b
   std::vector<std::byte> bytes;
   bytes.reserve(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0);
   std::byte chunk[65536];
+  const bool fifo = S_ISFIFO(st.st_mode);
   while (true) {
     ssize_t n = ::read(file.fd, chunk, sizeof chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN) {  // a FIFO or device with its writer, nothing yet
+        pollfd p{file.fd, POLLIN, 0};
+        if (::poll(&p, 1, -1) < 0 && errno != EINTR)
+          return fail(ErrorCode::io, "cannot read " + path + ": " + errno_text(errno));
+        continue;
+      }
       return fail(ErrorCode::io, "cannot read " + path + ": " + errno_text(errno));
     }
-    if (n == 0) break;
+    if (n == 0) {
+      // Opened without a writer, a FIFO reads as its end at once.
+      if (fifo && bytes.empty())
+        return fail(ErrorCode::io, "cannot read " + path +
+                                       ": it is a FIFO that no process has open for writing "
+                                       "(start the writer first)");
+      break;
+    }
     if (bytes.size() + static_cast<uint64_t>(n) > max_bytes) return too_large("more than that");
     bytes.insert(bytes.end(), chunk, chunk + n);
   }

@@ -58,30 +58,9 @@ int64_t default_opset(const onnx::ModelProto& model) {
   return 0;
 }
 
-// External data and opsets the installed ONNX library does not know.
+// Opsets the installed ONNX library does not know. (External data and tensors
+// whose data does not match their shape were refused by parse_model.)
 Result<void> check_model_scope(const onnx::ModelProto& model) {
-  auto external = [](const onnx::TensorProto& t) {
-    return t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0;
-  };
-  auto file_of = [](const onnx::TensorProto& t) {
-    for (const auto& kv : t.external_data())
-      if (kv.key() == "location") return " (in '" + kv.value() + "')";
-    return std::string();
-  };
-  for (const auto& t : model.graph().initializer())
-    if (external(t))
-      return fail(ErrorCode::unsupported,
-                  "initializer '" + t.name() + "' keeps its data outside the model file" +
-                      file_of(t) +
-                      ": ONNX external data is not supported; rig loads single-file models "
-                      "(under protobuf's 2 GiB)");
-  for (const auto& node : model.graph().node())
-    for (const auto& a : node.attribute())
-      if (a.has_t() && external(a.t()))
-        return fail(ErrorCode::unsupported, "node '" + node.name() + "' (" + node.op_type() +
-                                                ") holds a tensor with external data" +
-                                                file_of(a.t()) +
-                                                ": ONNX external data is not supported");
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const auto& o : model.opset_import()) {
     const std::string domain = o.domain() == "ai.onnx" ? "" : o.domain();

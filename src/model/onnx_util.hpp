@@ -22,8 +22,28 @@ int32_t to_onnx(ElementType t);
 // cannot size (string, complex, bfloat16, ...).
 std::optional<ElementType> from_onnx(int32_t data_type);
 
-// Parses serialized ONNX; invalid_argument when the bytes are not a model.
+// Parses serialized ONNX; invalid_argument when the bytes are not a model,
+// when messages nest deeper than kMaxMessageNesting, or when a tensor's data
+// does not match its declared shape and type (check_tensor_data): every reader
+// of a model goes through here, so no backend ever sees such a tensor.
 Result<onnx::ModelProto> parse_model(std::span<const std::byte> bytes);
+
+// Protobuf's nesting limit for parsing a model (its default is 100, which a
+// model of 34 nested If bodies exceeds); deeper subgraphs are then refused by
+// kMaxSubgraphDepth with a message that names the limit.
+inline constexpr int kMaxMessageNesting = 400;
+inline constexpr int kMaxSubgraphDepth = 16;
+
+// Every tensor a graph carries (initializers, sparse initializers, tensors in
+// node attributes such as Constant's value), in every subgraph: its data type
+// known, its dimensions non-negative, and its data - raw_data or the one typed
+// field its type uses - exactly as many bytes or elements as the dimensions
+// declare. External data is refused (rig loads single-file models). OpenCV's
+// importer trusts the declared shape and copies that many bytes from the data
+// it finds, so a mismatch would read past the buffer. invalid_argument (or
+// unsupported for external data), naming the tensor, what it declares and
+// what it holds.
+Result<void> check_tensor_data(const onnx::GraphProto& graph, int depth = 0);
 
 std::vector<std::byte> serialize(const onnx::ModelProto& model);
 

@@ -117,6 +117,8 @@ bool loopback_address(const sockaddr* a) {
   }
   if (a->sa_family == AF_INET6) {
     const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a);
+    // ::ffff:127.x.y.z is IPv4 loopback written as IPv6.
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return in6->sin6_addr.s6_addr[12] == 127;
     return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) != 0;
   }
   return false;
@@ -142,10 +144,22 @@ std::string Endpoint::to_string() const {
   return "tcp://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
+// USER@ or USER:PASSWORD@ before a TCP host: most likely a token put where a
+// URL carries credentials. Refused before any lookup, and without repeating
+// the address (what precedes '@' may be a secret).
+Result<void> refuse_userinfo(std::string_view host_port) {
+  if (host_port.find('@') == std::string_view::npos) return {};
+  return fail(ErrorCode::invalid_argument,
+              "a tcp:// address cannot carry a user or token before '@' (not repeated here, "
+              "in case it is a secret): give the token as tcp://HOST:PORT?token=T or in "
+              "RIG_TOKEN");
+}
+
 Result<Endpoint> parse_endpoint(std::string_view text) {
   if (text.rfind("unix:", 0) == 0) return parse_unix(text.substr(5), text);
   if (text.rfind("tcp://", 0) == 0) {
     const std::string_view rest = text.substr(6);
+    if (auto ok = refuse_userinfo(rest); !ok) return tl::unexpected(ok.error());
     if (rest.empty() || rest.front() == ':' || rest.rfind("[]", 0) == 0)
       return fail(ErrorCode::invalid_argument, "missing host in '" + std::string(text) + "'");
     return parse_host_port(rest, text, true);
@@ -157,6 +171,7 @@ Result<Endpoint> parse_endpoint(std::string_view text) {
 Result<Endpoint> parse_listen_address(std::string_view text) {
   if (text.rfind("unix:", 0) == 0) return parse_unix(text.substr(5), text);
   if (text.rfind("tcp://", 0) == 0) text.remove_prefix(6);
+  if (auto ok = refuse_userinfo(text); !ok) return tl::unexpected(ok.error());
   if (text.empty()) return Endpoint{};
   return parse_host_port(text, text, false);
 }

@@ -332,6 +332,9 @@ class FrameParser {
   Result<void> finish() const;
 
   const Limits& limits() const { return limits_; }
+  // Limits for the frames after the current one (a server widens them once
+  // a connection completed hello). Between frames only.
+  void set_limits(const Limits& limits) { limits_ = limits; }
 
  private:
   enum class Stage { header, body, buffers };

@@ -1,6 +1,7 @@
 #include "rig/report/diff_report.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -44,8 +45,18 @@ std::optional<std::string> element_key(const json& element, const char* key) {
   return std::nullopt;
 }
 
-void collect(const json& node, const std::string& path, std::map<std::string, Figure>& out) {
+// A summary's figures are numbers, or null when not measured; anything else
+// ("NaN" as a string) is recorded in `bad` rather than read as no figure.
+void check_summary(const json& node, const std::string& path, std::vector<std::string>& bad) {
+  for (const auto& [k, v] : node.items())
+    if (!v.is_number() && !v.is_null() && !v.is_object() && !v.is_array())
+      bad.push_back(path + "." + k + " is " + v.dump());
+}
+
+void collect(const json& node, const std::string& path, std::map<std::string, Figure>& out,
+             std::vector<std::string>& bad) {
   if (is_summary(node)) {
+    check_summary(node, path, bad);
     Figure f;
     if (auto m = num(node, "median")) {
       f.value = *m;
@@ -78,7 +89,7 @@ void collect(const json& node, const std::string& path, std::map<std::string, Fi
     return;
   }
   if (node.is_object()) {
-    for (const auto& [k, v] : node.items()) collect(v, path.empty() ? k : path + "." + k, out);
+    for (const auto& [k, v] : node.items()) collect(v, path.empty() ? k : path + "." + k, out, bad);
     return;
   }
   if (node.is_array()) {
@@ -93,9 +104,18 @@ void collect(const json& node, const std::string& path, std::map<std::string, Fi
         }
       }
       if (!unique) continue;
-      for (const auto& e : node) collect(e, path + "[" + *element_key(e, key) + "]", out);
+      for (const auto& e : node) collect(e, path + "[" + *element_key(e, key) + "]", out, bad);
       return;
     }
+    return;
+  }
+  // JSON has no NaN or infinity: written as a string, it is a figure gone
+  // wrong, not text.
+  if (node.is_string()) {
+    std::string t = node.get<std::string>();
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.erase(0, 1);
+    if (t == "nan" || t == "inf" || t == "infinity") bad.push_back(path + " is " + node.dump());
     return;
   }
   if (node.is_number()) {
@@ -109,12 +129,19 @@ void collect(const json& node, const std::string& path, std::map<std::string, Fi
   }
 }
 
-std::map<std::string, Figure> figures_of(const json& doc) {
+// The figures of a result; invalid_argument naming the first value that is
+// not a number where a summary's number belongs.
+Result<std::map<std::string, Figure>> figures_of(const json& doc, const std::string& label) {
   static const std::set<std::string> skipped = {"schema_version", "tool",    "kind",  "settings",
                                                 "environment",    "verdict", "notes", "model"};
   std::map<std::string, Figure> out;
+  std::vector<std::string> bad;
   for (const auto& [k, v] : doc.items())
-    if (!skipped.count(k)) collect(v, k, out);
+    if (!skipped.count(k)) collect(v, k, out, bad);
+  if (!bad.empty())
+    return fail(ErrorCode::invalid_argument,
+                label + ": " + bad.front() + " where a number belongs (null when not measured)" +
+                    (bad.size() > 1 ? ", and " + std::to_string(bad.size() - 1) + " more" : ""));
   return out;
 }
 
@@ -202,7 +229,12 @@ Result<DiffResult> diff_documents(const DiffSide& a, const DiffSide& b) {
                       " vs " +
                       (r.model_b.empty() ? std::string("unknown") : r.model_b.substr(0, 16)) + ")");
 
-  const auto fa = figures_of(ja), fb = figures_of(jb);
+  const auto figures_a = figures_of(ja, a.label);
+  if (!figures_a) return tl::unexpected(figures_a.error());
+  const auto figures_b = figures_of(jb, b.label);
+  if (!figures_b) return tl::unexpected(figures_b.error());
+  const auto& fa = *figures_a;
+  const auto& fb = *figures_b;
   int only_a = 0, only_b = 0;
   for (const auto& [path, x] : fa) {
     auto it = fb.find(path);

@@ -38,6 +38,21 @@ constexpr int64_t kSliceDivisor = 8;
 constexpr std::chrono::milliseconds kMinSlice{1};
 constexpr std::chrono::seconds kMaxSlice{1};
 
+// Before hello a connection may send what a hello needs and no more: a
+// body of at most 64 KiB (versions and a token), no buffers. Anything larger
+// breaks framing: answered, then the connection is closed.
+constexpr uint32_t kHelloBodyBytes = 64 * 1024;
+
+wire::Limits hello_limits(const wire::Limits& server) {
+  wire::Limits l = server;
+  l.max_body_bytes = std::min(server.max_body_bytes, kHelloBodyBytes);
+  l.max_buffers = 0;
+  l.max_buffer_bytes = 0;
+  l.max_model_bytes = 0;
+  l.max_frame_bytes = 0;
+  return l;
+}
+
 uint64_t reply_share_of(const ServerSettings& s) {
   const uint64_t share = s.max_pending_bytes / std::max<uint64_t>(1, s.max_connections);
   return std::max(share, kMinReplyShare);
@@ -69,7 +84,9 @@ Connection::Connection(ServerContext& server, wire::Socket socket, uint64_t id)
       socket_(std::move(socket)),
       id_(id),
       peer_(peer_name(socket_)),
-      reply_share_(reply_share_of(server.settings)) {}
+      reply_share_(std::min(kMinReplyShare, reply_share_of(server.settings))) {
+  last_input_ = steady_clock().now();
+}
 
 void Connection::start() {
   reader_ = std::thread([this] { reader_main(); });
@@ -203,8 +220,7 @@ void Connection::send_from(wire::OutFrame& frame, Nanos made_at) {
     } catch (const std::system_error& e) {
       ++server_.closed_on_error;
       server_.log(who() + ": closing: cannot start a writer thread: " + e.what());
-      queue_.clear();  // no writer holds any of it
-      queued_bytes_ = 0;
+      clear_queue_locked();  // no writer holds any of it
       mark_dead_locked();
       return;
     }
@@ -212,8 +228,20 @@ void Connection::send_from(wire::OutFrame& frame, Nanos made_at) {
   write_cv_.notify_all();
 }
 
+void Connection::unqueued_locked(uint64_t bytes) {
+  queued_bytes_ -= bytes;
+  server_.unsent_bytes -= bytes;
+}
+
+void Connection::clear_queue_locked() {
+  queue_.clear();
+  server_.unsent_bytes -= queued_bytes_.load();
+  queued_bytes_ = 0;
+}
+
 void Connection::queued_locked(uint64_t bytes) {
   queued_bytes_ += bytes;
+  server_.unsent_bytes += bytes;
   uint64_t peak = server_.peak_unsent_bytes.load();
   const uint64_t now_queued = queued_bytes_.load();
   while (now_queued > peak && !server_.peak_unsent_bytes.compare_exchange_weak(peak, now_queued)) {
@@ -227,8 +255,7 @@ void Connection::writer_main() {
     ++server_.closed_on_error;
     server_.log(who() + ": closing: writer failed: " + e.what());
     std::lock_guard lock(write_mu_);
-    queue_.clear();  // this thread was the only one writing from it
-    queued_bytes_ = 0;
+    clear_queue_locked();  // this thread was the only one writing from it
     mark_dead_locked();
   }
 }
@@ -249,8 +276,7 @@ void Connection::writer_loop() {
     // dead_: close_down() joins this thread once the connection has ended.
     write_cv_.wait(lock, [&] { return !queue_.empty() || writer_exit_ || dead_; });
     if (dead_) {
-      queue_.clear();  // replies of a dead connection go nowhere
-      queued_bytes_ = 0;
+      clear_queue_locked();  // replies of a dead connection go nowhere
       write_cv_.notify_all();
     }
     if (queue_.empty()) {
@@ -277,7 +303,7 @@ void Connection::writer_loop() {
     const Nanos took = steady_clock().now() - out.started;
     lock.lock();
     last_send_ = took;
-    queued_bytes_ -= queue_.front().frame.size();
+    unqueued_locked(queue_.front().frame.size());
     queue_.pop_front();
     if (!ok) mark_dead_locked();
     write_cv_.notify_all();
@@ -346,7 +372,7 @@ void Connection::close_down() {
     announce_gone_locked();
   }
   closed_.store(true);
-  server_.leave(established_);
+  server_.leave(slot);
   closed();
   std::thread writer;
   {
@@ -361,6 +387,7 @@ void Connection::close_down() {
   if (writer.joinable()) writer.join();
   {
     std::lock_guard lock(write_mu_);
+    clear_queue_locked();  // what no writer took: its bytes go back
     socket_.close();
   }
   reader_done_.store(true);
@@ -368,7 +395,8 @@ void Connection::close_down() {
 
 void Connection::reader_loop() {
   parser_ = std::make_unique<wire::FrameParser>(
-      server_.settings.limits, [this](const wire::Frame& frame) { return place(frame); });
+      hello_limits(server_.settings.limits),
+      [this](const wire::Frame& frame) { return place(frame); });
   std::vector<std::byte> staging(kStagingBytes);
   bool answer_then_close = false;
   hello_deadline_ = steady_clock().now() + server_.settings.hello_timeout;
@@ -396,6 +424,7 @@ void Connection::reader_loop() {
     }
     quiet_since_ = Nanos(-1);
     ++reads_;
+    last_input_ = steady_clock().now();
     if (n->eof) {
       if (auto end = parser_->finish(); !end) {
         ++server_.closed_on_error;
@@ -439,7 +468,13 @@ void Connection::reader_loop() {
       server_.log(who() + ": closing: " + fed.error().to_string());
       const auto& h = parser_->failed_header();
       const bool trusted = h && h->magic == wire::kMagic;
-      reply_error(trusted ? h->message_id : 0, trusted ? h->action : Action::hello, fed.error());
+      Error e = fed.error();
+      if (!established_)
+        e.message +=
+            " (before hello a connection may send only what a hello needs: a body of at "
+            "most " +
+            std::to_string(kHelloBodyBytes) + " bytes and no buffers)";
+      reply_error(trusted ? h->message_id : 0, trusted ? h->action : Action::hello, e);
       closing_ = true;
     }
     if (closing_) {
@@ -459,15 +494,58 @@ void Connection::reader_loop() {
 }
 
 bool Connection::establish() {
-  if (!server_.establish()) return false;
+  if (!server_.establish(slot) && !(server_.make_room && server_.make_room(*this))) return false;
   established_ = true;
+  parser_->set_limits(server_.settings.limits);
+  reply_share_ = reply_share_of(server_.settings);
   return true;
+}
+
+bool Connection::pause_until(Nanos deadline) {
+  // On the socket rather than a condition: the peer closing ends the wait
+  // (a guesser that hangs up does not keep its descriptor for the delay),
+  // and so does shutdown() or evict(), which shut the socket down.
+  for (;;) {
+    {
+      std::lock_guard lock(write_mu_);
+      if (dead_ || stopping_) return false;
+    }
+    const Nanos left = deadline - steady_clock().now();
+    if (left <= Nanos(0)) return true;
+    pollfd p{socket_.fd(), POLLRDHUP, 0};
+    const int ms = static_cast<int>(
+        std::clamp<int64_t>(std::chrono::ceil<std::chrono::milliseconds>(left).count(), 1, 1000));
+    const int r = ::poll(&p, 1, ms);
+    if (r > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) return false;
+  }
+}
+
+Nanos Connection::idle_for(Nanos now) const {
+  if (!server_.is_served(slot)) return Nanos(-1);
+  if (answers_owed_.load() > 0 || queued_bytes_.load() > 0) return Nanos(-1);
+  return now - last_input_.load();
+}
+
+void Connection::evict(const std::string& why) {
+  ++server_.evicted;
+  server_.log(who() + ": closing: " + why);
+  {
+    // Only what the socket takes at once: an evicted peer is not waited for.
+    std::lock_guard lock(write_mu_);
+    if (!dead_ && queue_.empty()) {
+      ++server_.errors_sent;
+      auto frame = wire::encode_error(
+          0, Action::hello, {ErrorCode::limit_exceeded, "closing the connection: " + why});
+      (void)wire::write_frame_some(socket_, frame, 0, true);
+    }
+    mark_dead_locked();
+  }
+  write_cv_.notify_all();
 }
 
 std::string Connection::auth_peer() const {
   const auto colon = peer_.rfind(':');
-  if (peer_ == "unix" || peer_ == "local" || colon == std::string::npos)
-    return "connection " + std::to_string(id_);
+  if (peer_ == "unix" || peer_ == "local" || colon == std::string::npos) return peer_;
   return peer_.substr(0, colon);
 }
 
@@ -556,9 +634,9 @@ bool Connection::wait_for_input() {
 
 bool Connection::wait_for_reply_room() {
   // The common case, without the lock: the unsent replies fit.
-  if (queued_bytes_.load(std::memory_order_relaxed) <= reply_share_) return true;
+  if (queued_bytes_.load(std::memory_order_relaxed) <= reply_share()) return true;
   std::unique_lock lock(write_mu_);
-  const auto room = [&] { return queued_bytes_ <= reply_share_ || dead_ || stopping_; };
+  const auto room = [&] { return queued_bytes_ <= reply_share() || dead_ || stopping_; };
   if (room()) return true;
   ++server_.reads_paused;
   if (established_) {

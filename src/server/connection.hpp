@@ -69,6 +69,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void join();
   // The reader has ended: the connection is closed and may be joined.
   bool finished() const { return reader_done_.load(); }
+  // How long a served connection has had nothing in flight and sent
+  // nothing; negative when it is not served or has something in flight.
+  // Any thread.
+  Nanos idle_for(Nanos now) const;
+  // Closes this connection to give its slot to a newcomer (the slot was
+  // taken over already): answers `why` (message id 0) when the socket takes
+  // it at once, logs, counts in evicted. Any thread.
+  void evict(const std::string& why);
+
+  // Which slot this connection holds; read and changed only under the
+  // ServerContext's slot lock (its methods take it).
+  ConnectionSlot slot = ConnectionSlot::none;
 
  protected:
   // ---- hooks, called on the reader thread --------------------------------
@@ -134,17 +146,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool gone() const { return gone_.load(); }
   // The reader has finished: queued jobs may be dropped.
   bool is_closed() const { return closed_.load(); }
-  // Hello succeeded: take a served slot (max_connections); false when all
-  // are taken (the connection stays in its handshake; close it). Reader
+  // Hello succeeded: take a served slot (max_connections), evicting the
+  // longest-idle served connection when all are taken (make_room); false
+  // when none can be (the connection stays in its handshake; close it). The
+  // frame limits and the reply share become the server's own (before hello
+  // they are what a hello needs: kHelloLimits, kMinReplyShare). Reader
   // thread.
   bool establish();
+  // Waits until `deadline` (steady clock), or until the peer hangs up, the
+  // connection dies or the server stops: false in those cases. Reader
+  // thread.
+  bool pause_until(Nanos deadline);
   // The key failed authentications are counted under: the peer's address
-  // for TCP, this connection for a unix socket or a socketpair.
+  // for TCP, "unix" for a unix socket, "local" for a socketpair (the delay
+  // of a peer's wrong tokens grows with its failures; it never refuses).
   std::string auth_peer() const;
   // How long the last reply took to write (from made_at for a reused one).
   Nanos last_send() const { return last_send_.load(); }
   // The unsent reply bytes above which the reader pauses.
-  uint64_t reply_share() const { return reply_share_; }
+  uint64_t reply_share() const { return reply_share_.load(std::memory_order_relaxed); }
   // Reads from the socket so far (reader thread): a frame placed and
   // complete at the same count arrived whole in one read.
   uint64_t reads() const { return reads_; }
@@ -207,6 +227,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // hello_deadline_ as a time point of std::chrono::steady_clock.
   std::chrono::steady_clock::time_point handshake_end() const;
   void queued_locked(uint64_t bytes);
+  // Queued bytes written or dropped: out of this connection's count and the
+  // server's.
+  void unqueued_locked(uint64_t bytes);
+  void clear_queue_locked();
   void wait_until_answered();
   void drain_input();
   void close_down();
@@ -230,6 +254,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Nanos read_slice_{0};
   Nanos quiet_since_{-1};  // when the reads without input began; < 0: input came last
   uint64_t reads_ = 0;     // reads()
+  std::atomic<Nanos> last_input_{Nanos(0)};  // when input last came (steady clock)
 
   // Writing; write_cv_ also wakes wait_until_answered().
   std::mutex write_mu_;
@@ -238,7 +263,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Frame bytes in queue_, written or not. Changed under write_mu_; atomic
   // so that wait_for_reply_room() can see without the lock that they fit.
   std::atomic<uint64_t> queued_bytes_{0};
-  const uint64_t reply_share_;
+  std::atomic<uint64_t> reply_share_;
   bool writer_started_ = false;
   bool writer_exit_ = false;
   bool dead_ = false;

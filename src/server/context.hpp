@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,11 @@
 #include "server/server.hpp"
 
 namespace rig::server {
+
+class Connection;
+
+// Which slot a connection holds (ServerContext's slot counts).
+enum class ConnectionSlot { none, handshake, served, evicted };
 
 struct ServerContext {
   ServerSettings settings;             // effective (see policy.hpp)
@@ -45,30 +51,73 @@ struct ServerContext {
 
   // Connection slots: those still in their handshake (max_handshakes) and
   // those that completed hello (max_connections). A connection is counted
-  // in one of them from add_connection until it closes.
-  bool enter_handshake() {
+  // in one of them from add_connection until it closes; each connection's
+  // ConnectionSlot says which, changed only under the slot lock. When a cap is
+  // reached, a newcomer may take over the slot of a connection that is then
+  // evicted (ConnectionSlot::evicted: its leave() gives nothing back, the newcomer
+  // holds the count now): see Server::State::add_connection and make_room.
+  bool enter_handshake(ConnectionSlot& slot) {
     std::lock_guard lock(slots_mu_);
     if (handshaking >= settings.max_handshakes) return false;
     ++handshaking;
+    slot = ConnectionSlot::handshake;
+    return true;
+  }
+  // The newcomer takes over `victim`'s handshake slot; false when the
+  // victim is no longer in its handshake.
+  bool take_handshake(ConnectionSlot& victim, ConnectionSlot& newcomer) {
+    std::lock_guard lock(slots_mu_);
+    if (victim != ConnectionSlot::handshake) return false;
+    victim = ConnectionSlot::evicted;
+    newcomer = ConnectionSlot::handshake;
     return true;
   }
   // Moves a connection from its handshake to a served slot; false (and
-  // unchanged) when every slot is taken.
-  bool establish() {
+  // unchanged) when every slot is taken or it was evicted meanwhile.
+  bool establish(ConnectionSlot& slot) {
     std::lock_guard lock(slots_mu_);
-    if (established >= settings.max_connections) return false;
+    if (slot != ConnectionSlot::handshake || established >= settings.max_connections) return false;
     --handshaking;
     ++established;
+    slot = ConnectionSlot::served;
     return true;
   }
-  void leave(bool was_established) {
+  // The newcomer (in its handshake) takes over `victim`'s served slot.
+  bool take_served(ConnectionSlot& victim, ConnectionSlot& newcomer) {
     std::lock_guard lock(slots_mu_);
-    --(was_established ? established : handshaking);
+    if (victim != ConnectionSlot::served || newcomer != ConnectionSlot::handshake) return false;
+    victim = ConnectionSlot::evicted;
+    --handshaking;
+    newcomer = ConnectionSlot::served;
+    return true;
+  }
+  bool in_handshake(const ConnectionSlot& slot) {
+    std::lock_guard lock(slots_mu_);
+    return slot == ConnectionSlot::handshake;
+  }
+  bool is_served(const ConnectionSlot& slot) {
+    std::lock_guard lock(slots_mu_);
+    return slot == ConnectionSlot::served;
+  }
+  void leave(ConnectionSlot& slot) {
+    std::lock_guard lock(slots_mu_);
+    if (slot == ConnectionSlot::handshake) --handshaking;
+    if (slot == ConnectionSlot::served) --established;
+    slot = ConnectionSlot::none;
   }
   uint32_t served() {
     std::lock_guard lock(slots_mu_);
     return established;
   }
+  // Served slots are full: evict the served connection idle longest (at
+  // least evict_idle_after, nothing in flight) for `newcomer`; false when
+  // none is. Set by the server.
+  std::function<bool(Connection& newcomer)> make_room;
+
+  // Reply bytes queued unsent, over every connection (each connection's
+  // queued bytes, returned when it closes).
+  std::atomic<uint64_t> unsent_bytes{0};
+  std::atomic<uint64_t> evicted{0};
 
   void log(const std::string& line) {
     if (!settings.log) return;

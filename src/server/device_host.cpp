@@ -168,6 +168,24 @@ void DeviceHost::stop() {
   fail_queued();
 }
 
+void DeviceHost::cut_loop_for_stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (!thread_.joinable()) return;
+  // loop_job_ is reset after the loop's answer was sent (the device thread
+  // answers while the loop is still marked as on the device).
+  std::unique_lock lock(mu_);
+  while (loop_job_ && !thread_done_) {
+    lock.unlock();
+    device_->cancel();
+    lock.lock();
+    cv_.wait_for(lock, kCancelRetry, [&] { return !loop_job_ || thread_done_; });
+  }
+}
+
 // A loop the device is running (sliced or not) returns early once
 // cancelled; Device::cancel() has no effect between loops, so it is repeated
 // until the device thread has seen stopping_ and left.
@@ -524,8 +542,11 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
           host.loop_job_ = std::move(j);
         }
         ~LoopOnDevice() {
-          std::lock_guard lock(host.mu_);
-          host.loop_job_.reset();
+          {
+            std::lock_guard lock(host.mu_);
+            host.loop_job_.reset();
+          }
+          host.cv_.notify_all();  // cut_loop_for_stop() waits for it
         }
       } on_device(*this, job);
       auto run = run_loop(*job, *binding);
@@ -598,7 +619,9 @@ Result<DurationRun> DeviceHost::run_loop(const Job& job, BindingId binding) {
   // than loop_slice, the upper bound that applies while nothing is known.
   bool at_least = target > limit;
   while (remaining > Nanos(0)) {
-    if (stopping()) return fail(ErrorCode::disconnected, "the server is stopping");
+    // Stopping: the slices so far, which the caller answers as cut short
+    // ("the server stopped during the loop (N frames completed)").
+    if (stopping()) break;
     if (job.cancelled && job.cancelled())
       return fail(ErrorCode::disconnected, "the client went away during the loop");
     if (was_cut(job)) break;  // its requester cut it short: the slices so far

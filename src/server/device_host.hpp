@@ -225,6 +225,12 @@ class DeviceHost {
   // Stops the device thread (bounded, see above). Jobs posted afterwards fail
   // with disconnected. Idempotent.
   void stop();
+  // The first step of stop(), taken while the connections are still open:
+  // no job starts any more, and the loop on the device (if any) is cut short
+  // and answered ("the server stopped during the loop (N frames
+  // completed)") before this returns, so that its client gets that answer
+  // rather than the end of the stream. stop() does the rest.
+  void cut_loop_for_stop();
 
  private:
   void device_thread();

@@ -19,6 +19,11 @@ Result<std::filesystem::path> resolve_model_dir(const std::string& model_dir) {
   auto root = std::filesystem::canonical(model_dir, ec);
   if (ec || !std::filesystem::is_directory(root, ec))
     return fail(ErrorCode::not_found, "--model-dir '" + model_dir + "' is not a directory");
+  if (root == root.root_path())
+    return fail(ErrorCode::invalid_argument,
+                "--model-dir '" + model_dir +
+                    "' is the root of the file system: clients could load any file this user "
+                    "can read; give the directory that holds the models");
   return root;
 }
 
@@ -116,14 +121,7 @@ bool equal_in_constant_time(const std::string& given, const std::string& expecte
   return diff == 0;
 }
 
-Nanos AuthLimiter::wait_for(const std::string& peer, Nanos now) {
-  std::lock_guard lock(mu_);
-  auto it = peers_.find(peer);
-  if (it == peers_.end() || it->second.until <= now) return Nanos(0);
-  return it->second.until - now;
-}
-
-void AuthLimiter::failed(const std::string& peer, Nanos now) {
+Nanos AuthLimiter::failed(const std::string& peer, Nanos now) {
   std::lock_guard lock(mu_);
   if (peers_.size() >= kMaxPeers && !peers_.count(peer)) {
     for (auto it = peers_.begin(); it != peers_.end();)
@@ -131,16 +129,13 @@ void AuthLimiter::failed(const std::string& peer, Nanos now) {
     if (peers_.size() >= kMaxPeers) peers_.erase(peers_.begin());
   }
   Entry& e = peers_[peer];
+  if (e.until <= now) e.failures = 0;                  // its last wait has passed: start again
   e.failures = std::min<uint32_t>(e.failures + 1, 7);  // 1x .. 64x
   const int64_t factor = int64_t{1} << (e.failures - 1);
   const Nanos wait =
       backoff_.count() > Nanos::max().count() / factor ? Nanos::max() / 2 : backoff_ * factor;
-  e.until = now + wait;
-}
-
-void AuthLimiter::succeeded(const std::string& peer) {
-  std::lock_guard lock(mu_);
-  peers_.erase(peer);
+  e.until = std::max(e.until, now + wait);
+  return wait;
 }
 
 uint64_t physical_memory() {

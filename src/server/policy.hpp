@@ -23,7 +23,8 @@ namespace rig::server {
 // memory.
 inline constexpr uint64_t kFallbackPendingBytes = 4ull << 30;
 
-// The canonical --model-dir; not_found when it is not a directory.
+// The canonical --model-dir; not_found when it is not a directory,
+// invalid_argument when it is the root of the file system.
 Result<std::filesystem::path> resolve_model_dir(const std::string& model_dir);
 
 // The file a load-by-name names under `model_root` (canonical, from
@@ -47,18 +48,18 @@ Result<std::vector<std::byte>> read_model_under(const std::filesystem::path& mod
 // `expected` only, so that a client cannot guess the token byte by byte.
 bool equal_in_constant_time(const std::string& given, const std::string& expected);
 
-// Rate-limits failed authentications by peer (see ServerSettings::
-// auth_backoff). Thread-safe. Remembers at most kMaxPeers peers (the oldest
-// expired ones are forgotten first).
+// Delays the answers to failed authentications by peer (see ServerSettings::
+// auth_backoff). It never refuses: a right token is always admitted.
+// Thread-safe. Remembers at most kMaxPeers peers (the oldest expired ones are
+// forgotten first).
 class AuthLimiter {
  public:
   static constexpr size_t kMaxPeers = 4096;
   explicit AuthLimiter(Nanos backoff) : backoff_(backoff) {}
-  // How long `peer` must still wait before its next attempt is compared;
-  // zero when it may try now.
-  Nanos wait_for(const std::string& peer, Nanos now);
-  void failed(const std::string& peer, Nanos now);
-  void succeeded(const std::string& peer);
+  // Records a failure of `peer` and returns how long its answer waits:
+  // backoff, doubling with each failure of the peer within the last wait
+  // (up to 64 times); a peer whose last wait has passed starts again.
+  Nanos failed(const std::string& peer, Nanos now);
 
  private:
   struct Entry {

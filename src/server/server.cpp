@@ -25,6 +25,8 @@ namespace {
 // reports it again at once: wait before the next try, doubling up to the max.
 constexpr std::chrono::milliseconds kAcceptBackoffMin{10};
 constexpr std::chrono::milliseconds kAcceptBackoffMax{1000};
+// Requests in flight per connection; each model keeps twice as many run slots.
+constexpr uint32_t kMaxDepth = 4096;
 
 }  // namespace
 
@@ -49,11 +51,13 @@ struct Server::State : ServerContext {
 
   void add_connection(wire::Socket socket);
   void refuse(wire::Socket socket, size_t live);
+  bool evict_idle_for(Connection& newcomer);
   void accept_loop();
 };
 
 void Server::State::add_connection(wire::Socket socket) {
   size_t live = 0;
+  std::shared_ptr<Connection> victim;
   {
     std::lock_guard lock(mu);
     if (stopping) return;
@@ -67,23 +71,66 @@ void Server::State::add_connection(wire::Socket socket) {
       }
     }
     live = connections.size();
-    if (enter_handshake()) {
+    ConnectionSlot slot = ConnectionSlot::none;
+    if (!enter_handshake(slot)) {
+      // Every handshake slot is taken: the connection that has waited
+      // longest without completing hello (the list is in arrival order)
+      // gives its slot to the newcomer, so that holding sockets open does
+      // not lock clients out: an attacker must out-pace their hello.
+      for (auto& c : connections)
+        if (!c->finished() && take_handshake(c->slot, slot)) {
+          victim = c;
+          break;
+        }
+    }
+    if (slot == ConnectionSlot::handshake) {
       ++connections_count;
       std::shared_ptr<Connection> c =
           std::make_shared<Session>(*this, std::move(socket), next_id++);
+      c->slot = slot;  // not yet shared with any other thread
       connections.push_back(c);
       try {
         c->start();
       } catch (const std::system_error& e) {
         connections.pop_back();  // it has no thread to join; its socket closes with it
-        leave(false);
+        leave(c->slot);
         log("cannot serve a new connection: cannot start its reader thread: " +
             std::string(e.what()));
       }
-      return;
     }
   }
-  refuse(std::move(socket), live);
+  if (victim) {
+    victim->evict(
+        "it had not completed hello and a newer connection needed its slot "
+        "(max_handshakes is " +
+        std::to_string(settings.max_handshakes) + "; the longest-waiting handshake gives way)");
+    return;
+  }
+  if (socket.valid()) refuse(std::move(socket), live);
+}
+
+bool Server::State::evict_idle_for(Connection& newcomer) {
+  std::shared_ptr<Connection> victim;
+  {
+    std::lock_guard lock(mu);
+    if (stopping) return false;
+    const Nanos now = steady_clock().now();
+    Nanos longest{-1};
+    for (auto& c : connections) {
+      if (c.get() == &newcomer || c->finished()) continue;
+      const Nanos idle = c->idle_for(now);
+      if (idle >= settings.evict_idle_after && idle > longest) {
+        longest = idle;
+        victim = c;
+      }
+    }
+    if (!victim || !take_served(victim->slot, newcomer.slot)) return false;
+  }
+  victim->evict(
+      "it was idle with nothing in flight and a new client needed its slot "
+      "(max_connections is " +
+      std::to_string(settings.max_connections) + "; the connection idle longest gives way)");
+  return true;
 }
 
 // Answers a connection over max_handshakes with an error (message id 0, as
@@ -149,14 +196,20 @@ Result<std::unique_ptr<Server>> Server::start(std::unique_ptr<Device> device,
     return fail(ErrorCode::invalid_argument, "max_model_bytes may be at most " +
                                                  std::to_string(INT_MAX) +
                                                  " (2 GiB - 1): a larger model cannot be parsed");
+  if (settings.depth > kMaxDepth)
+    return fail(ErrorCode::invalid_argument,
+                "depth " + std::to_string(settings.depth) + " is out of range: at most " +
+                    std::to_string(kMaxDepth) + " requests in flight per connection (--depth)");
   if (settings.max_connections == 0)
     return fail(ErrorCode::invalid_argument, "max_connections must be at least 1");
   if (settings.max_handshakes == 0)
     return fail(ErrorCode::invalid_argument, "max_handshakes must be at least 1");
   if (settings.hello_timeout <= Nanos(0))
     return fail(ErrorCode::invalid_argument, "hello_timeout must be > 0");
-  if (settings.idle_timeout < Nanos(0) || settings.auth_backoff < Nanos(0))
-    return fail(ErrorCode::invalid_argument, "idle_timeout and auth_backoff must be >= 0");
+  if (settings.idle_timeout < Nanos(0) || settings.auth_backoff < Nanos(0) ||
+      settings.evict_idle_after < Nanos(0))
+    return fail(ErrorCode::invalid_argument,
+                "idle_timeout, evict_idle_after and auth_backoff must be >= 0");
   if (settings.max_models_per_connection == 0)
     return fail(ErrorCode::invalid_argument, "max_models_per_connection must be at least 1");
   if (settings.request_timeout <= Nanos(0))
@@ -167,6 +220,9 @@ Result<std::unique_ptr<Server>> Server::start(std::unique_ptr<Device> device,
   state->settings = std::move(settings);
   state->budget = std::make_shared<ByteBudget>(state->settings.max_pending_bytes);
   state->auth = std::make_unique<AuthLimiter>(state->settings.auth_backoff);
+  state->ServerContext::make_room = [s = state.get()](Connection& c) {
+    return s->evict_idle_for(c);
+  };
   HostSettings host;
   host.request_timeout = state->settings.request_timeout;
   host.loop_slice = state->settings.loop_slice;
@@ -224,6 +280,8 @@ void Server::stop() {
   }
   if (state_->listener) state_->listener->shutdown();
   if (state_->accept_thread.joinable()) state_->accept_thread.join();
+  // A loop in progress is answered while its connection is still open.
+  state_->host->cut_loop_for_stop();
   std::vector<std::shared_ptr<Connection>> connections;
   {
     std::lock_guard lock(state_->mu);
@@ -246,6 +304,9 @@ ServerStats Server::stats() const {
   s.refused = state_->refused.load();
   s.timed_out = state_->timed_out.load();
   s.auth_failures = state_->auth_failures.load();
+  s.evicted = state_->evicted.load();
+  s.unsent_bytes = state_->unsent_bytes.load();
+  s.held_bytes = state_->budget->held();
   s.peak_unsent_bytes = state_->peak_unsent_bytes.load();
   s.reads_paused = state_->reads_paused.load();
   s.whole_requests = state_->whole_requests.load();

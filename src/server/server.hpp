@@ -53,24 +53,30 @@ struct ServerSettings {
   uint32_t depth = 0;
   wire::Limits limits;  // what the server accepts; advertised in hello
   // Connections served at once, counted from a completed hello (with its
-  // token, when one is set): a hello beyond it is answered with
-  // limit_exceeded and the connection closed. Connections still in their
-  // handshake do not count (see max_handshakes).
+  // token, when one is set). A hello beyond it takes the slot of the served
+  // connection idle longest (nothing in flight, no request for at least
+  // evict_idle_after), which is closed; when there is none, it is answered
+  // with limit_exceeded and the connection closed. Connections still in
+  // their handshake do not count (see max_handshakes).
   uint32_t max_connections = 64;
-  // Connections that have not completed hello, at once; one more is answered
-  // with a limit_exceeded error (message id 0) and closed, so idle or slow
-  // connections cannot take the slots real clients need, and file
-  // descriptors stay bounded (max_connections + max_handshakes).
+  // Connections that have not completed hello, at once. One more takes the
+  // slot of the one that has waited longest, which is closed (an error,
+  // message id 0, when its socket takes it at once), so sockets held open
+  // cannot lock real clients out: an attacker must out-pace their hello.
+  // File descriptors stay bounded (max_connections + max_handshakes).
   uint32_t max_handshakes = 64;
   // A connection must complete hello within this time, or it is closed.
   Nanos hello_timeout{std::chrono::seconds(5)};
   // A connection that has completed hello, has nothing in flight and sends
   // nothing for this long is closed. 0: never.
-  Nanos idle_timeout{std::chrono::minutes(10)};
-  // After a failed authentication, hellos from the same peer address (TCP;
-  // for a unix socket, the same connection) are refused without comparing
-  // the token for this long, doubling with each further failure up to 64
-  // times; a success clears it.
+  Nanos idle_timeout{std::chrono::minutes(2)};
+  // A served connection idle (as above) at least this long gives its slot to
+  // a new client when max_connections are served.
+  Nanos evict_idle_after{std::chrono::seconds(10)};
+  // A wrong or missing token is answered this late, on its own connection,
+  // doubling with each further failure of the same peer (TCP: its address;
+  // every unix-socket client is one peer) within the previous wait, up to 64
+  // times. The token is always compared: a right one is always admitted.
   Nanos auth_backoff{std::chrono::seconds(1)};
   // Models one connection may hold loaded at once.
   uint32_t max_models_per_connection = 16;
@@ -97,7 +103,13 @@ struct ServerStats {
   uint64_t closed_on_error = 0;  // connections closed because the stream broke
   uint64_t refused = 0;          // connections refused at max_connections or max_handshakes
   uint64_t timed_out = 0;        // connections closed at hello_timeout or idle_timeout
-  uint64_t auth_failures = 0;    // hellos refused for their token or rate-limited
+  uint64_t auth_failures = 0;    // hellos refused for their token
+  uint64_t evicted = 0;          // connections closed to give their slot to a newcomer
+  // Now: reply bytes queued unsent over every connection, and the bytes
+  // held against max_pending_bytes. Both are 0 once every connection closed
+  // and no model is kept.
+  uint64_t unsent_bytes = 0;
+  uint64_t held_bytes = 0;
   // The most reply bytes one connection had queued and not yet written; a
   // connection's reader pauses above max_pending_bytes / max_connections (at
   // least 64 KiB), so this stays near that share whatever a client does.

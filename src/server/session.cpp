@@ -315,8 +315,8 @@ void Session::handle_hello(const wire::Header& h, const pb::HelloRequest& r) {
              " to " + std::to_string(r.max_version()) + ", this server " +
              std::to_string(wire::kMinVersion) + " to " + std::to_string(wire::kMaxVersion)});
   if (auto refused = authenticate(r)) {
-    ++server().auth_failures;
-    reply_error(h.message_id, h.action, *refused);
+    // Answered after the delay, unless the connection went meanwhile.
+    if (refused->code != ErrorCode::disconnected) reply_error(h.message_id, h.action, *refused);
     close_after_answering();
     return;
   }
@@ -362,23 +362,22 @@ void Session::handle_hello(const wire::Header& h, const pb::HelloRequest& r) {
 std::optional<Error> Session::authenticate(const pb::HelloRequest& r) {
   const std::string& token = server().settings.token;
   if (token.empty()) return std::nullopt;
+  // The token is always compared, and a right one always admitted: failed
+  // attempts by others (on loopback every client shares one address) never
+  // keep a real client out.
+  if (equal_in_constant_time(r.token(), token)) return std::nullopt;
   const std::string peer = auth_peer();
-  const Nanos now = steady_clock().now();
-  // During the backoff the token is not even compared: guessing costs time.
-  if (const Nanos wait = server().auth->wait_for(peer, now); wait > Nanos(0)) {
-    server().log(who() + ": refused: authentication rate-limited");
-    return Error{ErrorCode::permission, "too many failed authentications from " + peer +
-                                            ": the next attempt is accepted in " +
-                                            format_duration(wait)};
-  }
-  if (!equal_in_constant_time(r.token(), token)) {
-    server().auth->failed(peer, now);
-    server().log(who() + ": refused: wrong or missing token");
-    return Error{ErrorCode::permission,
-                 "this server requires a token: tcp://HOST:PORT?token=T or RIG_TOKEN"};
-  }
-  server().auth->succeeded(peer);
-  return std::nullopt;
+  // A wrong one is answered late, on its own connection: the delay grows
+  // with the peer's recent failures, and the connection holds its handshake
+  // slot meanwhile, so guessing costs time and slots (docs/protocol.md).
+  ++server().auth_failures;
+  const Nanos delay = server().auth->failed(peer, steady_clock().now());
+  server().log(who() + ": refused: wrong or missing token (answered in " + format_duration(delay) +
+               ")");
+  if (delay > Nanos(0) && !pause_until(steady_clock().now() + delay))
+    return Error{ErrorCode::disconnected, "the connection ended during its delay"};
+  return Error{ErrorCode::permission,
+               "this server requires a token: tcp://HOST:PORT?token=T or RIG_TOKEN"};
 }
 
 void Session::handle_load(wire::Frame& frame, Placed placed) {

@@ -72,8 +72,10 @@ class Session final : public Connection {
   // max_models_per_connection, counting the loads still in progress.
   std::optional<Error> models_full();
 
-  // The token check of hello (rate-limited by peer): the error to refuse it
-  // with, or nullopt.
+  // The token check of hello: nullopt when no token is required or the
+  // right one was given; else, after the peer's failure delay (AuthLimiter),
+  // the error to refuse it with (disconnected: the connection ended during
+  // the delay, nothing to answer).
   std::optional<Error> authenticate(const wire::pb::HelloRequest& r);
 
   // Handlers, on the reader thread.

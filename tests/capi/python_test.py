@@ -6,6 +6,7 @@ found through PYTHONPATH and the library through RIG_LIBRARY
 (tests/capi/CMakeLists.txt sets both)."""
 import array
 import os
+import threading
 import unittest
 
 import rig
@@ -67,6 +68,36 @@ class Binding(unittest.TestCase):
         self.assertEqual(out.shape, (1, 1, 8, 8))
         self.assertEqual(out.dtype, numpy.float32)
         self.assertEqual(out.tobytes(), self.model.run([x.tobytes()])[0].tobytes())
+
+    def test_free_while_other_threads_run(self):
+        # Issue 26, item 4: free() waits for the runs in flight; a run after
+        # it raises Error (before, the interpreter crashed).
+        model = self.device.load(MODEL)
+        data = pattern(model.inputs[0].bytes, 3)
+        started = threading.Barrier(5)
+        errors, ran = [], threading.Event()
+
+        def runner():
+            started.wait()
+            while True:
+                try:
+                    model.run([data])
+                    ran.set()
+                except rig.Error as e:
+                    errors.append(str(e))
+                    return
+
+        threads = [threading.Thread(target=runner) for _ in range(4)]
+        for t in threads:
+            t.start()
+        started.wait()
+        ran.wait(60)  # runs are going on: free while they do
+        model.free()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(errors), 4)
+        self.assertTrue(all("freed" in e for e in errors), errors)
+        model.free()  # twice is harmless
 
     def test_load_from_bytes_and_retire(self):
         with open(MODEL, "rb") as f:

@@ -40,6 +40,29 @@ TEST_F(Cli, MissingModelFile) {
   expect_error(rig("bench " + path("nope.onnx") + " " + kSim), 2, "does not exist");
 }
 
+// Issue 26, items 9 and 11: what CLI11 or a parser let through is refused,
+// naming the problem.
+TEST_F(Cli, ArgumentsThatUsedToSlipThroughAreRefused) {
+  expect_error(rig("bench '' " + std::string(kSim)), 2, "the model path is empty");
+  expect_error(rig("bench " + model_ + " " + kSim + " --seed -1"), 2,
+               "--seed must be a whole number >= 0, got '-1'");
+  expect_error(rig("bench " + model_ + " " + kSim + " --rate 30"), 2, "needs a unit: e.g. 30/s");
+  expect_error(rig("fit --params 1e300 --device-memory 1GB"), 2, "more parameters than rig counts");
+  expect_error(rig("ab " + model_ + " -d sim:compute=1ms --a depth=1 --a depth=2 --b depth=4"), 2,
+               "--a sets depth twice");
+  expect_error(rig("serve -d sim:compute=1ms --listen 127.0.0.1:0 --depth 2147483648"), 2,
+               "depth 2147483648 is out of range");
+  expect_error(rig("serve -d sim:compute=1ms --listen 127.0.0.1:0 --model-dir /"), 2,
+               "root of the file system");
+  // --idle 0 is "not measured", as its help says.
+  const CliRun idle = rig("bench " + model_ + " " + kSim + " --idle 0 --no-history");
+  EXPECT_EQ(idle.status, 0) << idle.output;
+  // A model FIFO that no process writes is an error, not a wait for ever.
+  const std::string fifo = path("model-fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_error(rig("model inspect " + fifo), 2, "no process has open for writing");
+}
+
 TEST_F(Cli, CorruptModelFile) {
   std::ofstream(path("bad.onnx")) << "this is not a protobuf \x01\x02\x03";
   expect_error(rig("bench " + path("bad.onnx") + " " + kSim), 2, "bad.onnx");

@@ -65,13 +65,24 @@ TEST_F(Decisions, EveryMeasuringRunIsAppendedAndDiffed) {
   EXPECT_NE(missing.output.find("no run 7"), std::string::npos) << missing.output;
 }
 
-TEST_F(Decisions, CorruptHistoryIsNamedAndTheResultStillWritten) {
+// Issue 26, item 6: an unusable history is found before the measurement,
+// not after it: the run is refused at once, naming the file and the way out
+// (--no-history), and nothing was measured or printed.
+TEST_F(Decisions, ACorruptHistoryIsRefusedBeforeMeasuring) {
   fs::create_directories(dir_ / "h");
   std::ofstream(path("h/history.sqlite")) << std::string(4096, 'x');
-  CliRun r = test::rig(bench("sim:compute=1ms", history() + " -q --json " + path("r.json")));
-  EXPECT_NE(r.status, 0) << r.output;
+  CliRun r = test::rig(bench("sim:compute=1ms", history() + " --json " + path("r.json")));
+  EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("file is not a database"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(path("h/history.sqlite")), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--no-history"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing was measured"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("steady"), std::string::npos) << r.output;  // no report
+  EXPECT_FALSE(fs::exists(path("r.json")));
+  // With --no-history the same run measures and writes its result.
+  CliRun ok =
+      test::rig(bench("sim:compute=1ms", history() + " --no-history -q --json " + path("r.json")));
+  EXPECT_EQ(ok.status, 0) << ok.output;
   EXPECT_EQ(read_json(path("r.json"))["tool"], "rig bench");
 }
 

@@ -43,6 +43,11 @@ TEST(Units, QuantitiesOutOfRangeAreRefused) {
   }
   EXPECT_FALSE(parse_bandwidth("1e300MB/s"));
   EXPECT_EQ(*parse_frame_rate("1e9/s"), 1e9);
+  // A rate needs its unit, as a duration does (issue 26, item 11).
+  auto bare = parse_frame_rate("30");
+  ASSERT_FALSE(bare);
+  EXPECT_NE(bare.error().message.find("needs a unit: e.g. 30/s"), std::string::npos)
+      << bare.error().message;
   for (const char* text : {"1e-300/s", "1e10Hz"}) {
     auto r = parse_frame_rate(text);
     ASSERT_FALSE(r) << text;

@@ -52,6 +52,57 @@ HistoryFilter since(int64_t ms) {
   return f;
 }
 
+// Issue 26, item 6: what would make an append fail after a measurement is
+// found before it: a runs table without the columns an append writes, and
+// a write lock another process holds.
+TEST_F(HistoryTest, CheckAppendFindsWrongColumnsAndAHeldLockBeforehand) {
+  std::filesystem::create_directories(dir_ / "sub");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE runs(id INTEGER PRIMARY KEY, document TEXT); "
+                         "PRAGMA user_version = 2",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto wrong = History::open(path_);
+  ASSERT_TRUE(wrong) << wrong.error().message;
+  auto checked = wrong->check_append(std::chrono::milliseconds(0));
+  ASSERT_FALSE(checked);
+  EXPECT_NE(checked.error().message.find("time_utc"), std::string::npos) << checked.error().message;
+  std::filesystem::remove_all(dir_);
+
+  auto h = History::open(path_);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_TRUE(h->check_append(std::chrono::milliseconds(0)));
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto locked = h->check_append(std::chrono::milliseconds(0));
+  ASSERT_FALSE(locked);
+  EXPECT_NE(locked.error().message.find("another process holds it"), std::string::npos)
+      << locked.error().message;
+  sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_TRUE(h->check_append(std::chrono::milliseconds(0)));
+  EXPECT_TRUE(h->append(doc("cnn", "cpu", "VALID"), 1764587000000));
+}
+
+// Issue 26, item 11: a model filter is a substring or a sha256 prefix, not
+// a LIKE pattern: '%' and '_' match only themselves.
+TEST_F(HistoryTest, AModelFilterHasNoWildcards) {
+  auto h = History::open(path_);
+  ASSERT_TRUE(h) << h.error().message;
+  ASSERT_TRUE(h->append(doc("cnn", "cpu", "VALID"), 1764587000000));
+  for (const char* pattern : {"%", "_", "c%"}) {
+    auto runs = h->list(by_model(pattern));
+    ASSERT_TRUE(runs) << runs.error().message;
+    EXPECT_TRUE(runs->empty()) << pattern;
+  }
+  auto prefix = h->list(by_model("cnn0"));  // the sha256 "cnn00ff" by its prefix
+  ASSERT_TRUE(prefix);
+  EXPECT_EQ(prefix->size(), 1u);
+}
+
 TEST_F(HistoryTest, RoundTripAndFilters) {
   auto h = History::open(path_);  // creates the missing directory
   ASSERT_TRUE(h.has_value()) << h.error().message;

@@ -69,6 +69,25 @@ TEST(Endpoints, LoopbackDetection) {
   EXPECT_FALSE(*is_loopback(*parse_listen_address("0.0.0.0:0")));
   EXPECT_FALSE(*is_loopback(*parse_listen_address("[::]:0")));
   EXPECT_TRUE(*is_loopback(*parse_listen_address("unix:/tmp/x")));
+  // IPv4 loopback written as IPv6 (issue 26, item 11).
+  EXPECT_TRUE(*is_loopback(*parse_listen_address("[::ffff:127.0.0.1]:0")));
+  EXPECT_FALSE(*is_loopback(*parse_listen_address("[::ffff:10.0.0.1]:0")));
+}
+
+// A token put where a URL carries credentials is refused before any lookup,
+// and the message does not repeat it (issue 26, item 8).
+TEST(Endpoints, UserinfoIsRefusedWithoutRepeatingIt) {
+  for (const char* spec : {"tcp://SECRET@127.0.0.1:5757", "tcp://user:SECRET@127.0.0.1:5757",
+                           "tcp://SECRET@no-such-host.invalid:1"}) {
+    auto e = parse_endpoint(spec);
+    ASSERT_FALSE(e) << spec;
+    EXPECT_EQ(e.error().code, ErrorCode::invalid_argument);
+    EXPECT_EQ(e.error().message.find("SECRET"), std::string::npos) << e.error().message;
+    EXPECT_NE(e.error().message.find("?token="), std::string::npos) << e.error().message;
+  }
+  auto l = parse_listen_address("SECRET@127.0.0.1:0");
+  ASSERT_FALSE(l);
+  EXPECT_EQ(l.error().message.find("SECRET"), std::string::npos) << l.error().message;
 }
 
 // Tests reach servers by numeric loopback addresses (127.0.0.1, ::1) and

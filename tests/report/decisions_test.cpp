@@ -280,6 +280,29 @@ TEST(Diff, OutsideTheNoiseOnlyWhenRangesDoNotOverlap) {
   EXPECT_EQ(doc["results"]["outside_noise"], 1);
 }
 
+// Issue 26, item 9: a non-number where a number belongs is refused, naming
+// it, not read as "no figure" (which made "0 figures changed", exit 0).
+TEST(Diff, ANonNumberWhereANumberBelongsIsRefused) {
+  json nan = scripted(100, 98, 102, "k");
+  nan["steady"]["rate_per_s"]["median"] = "NaN";
+  auto d = diff_documents({"a", scripted(100, 98, 102, "k").dump()}, {"b.json", nan.dump()});
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(d.error().message.find("b.json: steady.rate_per_s.median is \"NaN\""),
+            std::string::npos)
+      << d.error().message;
+  json bare = scripted(100, 98, 102, "k");
+  bare["steady"]["time_per_frame_ms"] = "-Infinity";
+  auto e = diff_documents({"a.json", bare.dump()}, {"b", scripted(100, 98, 102, "k").dump()});
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.error().message.find("steady.time_per_frame_ms"), std::string::npos)
+      << e.error().message;
+  // null is "not measured", as written for NaN.
+  json null_median = scripted(100, 98, 102, "k");
+  null_median["steady"]["rate_per_s"]["median"] = nullptr;
+  EXPECT_TRUE(diff_documents({"a", null_median.dump()}, {"b", null_median.dump()}).has_value());
+}
+
 TEST(Diff, ConfidenceIntervalsWinOverMinMaxAndToolsMustMatch) {
   json a = scripted(100, 90, 110, "k"), b = scripted(105, 95, 115, "k");
   a["steady"]["rate_per_s"]["ci_low"] = 99;

@@ -113,6 +113,92 @@ TEST(HandshakePause, ClosingBeforeHelloWaitsForItsRepliesNoLongerThanTheHelloTim
   h.peer.socket().shutdown();
 }
 
+// Issue 26, item 5: before hello a connection holds at most what a hello
+// needs. Its unread refusals stop its reads at 64 KiB (not at its share of
+// max_pending_bytes, here 16 MiB), and once it closes the server's
+// accounted bytes are back to 0.
+TEST(PreHello, AFloodOfRequestsBeforeHelloHoldsAtMostTheHelloShareAndIsGivenBack) {
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  s.max_pending_bytes = 64 << 20;
+  s.max_connections = 4;
+  s.hello_timeout = std::chrono::minutes(1);
+  Handshake h = serve_one(s);
+  const auto stream = refused_requests(40000);  // about 3 MB of refusals
+  std::thread sender([&] { h.peer.send_bytes(stream); });
+  EXPECT_TRUE(eventually([&] {
+    const auto st = h.server->stats();
+    return st.reads_paused > 0 || st.requests >= 40000;
+  }));
+  EXPECT_GT(h.server->stats().reads_paused, 0u);
+  EXPECT_LE(h.server->stats().unsent_bytes, uint64_t{(64 << 10) + 1024});
+  h.peer.socket().shutdown();
+  sender.join();
+  EXPECT_TRUE(eventually([&] {
+    const auto st = h.server->stats();
+    return st.unsent_bytes == 0 && st.held_bytes == 0;
+  }));
+  EXPECT_EQ(h.server->stats().unsent_bytes, 0u);
+  EXPECT_EQ(h.server->stats().held_bytes, 0u);
+}
+
+// A request with buffers before hello breaks framing (a hello has none):
+// answered, naming the rule, and closed, its bytes never buffered.
+TEST(PreHello, BuffersBeforeHelloCloseTheConnection) {
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  Handshake h = serve_one(s);
+  wire::pb::Body load;
+  load.mutable_load_model_request()->set_name("m");
+  const std::vector<std::byte> model(1 << 20, std::byte{7});
+  auto f = wire::encode_frame(1, wire::Action::load_model, wire::Status::ok, load,
+                              {std::span<const std::byte>(model)}, wire::Limits{});
+  ASSERT_TRUE(f);
+  std::vector<std::byte> stream;
+  wire::append_frame(*f, stream);
+  std::thread sender([&] { h.peer.send_bytes(stream); });
+  auto refused = h.peer.read();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->header.status, wire::Status::limit_exceeded);
+  EXPECT_NE(refused->body.error_reply().message().find("before hello"), std::string::npos)
+      << refused->body.error_reply().message();
+  EXPECT_TRUE(h.peer.at_eof());
+  h.peer.socket().shutdown();
+  sender.join();
+  EXPECT_TRUE(eventually([&] { return h.server->stats().unsent_bytes == 0; }));
+}
+
+// After a session (a model loaded, runs), what it held goes back: only the
+// model the device holds stays accounted (its kept bytes and its bound run
+// slots, until another load replaces it), so a second session like the
+// first leaves the same count, and nothing of the first.
+TEST(PreHello, WhatASessionHeldIsGivenBackWhenItCloses) {
+  ServerSettings s;
+  s.listen = "127.0.0.1:0";
+  auto server = Server::start(std::make_unique<testing::FakeDevice>(testing::FakeOptions{}), s);
+  ASSERT_TRUE(server) << server.error().to_string();
+  auto session = [&](const std::string& model) {
+    auto c = testing::RawClient::connect((*server)->address());
+    ASSERT_EQ(c.hello().header.status, wire::Status::ok);
+    const uint32_t handle = c.load(model);
+    wire::pb::Body run;
+    run.mutable_run_request()->set_handle(handle);
+    const std::vector<std::byte> input(4, std::byte{1});
+    auto r = c.request(3, wire::Action::run, run, {std::span<const std::byte>(input)});
+    EXPECT_EQ(r.header.status, wire::Status::ok);
+    EXPECT_GT((*server)->stats().held_bytes, 0u);
+  };
+  session("in=4,out=64");
+  EXPECT_TRUE(eventually([&] { return (*server)->stats().unsent_bytes == 0; }));
+  const uint64_t after_one = (*server)->stats().held_bytes;
+  session("in=4,out=65");  // another model: the first one's bytes go
+  EXPECT_TRUE(eventually([&] {
+    const auto st = (*server)->stats();
+    return st.unsent_bytes == 0 && st.held_bytes <= after_one + 2;
+  }));
+  EXPECT_LE((*server)->stats().held_bytes, after_one + 2);  // one more output byte per slot
+}
+
 TEST(UnreadReplies, AClientThatTakesNoneOfAReplyForTheIdleTimeoutIsClosed) {
   ServerSettings s;
   s.listen = "127.0.0.1:0";
