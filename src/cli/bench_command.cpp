@@ -75,6 +75,8 @@ int run_bench_command(const BenchOptions& o) {
   auto& model = opened->model;
   auto& device = opened->device;
   s.model = model_origin(model);
+  // Before the start line: a signal from then on stops the measurement, keeping it.
+  install_stop_signals();
   if (!o.quiet && s.offered.enabled())
     std::fprintf(stderr, "rig: offering %s frames/s (%s) of %s to %s for %s...\n",
                  format_fixed(s.offered.rate, 2).c_str(),
@@ -88,7 +90,6 @@ int run_bench_command(const BenchOptions& o) {
                                       o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
-  install_stop_signals();
   auto result = run_bench(*device, model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));

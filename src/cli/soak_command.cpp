@@ -77,13 +77,14 @@ int run_soak_command(const SoakOptions& o) {
   auto& model = opened->model;
   auto& device = opened->device;
   s.model = model_origin(model);
+  // Before the start line: a signal from then on stops the measurement, keeping it.
+  install_stop_signals();
   if (!o.quiet)
     std::fprintf(stderr, "rig: soaking %s on %s for %s...\n", s.model.c_str(), s.device.c_str(),
                  format_duration(s.duration).c_str());
   auto observers = RunObservers::make(o.observe, {"rig soak", 1, s.duration}, o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.observer = (*observers)->get();
-  install_stop_signals();
   auto result = run_soak(*device, model, s);
   (*observers)->stop_progress();
   if (!result) return (*observers)->finish(report_error(result.error()));

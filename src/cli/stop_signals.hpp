@@ -6,6 +6,7 @@
 // (130), writing nothing more.
 #pragma once
 
+#include <errno.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,11 +17,13 @@ namespace rig::cli {
 namespace detail {
 extern "C" inline void on_stop_signal(int) {
   if (stop_requested()) _exit(130);
+  const int saved = errno;  // write() may change it under the interrupted code
   request_stop();
   static const char kMessage[] =
       "\nrig: stopping: what was measured is kept (a second Ctrl-C quits at once)\n";
   const ssize_t written = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
   (void)written;
+  errno = saved;
 }
 }  // namespace detail
 
@@ -29,6 +32,7 @@ inline void install_stop_signals() {
   clear_stop_request();
   struct sigaction a = {};
   a.sa_handler = detail::on_stop_signal;
+  a.sa_flags = SA_RESTART;  // blocking calls go on; the engine reads the request
   sigemptyset(&a.sa_mask);
   sigaction(SIGINT, &a, nullptr);
   sigaction(SIGTERM, &a, nullptr);

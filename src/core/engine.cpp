@@ -645,7 +645,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
     r.windows = stop->windows();
     r.stable = stop->stable();
     r.precise = stop->precise();
-    r.capped = !stop->met();
+    r.capped = !stop->met() && !r.cut_short && !r.aborted;
     r.last_windows_spread = stop->last_windows_spread();
     r.rate_half_width = stop->rate_half_width();
   } else {
@@ -679,9 +679,10 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
   r.offered_rate = s.rate;
   const uint32_t depth = clamp_depth(s.depth, workspace);
   r.depth = depth;
-  if (!(s.rate > 0) || s.duration <= Nanos(0)) {
+  if (!(s.rate > 0) || !(s.rate <= 1e9) || s.duration <= Nanos(0)) {
     r.aborted = true;
-    r.first_error = Error{ErrorCode::invalid_argument, "offered rate and duration must be > 0"};
+    r.first_error = Error{ErrorCode::invalid_argument,
+                          "offered rate must be in (0, 1e9] frames/s and duration > 0"};
     r.errors = 1;
     return r;
   }
@@ -794,6 +795,7 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     if (t_arr >= t_end) break;
     if (stop_requested()) {
       r.cut_short = true;
+      cut_at = std::max(t_measure, clock.now());
       break;
     }
     // Until the arrival: collect completions, else let the clock pass.

@@ -551,7 +551,7 @@ RuleOutcome rate_precise(const SteadyRepeat& rep, size_t i, double tolerance) {
   RuleOutcome o = outcome("rate_precise", Severity::warns,
                           repeat_name(i) + ": rate 95% interval " + half + ", at most +/-" +
                               format_fixed(tolerance * 100, 1) + "% wanted");
-  if (rep.capped && !rep.precise && !rep.aborted)
+  if (rep.capped && !rep.precise && !rep.aborted && !rep.cut_short)
     finding(o, repeat_name(i) + ": the rate's interval (" + half + ") stayed wider than +/-" +
                    format_fixed(tolerance * 100, 1) +
                    "% up to the cap; raise --max-duration-factor or --rate-tolerance");
@@ -580,7 +580,7 @@ RuleOutcome warmup_settled(const SteadyRepeat& rep, size_t i, Nanos cap) {
   RuleOutcome o = outcome("warmup_settled", Severity::warns,
                           repeat_name(i) + ": warm-up " + format_duration(rep.warmup) +
                               ", capped at " + format_duration(cap));
-  if (!rep.warmup_settled && !rep.aborted)
+  if (!rep.warmup_settled && !rep.aborted && !rep.cut_short)
     finding(o, repeat_name(i) + ": warm-up hit its cap of " + format_duration(cap) +
                    " before the rate settled");
   return o;

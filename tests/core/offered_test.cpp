@@ -240,6 +240,45 @@ TEST(OfferedLoad, OverloadReadsTheDeviceRateAndNoWindowReadsLow) {
   for (const auto& w : r.windows) EXPECT_NEAR(w.rate, 200, 2.5) << "window at " << w.start_s;
 }
 
+// A stop request (Ctrl-C) made by the first window's close: the phase ends
+// there, marked cut short, with what it measured; the arrivals are counted
+// over the span they were scheduled in, and no window is made up after it.
+struct StopAtFirstWindow final : EngineObserver {
+  void window_closed(const WindowFigure&, Nanos) override { request_stop(); }
+};
+
+TEST(StopRequest, EndsEachPhaseWhereItIsAndSaysSo) {
+  StopAtFirstWindow stopper;
+  auto rig = open(kDevice, 8);
+  OfferedSettings s = at(400, 8);
+  s.observer = &stopper;
+  clear_stop_request();
+  const OfferedRun offered = measure_offered(*rig.device, rig.workspace, s);
+  EXPECT_TRUE(offered.cut_short);
+  EXPECT_FALSE(offered.aborted);
+  EXPECT_LT(offered.arrivals, 1600u);  // 4 s at 400/s, cut after the first 0.4 s window
+  EXPECT_GT(offered.arrivals, 0u);
+  EXPECT_NEAR(offered.scheduled_rate, 400, 400 * 0.02);
+  EXPECT_LE(offered.windows.size(), 2u);
+
+  clear_stop_request();
+  SteadySettings ss = stop_settings(500ms, 100, 0.02);
+  ss.observer = &stopper;
+  const SteadyRepeat rep = measure_steady(*rig.device, rig.workspace, ss);
+  EXPECT_TRUE(rep.cut_short);
+  EXPECT_FALSE(rep.capped);  // a cut is not the cap
+  EXPECT_EQ(rep.windows.size(), 1u);
+  EXPECT_GT(rep.inferences, 0u);
+  EXPECT_NEAR(rep.rate, 500, 5);
+
+  // Lone frames see a request made before them and run none.
+  const LatencyResult lone = measure_latency(*rig.device, rig.workspace, LatencySettings{});
+  EXPECT_TRUE(lone.cut_short);
+  EXPECT_EQ(lone.samples, 0u);
+  clear_stop_request();
+  EXPECT_FALSE(measure_latency(*rig.device, rig.workspace, LatencySettings{}).cut_short);
+}
+
 // ---------------------------------------------------------------------------
 // The rate search: 2 ms compute serves at most 500 frames/s; with a 5 ms p99
 // bound from arrival, the highest rate found lies just below 500/s.

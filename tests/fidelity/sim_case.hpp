@@ -170,7 +170,11 @@ inline Drawn draw_case(uint64_t seed, const CaseRanges& g = {}) {
     c.depth = static_cast<uint32_t>(std::llround(r.log_uniform(g.depth_lo, g.depth_hi)));
     c.model = random_transport(r, g);
     auto m = build_case_model(c);
-    if (!m) continue;
+    if (!m) {
+      if (attempt >= 1000) ADD_FAILURE() << "seed " << seed << ": no buildable case in 1000 draws";
+      if (attempt >= 1000) return Drawn{c, ModelSource{}};
+      continue;
+    }
     const double frame = static_cast<double>(c.in_bytes + c.out_bytes);
     if (frame * c.depth > g.max_frame_x_depth || c.lone_s() > g.max_lone_s ||
         c.bottleneck_s() > g.max_lone_s / 4) {
