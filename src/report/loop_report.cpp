@@ -28,6 +28,12 @@ json loop_settings_json(const LoopSettings& s) {
 std::string format_loop_text(const LoopResult& r) {
   std::string out = "rig loop: " + r.model.name + " on " + r.device.spec + "\n";
   out += confounds_text(r.verdict);
+  if (r.loop_error) {
+    out += "  device loop failed: " + r.loop_error->message + "\n";
+    out += "  (nothing after the loop was measured)\n";
+    out += verdict_text(r.verdict);
+    return out;
+  }
   out += r.loop.includes_transfers
              ? "  device loop (fallback: a host-driven pipelined loop on one input; every frame "
                "crosses the link, so it includes the per-frame transfers)\n"
@@ -113,7 +119,8 @@ std::string loop_to_json(const LoopResult& r) {
                  {"rate_uncertainty", json_number(r.device_rate_uncertainty)},
                  {"rate_step", json_number(r.loop.rate_step)},
                  {"includes_transfers", r.loop.includes_transfers},
-                 {"notes", r.loop.notes}};
+                 {"notes", r.loop.notes},
+                 {"error", error_json(r.loop_error)}};
   const SteadyRepeat& s = r.steady;
   doc["steady"] = {{"depth", s.depth},
                    {"inferences", s.inferences},

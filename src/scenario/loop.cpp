@@ -68,6 +68,13 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   auto loop = device.run_for_duration(cold->workspace.bindings[0], settings.point.duration,
                                       settings.sleep_between_frames);
   watch.monitor().measured_end();
+  if (!loop && exit_code_for(loop.error().code) == 3) {
+    r.loop_error = loop.error();
+    r.monitor = watch.monitor().finish();
+    r.monitor.energy.reason = "unavailable: the device's loop failed";
+    r.verdict = judge(r);
+    return r;
+  }
   if (!loop) return tl::unexpected(loop.error());
   // The device's span of its loop lies inside the call's (as a frame's
   // timings inside its elapsed time: implausible_timings).

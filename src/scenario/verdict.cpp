@@ -973,6 +973,16 @@ Verdict judge(const BenchResult& r) {
 
 Verdict judge(const LoopResult& r) {
   Verdict v;
+  v.saw(r.loop_error);
+  {
+    RuleOutcome o = outcome("loop_ran", Severity::invalidates,
+                            r.loop_error ? r.loop_error->to_string()
+                                         : std::string("the device's loop returned"));
+    if (r.loop_error)
+      finding(o, "the device's loop failed: " + r.loop_error->message +
+                     "; nothing after it was measured");
+    v.add(std::move(o));
+  }
   v.saw(r.steady.first_error);
   v.add(depth_within_queue(r.depth_note));
   v.add(pipelined_run_completed(r.steady));

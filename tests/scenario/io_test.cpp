@@ -7,11 +7,14 @@
 
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "rig/device.hpp"
 #include "rig/model.hpp"
 #include "rig/scenario/check.hpp"
 #include "rig/scenario/compare.hpp"
+#include "rig/scenario/loop.hpp"
+#include "rig/report/loop_report.hpp"
 #include "rig/scenario/run.hpp"
 #include "rig/tensor_io.hpp"
 #include "server/server.hpp"
@@ -209,6 +212,44 @@ TEST(Check, WorksOverRigServe) {
   for (const auto& c : r->checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.evidence;
   // The remote path refuses wrong sizes with the same status.
   EXPECT_EQ(line(*r, "an oversized input").refusal->code, ErrorCode::invalid_argument);
+}
+
+// A server that stops under a remote rig loop (issue 26 item 7): the loop
+// fails with a link failure, and the client's result keeps what came before
+// it, names the failure, is INVALID with exit status 3, and is written.
+struct StopServerAfterTheColdStart final : EngineObserver {
+  server::Server* server = nullptr;
+  void phase_end(EnginePhase phase, Nanos) override {
+    if (phase == EnginePhase::first_inference && server) std::exchange(server, nullptr)->stop();
+  }
+};
+
+TEST(Loop, AServerThatStopsLeavesAResultThatSaysWhy) {
+  server::ServerSettings settings;
+  settings.listen = "127.0.0.1:0";
+  auto sim = open_device("sim:compute=1ms,realtime=1");
+  ASSERT_TRUE(sim);
+  auto server = server::Server::start(std::move(*sim), settings);
+  ASSERT_TRUE(server) << server.error().to_string();
+  auto remote = open_device((*server)->address());
+  ASSERT_TRUE(remote) << remote.error().to_string();
+  StopServerAfterTheColdStart stopper;
+  stopper.server = server->get();
+  LoopSettings s;
+  s.device = (*server)->address();
+  s.point.duration = std::chrono::seconds(30);
+  s.point.observer = &stopper;
+  s.monitor.enabled = false;
+  auto r = run_loop(**remote, cnn(1, "cnn"), s);
+  ASSERT_TRUE(r) << "the loop's failure lost the result: " << r.error().to_string();
+  ASSERT_TRUE(r->loop_error);
+  EXPECT_EQ(exit_code_for(r->loop_error->code), 3);
+  EXPECT_FALSE(r->verdict.valid);
+  ASSERT_TRUE(r->verdict.failure);
+  EXPECT_GT(r->ttfo.total, Nanos(0));  // the cold start is kept
+  const std::string json = loop_to_json(*r);
+  EXPECT_NE(json.find("\"error\""), std::string::npos);
+  EXPECT_NE(json.find("loop_ran"), std::string::npos);
 }
 
 TEST(Compare, VariantsDifferAndARerunDoesNot) {

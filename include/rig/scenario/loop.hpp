@@ -52,6 +52,11 @@ struct LoopResult {
   std::optional<std::string> depth_note;  // the depth clamp, when it happened
   TtfoResult ttfo;
   DurationRun loop;     // the device's own loop
+  // The device's loop failed with a device or link failure (exit status 3;
+  // e.g. "the server stopped during the loop (N frames completed)"): the
+  // result keeps what came before it (the cold start) and is written, and
+  // nothing after the loop runs.
+  std::optional<Error> loop_error;
   SteadyRepeat steady;  // the host-observed pipelined run
   // The device loop's rate: an interval that holds the true rate, and its
   // midpoint. The device counts N frames completed in its elapsed T (the
