@@ -537,7 +537,14 @@ RuleOutcome repeat_stable(const SteadyRepeat& rep, size_t i, double tolerance) {
   RuleOutcome o = outcome("repeat_stable", Severity::invalidates,
                           repeat_name(i) + ": last 3 windows differ by " + spread + ", at most " +
                               format_fixed(tolerance * 100, 1) + "% wanted");
-  if (!rep.stable)
+  if (!rep.stable && (rep.aborted || rep.cut_short))
+    finding(o, repeat_name(i) + ": cut short " +
+                   (rep.cut_short ? std::string("by a signal")
+                                  : "by " + (rep.first_error ? rep.first_error->to_string()
+                                                             : std::string("an error"))) +
+                   " after " + std::to_string(rep.inferences) +
+                   " measured inferences, before its windows could show it stable");
+  else if (!rep.stable)
     finding(o, repeat_name(i) + ": not stable (last 3 windows differ by " + spread + " > " +
                    format_fixed(tolerance * 100, 1) +
                    "%); check for throttling or contention, or raise --duration");
@@ -975,9 +982,9 @@ Verdict judge(const LoopResult& r) {
   Verdict v;
   v.saw(r.loop_error);
   {
-    RuleOutcome o = outcome("loop_ran", Severity::invalidates,
-                            r.loop_error ? r.loop_error->to_string()
-                                         : std::string("the device's loop returned"));
+    RuleOutcome o = outcome(
+        "loop_ran", Severity::invalidates,
+        r.loop_error ? r.loop_error->to_string() : std::string("the device's loop returned"));
     if (r.loop_error)
       finding(o, "the device's loop failed: " + r.loop_error->message +
                      "; nothing after it was measured");

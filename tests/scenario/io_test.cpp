@@ -11,10 +11,10 @@
 
 #include "rig/device.hpp"
 #include "rig/model.hpp"
+#include "rig/report/loop_report.hpp"
 #include "rig/scenario/check.hpp"
 #include "rig/scenario/compare.hpp"
 #include "rig/scenario/loop.hpp"
-#include "rig/report/loop_report.hpp"
 #include "rig/scenario/run.hpp"
 #include "rig/tensor_io.hpp"
 #include "server/server.hpp"

@@ -115,6 +115,34 @@ TEST(Verdict, ADeviceOrLinkFailureDuringTheRunExits3) {
   EXPECT_EQ(strict_exit_status(v, true), 3);
 }
 
+// Issue 26 item 9: a repeat a dead server cut short is said to be cut short
+// by its error, not "not stable"; one a signal cut short says so too.
+TEST(Verdict, ARepeatCutShortIsNotCalledUnstable) {
+  BenchResult r = good_bench();
+  r.steady.repeats[1].stable = false;
+  r.steady.repeats[1].aborted = true;
+  r.steady.repeats[1].last_windows_spread = 0.032;
+  r.steady.repeats[1].first_error = Error{ErrorCode::disconnected, "the server went away"};
+  Verdict v = judge(r);
+  const RuleOutcome* o = find_rule(v, "repeat_stable");
+  ASSERT_TRUE(o);
+  ASSERT_FALSE(o->findings.empty());
+  EXPECT_NE(o->findings[0].find("repeat 2: cut short by"), std::string::npos) << o->findings[0];
+  EXPECT_NE(o->findings[0].find("the server went away"), std::string::npos) << o->findings[0];
+  EXPECT_EQ(o->findings[0].find("not stable"), std::string::npos) << o->findings[0];
+
+  r = good_bench();
+  r.cut_short = true;
+  r.steady.repeats[1].stable = false;
+  r.steady.repeats[1].cut_short = true;
+  v = judge(r);
+  EXPECT_FALSE(v.valid);
+  ASSERT_TRUE(find_rule(v, "not_cut_short"));
+  EXPECT_FALSE(find_rule(v, "not_cut_short")->met);
+  EXPECT_NE(find_rule(v, "repeat_stable")->findings[0].find("cut short by a signal"),
+            std::string::npos);
+}
+
 TEST(Verdict, ConfoundsWarnWithoutInvalidating) {
   BenchResult r = good_bench();
   r.depth_note = "depth 64 exceeds the device's queue depth 4; clamped to 4";

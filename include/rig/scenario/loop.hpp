@@ -51,7 +51,7 @@ struct LoopResult {
   bool mixed_clocks = false;
   std::optional<std::string> depth_note;  // the depth clamp, when it happened
   TtfoResult ttfo;
-  DurationRun loop;     // the device's own loop
+  DurationRun loop;  // the device's own loop
   // The device's loop failed with a device or link failure (exit status 3;
   // e.g. "the server stopped during the loop (N frames completed)"): the
   // result keeps what came before it (the cold start) and is written, and
