@@ -148,7 +148,7 @@ void Connection::reply(uint32_t id, Action action, wire::pb::Body& body,
 }
 
 void Connection::reply_reusing(uint32_t id, Action action, wire::pb::Body& body,
-                               std::span<const std::vector<std::byte>> buffers,
+                               std::span<const std::span<std::byte>> buffers,
                                std::shared_ptr<void> hold, Nanos made_at) {
   send_reusing(id, action, buffers, std::move(hold), made_at, [&](wire::OutFrame& frame) {
     return wire::encode_frame_into(frame, id, action, Status::ok, body, server_.settings.limits);
@@ -156,7 +156,7 @@ void Connection::reply_reusing(uint32_t id, Action action, wire::pb::Body& body,
 }
 
 void Connection::reply_compact(uint32_t id, const wire::CompactRun& run,
-                               std::span<const std::vector<std::byte>> buffers,
+                               std::span<const std::span<std::byte>> buffers,
                                std::shared_ptr<void> hold, Nanos made_at) {
   send_reusing(id, Action::run_compact, buffers, std::move(hold), made_at,
                [&](wire::OutFrame& frame) {
@@ -172,7 +172,7 @@ void Connection::reply_ping(uint32_t id) {
 
 template <class Encode>
 void Connection::send_reusing(uint32_t id, Action action,
-                              std::span<const std::vector<std::byte>> buffers,
+                              std::span<const std::span<std::byte>> buffers,
                               std::shared_ptr<void> hold, Nanos made_at, const Encode& encode) {
   thread_local wire::OutFrame frame;
   frame.buffers.clear();

@@ -123,13 +123,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // caller took the reply's fields: its send time (last_send) counts from
   // there, so the caller's clock read serves both. Any thread.
   void reply_reusing(uint32_t id, wire::Action action, wire::pb::Body& body,
-                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,
+                     std::span<const std::span<std::byte>> buffers, std::shared_ptr<void> hold,
                      Nanos made_at);
   // The reply to a ping, without protobuf (wire::encode_ping_into).
   void reply_ping(uint32_t id);
   // reply_reusing() of a run_compact reply: `run`'s fields, no protobuf.
   void reply_compact(uint32_t id, const wire::CompactRun& run,
-                     std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,
+                     std::span<const std::span<std::byte>> buffers, std::shared_ptr<void> hold,
                      Nanos made_at);
   void reply_error(uint32_t id, wire::Action action, const Error& error);
   // Something failed that the protocol cannot answer (an exception while
@@ -180,9 +180,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Encodes with `encode` into this thread's reused frame, whose buffers are
   // `buffers`, and sends it; an encoding error is answered instead.
   template <class Encode>
-  void send_reusing(uint32_t id, wire::Action action,
-                    std::span<const std::vector<std::byte>> buffers, std::shared_ptr<void> hold,
-                    Nanos made_at, const Encode& encode);
+  void send_reusing(uint32_t id, wire::Action action, std::span<const std::span<std::byte>> buffers,
+                    std::shared_ptr<void> hold, Nanos made_at, const Encode& encode);
   // Sends `frame`; what the socket does not take at once is moved into the
   // queue. Written whole, `frame` is left as it was (its hold included).
   // The send time counts from `made_at`, or from now when it is negative.

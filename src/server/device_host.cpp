@@ -116,9 +116,20 @@ Result<std::shared_ptr<SlotLease>> acquire_slot(const std::shared_ptr<ModelEntry
     hold = std::move(*reserved);
   }
   auto slot = std::make_unique<Slot>();
+  // An allocation padded to the device's padding from an aligned start; the
+  // view keeps the exact size (a moved vector keeps its storage).
+  const size_t align = std::max<size_t>(1, entry->buffer_alignment);
+  const size_t pad = std::max<size_t>(1, entry->buffer_padding);
+  auto buffer = [&](size_t n) {
+    auto& a =
+        slot->storage.emplace_back((std::max<size_t>(n, 1) + pad - 1) / pad * pad + align - 1);
+    const auto address = reinterpret_cast<uintptr_t>(a.data());
+    return std::span<std::byte>(a.data() + (align - address % align) % align, n);
+  };
   try {
-    for (const auto& t : entry->info.inputs) slot->inputs.emplace_back(t.bytes);
-    for (const auto& t : entry->info.outputs) slot->outputs.emplace_back(t.bytes);
+    slot->storage.reserve(entry->info.inputs.size() + entry->info.outputs.size());
+    for (const auto& t : entry->info.inputs) slot->inputs.push_back(buffer(t.bytes));
+    for (const auto& t : entry->info.outputs) slot->outputs.push_back(buffer(t.bytes));
     for (auto& in : slot->inputs) slot->input_spans.emplace_back(in);
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::internal, "cannot allocate " + std::to_string(bytes) +

@@ -64,8 +64,13 @@
 namespace rig::server {
 
 // One tensor buffer set for one request in flight on one model.
+// Its buffers honour the device's DeviceInfo::buffer_alignment and
+// buffer_padding (the model entry's copy): each allocation in `storage` is
+// padded, and `inputs` / `outputs` are aligned views of the tensors' exact
+// sizes (what is bound on the device and sent in replies).
 struct Slot {
-  std::vector<std::vector<std::byte>> inputs, outputs;
+  std::vector<std::vector<std::byte>> storage;
+  std::vector<std::span<std::byte>> inputs, outputs;
   std::vector<std::span<std::byte>> input_spans;  // of inputs: where a run's buffers are read to
   ByteHold hold;                                  // its bytes, against max_pending_bytes
   // Driver-only: the binding of these buffers on the device, valid while
@@ -94,6 +99,9 @@ struct ModelEntry {
   uint64_t model_id = 0;               // driver-only, set when it loads
   ByteHold source_hold;                // the kept model bytes, against max_pending_bytes
   std::shared_ptr<ByteBudget> budget;  // slots are reserved against it; may be null
+  // The device's DeviceInfo::buffer_alignment and buffer_padding: every slot's
+  // buffers follow them (0: none).
+  size_t buffer_alignment = 0, buffer_padding = 0;
 
   // Grown by acquire_slot() only, which the connection's reader alone calls;
   // mu guards the growth.

@@ -387,6 +387,8 @@ void Session::handle_load(wire::Frame& frame, Placed placed) {
   entry->handle = next_handle_++;
   entry->max_slots = 2 * server().depth;
   entry->budget = server().budget;
+  entry->buffer_alignment = server().host->info().buffer_alignment;
+  entry->buffer_padding = server().host->info().buffer_padding;
   if (r.by_name()) {
     // Read once and kept, as an upload is: a reload uses the bytes that were
     // checked, never the path again.

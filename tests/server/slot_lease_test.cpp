@@ -125,5 +125,30 @@ TEST(SlotLease, ALeaseKeepsItsEntryAndSlotAliveAfterEveryOtherReferenceIsGone) {
   EXPECT_TRUE(watch.expired());
 }
 
+// Issue 25 item 5, the server's part: a device that declares page
+// alignment and padding (the hailo device: sysconf(_SC_PAGESIZE)) gets run
+// slots whose views are aligned and of the tensors' exact sizes, inside
+// allocations padded to whole pages.
+TEST(SlotLease, BuffersHonourTheDevicesAlignmentAndPadding) {
+  auto entry = entry_with(2);
+  entry->buffer_alignment = 16384;
+  entry->buffer_padding = 16384;
+  auto lease = acquire_slot(entry);
+  ASSERT_TRUE(lease) << lease.error().message;
+  const Slot& slot = (*lease)->slot();
+  ASSERT_EQ(slot.inputs.size(), 1u);
+  ASSERT_EQ(slot.outputs.size(), 1u);
+  ASSERT_EQ(slot.storage.size(), 2u);
+  EXPECT_EQ(slot.inputs[0].size(), 64u);
+  EXPECT_EQ(slot.outputs[0].size(), 16u);
+  for (size_t i = 0; i < 2; ++i) {
+    const std::span<std::byte> view = i == 0 ? slot.inputs[0] : slot.outputs[0];
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(view.data()) % 16384, 0u);
+    const auto& a = slot.storage[i];
+    EXPECT_GE(static_cast<size_t>(a.data() + a.size() - view.data()), 16384u);
+  }
+  EXPECT_EQ(slot.input_spans.at(0).data(), slot.inputs[0].data());
+}
+
 }  // namespace
 }  // namespace rig::server
