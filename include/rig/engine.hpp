@@ -365,7 +365,7 @@ struct OfferedSettings {
 
 struct OfferedRun {
   double offered_rate = 0;    // the setting, frames/s
-  double scheduled_rate = 0;  // measured arrivals / duration (Poisson: the draw)
+  double scheduled_rate = 0;  // measured arrivals' rate: (n - 1) / (last - first arrival)
   double achieved_rate = 0;   // completions / span (first measured arrival .. last completion)
   uint64_t arrivals = 0;      // measured arrivals scheduled
   uint64_t submitted = 0;     // of them, submitted

@@ -733,6 +733,8 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
   uint64_t window_count = 0;
   bool measuring = false;
   Nanos cut_at = t_end;  // where a stop request ended the arrivals
+  std::optional<Nanos> first_arrival;
+  Nanos last_arrival{0};
   EnginePhase phase = warmup > Nanos(0) ? EnginePhase::warmup : EnginePhase::measure;
   if (observer) observer->phase_begin(phase, t0);
 
@@ -816,7 +818,11 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
       phase = EnginePhase::measure;
     }
     if (clock.now() >= t_measure) close_windows(clock.now());
-    if (measured) ++r.arrivals;
+    if (measured) {
+      ++r.arrivals;
+      if (!first_arrival) first_arrival = t_arr;
+      last_arrival = t_arr;
+    }
     if (free_slots.empty()) {
       if (s.on_full == QueueFull::drop) {
         if (measured) ++r.dropped;
@@ -872,10 +878,15 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     r.span = *last_completion - *first_completion;
     r.achieved_rate = static_cast<double>(r.completed - 1) / to_seconds(r.span);
   }
-  // A run cut short scheduled arrivals up to the cut only.
-  const Nanos scheduled = std::clamp(cut_at, t_measure, t_end) - t_measure;
-  if (scheduled > Nanos(0))
-    r.scheduled_rate = static_cast<double>(r.arrivals) / to_seconds(scheduled);
+  // The arrivals' own rate, counted as the achieved rate is ((n - 1) over
+  // the first to the last), so that a whole number of frames in the window
+  // does not make a device that completes every frame look short of it; one
+  // arrival: per the span it was scheduled in (up to a cut).
+  if (r.arrivals >= 2 && last_arrival > *first_arrival)
+    r.scheduled_rate =
+        static_cast<double>(r.arrivals - 1) / to_seconds(last_arrival - *first_arrival);
+  else if (const Nanos span = std::clamp(cut_at, t_measure, t_end) - t_measure; span > Nanos(0))
+    r.scheduled_rate = static_cast<double>(r.arrivals) / to_seconds(span);
   if (r.submitted > 0)
     r.late_share = static_cast<double>(r.late) / static_cast<double>(r.submitted);
   r.latency_ms = summarize(latency.samples(), s.confidence);

@@ -526,7 +526,7 @@ TEST(Methodology, BuffersHonourTheDevicesAlignmentAndPadding) {
   ASSERT_TRUE(sim);
   PageAligned dev(std::move(*sim));
   TransportSpec t;
-  t.frame = {33, 17};  // sizes that are no multiple of a page
+  t.frame = {32, 17};  // sizes that are no multiple of a page
   auto bytes = build_transport_model(t);
   ASSERT_TRUE(bytes);
   ModelSource m;

@@ -1,7 +1,7 @@
 // Property: with a deterministic device and a latency bound of at least
 // twice the lone frame, the highest rate the open-loop search finds is at
 // least 95% of the device's capacity at that depth, and two --durations
-// agree within 5%.
+// (1 s and 4 s) agree within 5%.
 #include <gtest/gtest.h>
 
 #include "fidelity/sim_case.hpp"
@@ -19,8 +19,9 @@ constexpr double kDurationsAgree = 0.05;
 
 TEST(RateSearchFidelity, FindsNearlyTheCapacityWhateverTheDuration) {
   CaseRanges g;
-  g.compute_lo_s = 200e-6;  // at most 5000 frames/s: every probe's run in the thousands
-  for (uint64_t seed : case_seeds(16, 3)) {
+  g.compute_lo_s = 1e-3;  // at most 1000 frames/s: a probe's run holds at most thousands
+  g.side_hi = 512;        // frames up to 4 MB: generating inputs is not what this checks
+  for (uint64_t seed : case_seeds(12, 3)) {
     Drawn d = draw_case(seed, g);
     SCOPED_TRACE(d.c.describe());
     auto dev = open_device(d.c.spec());
@@ -30,7 +31,7 @@ TEST(RateSearchFidelity, FindsNearlyTheCapacityWhateverTheDuration) {
     const double cap = d.c.cap_rate(d.c.depth);
     std::optional<double> best[2];
     int i = 0;
-    for (auto duration : {Nanos(std::chrono::seconds(2)), Nanos(std::chrono::seconds(10))}) {
+    for (auto duration : {Nanos(std::chrono::seconds(1)), Nanos(std::chrono::seconds(4))}) {
       RateSearchSettings s;
       s.min_rate = cap / 50;
       s.max_rate = cap * 2;
