@@ -448,7 +448,7 @@ class InFlight {
     d.at = device_.clock().now();
     d.waited = d.at - before;
     if (!c) return tl::unexpected(c.error());
-    --in_flight_;
+    if (in_flight_ > 0) --in_flight_;
     ++completed_;
     d.completion = std::move(*c);
     d.slot = static_cast<uint32_t>(d.completion.tag);
@@ -465,7 +465,9 @@ class InFlight {
   // (quarantine), so a late write cannot land in freed memory. True when stuck.
   template <class OnDone, class OnError>
   bool drain(Nanos timeout, OnDone on_done, OnError on_error) {
-    for (int timeouts = 0; device_.in_flight() > 0 && in_flight_ > 0 && timeouts < 3;) {
+    // The device's count decides: a request it took is collected even
+    // where this count missed it (a submit that failed after sending).
+    for (int timeouts = 0; device_.in_flight() > 0 && timeouts < 3;) {
       auto d = wait(timeout);
       if (d) {
         on_done(*d);

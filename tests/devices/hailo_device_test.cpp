@@ -213,11 +213,16 @@ TEST_F(HailoDeviceTest, WithoutFallbackTheRpcFailureIsANamedError) {
   ASSERT_TRUE(d);
   LoopSettings s;
   s.device = "hailo";
+  // A device failure of the loop keeps the result (what came before it) and
+  // names the failure; the command exits 3 (rig loop's verdict.failure).
   auto r = run_loop(*d, model(), s);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, ErrorCode::device);
-  EXPECT_NE(r.error().message.find("HAILO_RPC_FAILED(77)"), std::string::npos);
-  EXPECT_NE(r.error().message.find("fallback=none"), std::string::npos);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(r->loop_error);
+  EXPECT_EQ(r->loop_error->code, ErrorCode::device);
+  EXPECT_NE(r->loop_error->message.find("HAILO_RPC_FAILED(77)"), std::string::npos);
+  EXPECT_NE(r->loop_error->message.find("fallback=none"), std::string::npos);
+  ASSERT_TRUE(r->verdict.failure);
+  EXPECT_FALSE(r->verdict.valid);
 }
 
 TEST_F(HailoDeviceTest, ATruncatedRateIsAnIntervalThatHoldsTheTrueRate) {

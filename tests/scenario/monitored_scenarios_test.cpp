@@ -193,10 +193,10 @@ TEST(MonitoredScenarios, LadderRaisesContentionOnlyOnABusySeries) {
   const LadderResult busy = ladder(kBusy);
   EXPECT_FALSE(rule(busy.verdict, "host_contention").met);
   EXPECT_TRUE(rule(ladder(kQuiet).verdict, "host_contention").met);
-  // One measured part per rung.
+  // One measured part per rung: an in-heavy and an out-heavy rung per size.
   uint32_t repeats = 0;
   for (const auto& s : busy.monitor.samples) repeats = std::max(repeats, s.repeat);
-  EXPECT_EQ(repeats, 2u);
+  EXPECT_EQ(repeats, 4u);
   const auto doc = nlohmann::json::parse(ladder_to_json(busy));
   EXPECT_FALSE(doc["monitor"]["samples"].empty());
   EXPECT_TRUE(doc["settings"]["requested"]["monitor"]["enabled"].get<bool>());

@@ -618,8 +618,9 @@ TEST(Server, ImplausibleDeviceTimingsFailTheInference) {
   // The first inference of a cold start is refused the same way.
   auto refused = cold_start(*d, fake_model("in=8,out=8"), 1, 1, nullptr);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, ErrorCode::device);
-  EXPECT_NE(refused.error().message.find("implausible device timing"), std::string::npos);
+  EXPECT_EQ(refused.error().code, ErrorCode::device) << refused.error().to_string();
+  EXPECT_NE(refused.error().message.find("implausible device timing"), std::string::npos)
+      << refused.error().to_string();
 }
 
 // Two clients with different models on one device: the server swaps the model
