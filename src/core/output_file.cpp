@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -111,8 +111,9 @@ Result<void> write_through(const std::string& given, const std::string& path,
     file.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   }
   if (file.fd < 0 && errno == ENXIO)
-    return tl::unexpected(io_error(given, "it is a FIFO that no process opened for reading "
-                                          "within 10 s (start the reader first)"));
+    return tl::unexpected(io_error(given,
+                                   "it is a FIFO that no process opened for reading "
+                                   "within 10 s (start the reader first)"));
   if (file.fd < 0) return tl::unexpected(io_error(given, errno_text(errno)));
   if (const int flags = ::fcntl(file.fd, F_GETFL); flags >= 0)
     (void)::fcntl(file.fd, F_SETFL, flags & ~O_NONBLOCK);

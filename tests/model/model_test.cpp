@@ -522,8 +522,7 @@ TEST(Files, AFifoWithoutAWriterIsAnErrorNotAWait) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   auto r = read_file(fifo);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("FIFO that no process has open for writing"),
-            std::string::npos)
+  EXPECT_NE(r.error().message.find("FIFO that no process has open for writing"), std::string::npos)
       << r.error().message;
 }
 
