@@ -127,9 +127,15 @@ Result<void> replace_atomically(const std::string& given, const Target& target,
                                 std::span<const std::byte> bytes) {
   static std::atomic<uint64_t> counter{0};
   const fs::path final_path(target.path);
-  const fs::path temp = final_path.parent_path() /
-                        ("." + final_path.filename().string() + ".tmp." +
-                         std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
+  // Appended piece by piece: GCC 12 at -O3 misreads the chain of operator+
+  // as overlapping copies (-Werror=restrict), which breaks a Release build.
+  std::string name = ".";
+  name += final_path.filename().string();
+  name += ".tmp.";
+  name += std::to_string(::getpid());
+  name += ".";
+  name += std::to_string(counter.fetch_add(1));
+  const fs::path temp = final_path.parent_path() / name;
   Fd file{::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)};
   if (file.fd < 0) return tl::unexpected(io_error(given, errno_text(errno)));
   Result<void> ok;
