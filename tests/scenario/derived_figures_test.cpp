@@ -139,5 +139,21 @@ TEST(DerivedFigures, ADeterministicPatternIsValidAtBenchAndSweepDefaults) {
   EXPECT_TRUE(sweep->verdict.valid) << reasons(sweep->verdict);
 }
 
+// Issue 24 item 11: rig bench --rate states why it gives no energy figure
+// (the reason was empty, though the schema promises one).
+TEST(DerivedFigures, AnOfferedLoadRunSaysWhyItHasNoEnergyFigure) {
+  auto dev = open_device("sim:compute=2ms,bw=10GB/s");
+  ASSERT_TRUE(dev);
+  BenchSettings s = bench_defaults();
+  s.offered.rate = 100;
+  auto r = run_bench(**dev, transport(64, 64), s);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(r->offered);
+  EXPECT_FALSE(r->monitor.energy.available);
+  EXPECT_NE(r->monitor.energy.reason.find("unavailable: "), std::string::npos)
+      << r->monitor.energy.reason;
+  EXPECT_GT(r->monitor.energy.reason.size(), std::string("unavailable: ").size());
+}
+
 }  // namespace
 }  // namespace rig

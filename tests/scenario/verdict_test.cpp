@@ -150,6 +150,17 @@ TEST(Verdict, ARepeatCutShortIsNotCalledUnstable) {
   EXPECT_NE(second(v)->findings[0].find("cut short by a signal"), std::string::npos);
 }
 
+// Issue 24 item 11: the host's load before the run cannot move a figure on
+// a virtual clock; it is not raised there, and still is on a real one.
+TEST(Verdict, AHostBusyBeforeTheRunIsLeftOutOnAVirtualClock) {
+  BenchResult r = good_bench();
+  r.environment.warnings = {"host busy before the run: 1-minute load average 6.08 on 2 cores"};
+  r.virtual_clock = true;
+  EXPECT_TRUE(find_rule(judge(r), "quiet_host")->met);
+  r.virtual_clock = false;
+  EXPECT_FALSE(find_rule(judge(r), "quiet_host")->met);
+}
+
 TEST(Verdict, ConfoundsWarnWithoutInvalidating) {
   BenchResult r = good_bench();
   r.depth_note = "depth 64 exceeds the device's queue depth 4; clamped to 4";
