@@ -32,8 +32,11 @@ class HailoDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     hd::reset();
+    // Per process and test: ctest runs the tests in parallel processes, where
+    // `this` alone is often the same address (one test removed another's HEF).
     dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("hailo_test_" + std::to_string(reinterpret_cast<uintptr_t>(this)));
+           ("hailo_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     // efficientnet_lite0 as seeds/002 saw it: 150,528 bytes in, 1,000 out.
     // The file's name is not its network group's (HailoRT names models by
