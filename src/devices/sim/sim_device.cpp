@@ -255,6 +255,7 @@ class SimDevice final : public Device {
     i.in_process = false;
     i.duplex = p_.full_duplex ? Duplex::full : Duplex::half;
     i.clock = ClockKind::virtual_time;
+    i.paced_clock = p_.realtime;
     i.properties["compute_ms"] = format_fixed(to_ms(p_.compute), 6);
     i.properties["bw_in_bytes_per_s"] = format_fixed(p_.bw_in, 0);
     i.properties["bw_out_bytes_per_s"] = format_fixed(p_.bw_out, 0);
@@ -281,6 +282,7 @@ class SimDevice final : public Device {
   Clock& clock() override { return clock_; }
 
   Result<LoadTimings> load(const ModelSource& source) override {
+    catch_up();
     reset_model();
     auto prepared = prepare_onnx_model(source);  // the same normalisation as the cpu device's
     if (!prepared) return tl::unexpected(prepared.error());
@@ -355,6 +357,7 @@ class SimDevice final : public Device {
       return fail(ErrorCode::invalid_argument,
                   "run_for_duration: the duration and the sleep between frames must be at most "
                   "1e6 s each");
+    catch_up();
     // The input crosses once, the device loops on it, the output crosses once.
     const size_t in = model_.input_bytes(), out = model_.output_bytes();
     advance_to(clock_.now() + transfer_time(in, p_.bw_in) + p_.latency);
@@ -507,6 +510,21 @@ class SimDevice final : public Device {
   }
 
  private:
+  // Paced to real time, the virtual clock stands still while nobody calls
+  // the device (between runs, between a server's connections, while a
+  // client is busy elsewhere), so it falls behind the wall clock. Work
+  // started then would be timed from that past instant, and its sleeps
+  // (origin_ + t) would already have passed: it would finish at once, faster
+  // than the device's own costs allow. So every entry that starts work first
+  // brings the virtual time up to the wall clock, letting what was due by
+  // then happen (completions wait in ready_).
+  void catch_up() {
+    if (!p_.realtime || !origin_) return;
+    const Nanos wall =
+        std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now() - *origin_);
+    if (wall > clock_.now()) run_events_until(wall);
+  }
+
   void advance_to(Nanos t) {
     if (p_.realtime) {
       if (!origin_) origin_ = std::chrono::steady_clock::now() - clock_.now();
@@ -519,6 +537,7 @@ class SimDevice final : public Device {
 
   Result<void> start(BindingId binding, uint64_t tag) {
     if (!loaded_) return fail(ErrorCode::invalid_argument, "no model loaded");
+    catch_up();
     if (binding >= bindings_.size())
       return fail(ErrorCode::invalid_argument, "unknown binding " + std::to_string(binding));
     if (in_flight_ >= p_.depth)
