@@ -229,6 +229,9 @@ struct DeviceInfo {
   // virtual_time when the device's own timings are simulated (the sim, or a
   // remote device hosting one), whatever clock() the client reads.
   ClockKind clock = ClockKind::real;
+  // A virtual clock paced to the wall clock (the sim's realtime=1, or a
+  // remote device hosting one): a wall clock can time its figures.
+  bool paced_clock = false;
   std::optional<uint64_t> memory_bytes;  // memory for models and buffers; nullopt: unknown
   // Remote devices only, measured at open unless calibrate=0: absent for
   // in-process devices, when turned off, or when the server has no ping.

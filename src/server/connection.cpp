@@ -203,6 +203,7 @@ void Connection::send_from(wire::OutFrame& frame, Nanos made_at) {
       mark_dead_locked();
       return;
     }
+    count_link_bytes(n->bytes);
     if (n->bytes == frame.size()) {
       last_send_ = steady_clock().now() - t0;
       return;
@@ -294,6 +295,7 @@ void Connection::writer_loop() {
         break;
       }
       out.offset += n->bytes;
+      count_link_bytes(n->bytes);
       if (n->bytes > 0) stalled_since = Nanos(-1);
       if (n->would_block && !wait_writable(stalled_since)) {
         ok = fail(ErrorCode::timeout, "stalled");
@@ -424,6 +426,7 @@ void Connection::reader_loop() {
     }
     quiet_since_ = Nanos(-1);
     ++reads_;
+    count_link_bytes(n->bytes);
     last_input_ = steady_clock().now();
     if (n->eof) {
       if (auto end = parser_->finish(); !end) {

@@ -110,6 +110,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // ---- for the session -----------------------------------------------------
   ServerContext& server() const { return server_; }
+  // Bytes read and written on this connection so far. Any thread.
+  uint64_t link_bytes() const { return link_bytes_.load(std::memory_order_relaxed); }
   // "connection 3 (127.0.0.1:40112)", the start of every log line about it.
   std::string who() const;
   // Replies with `body` and `buffers`; `hold` travels with the frame until it
@@ -253,6 +255,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Nanos read_slice_{0};
   Nanos quiet_since_{-1};  // when the reads without input began; < 0: input came last
   uint64_t reads_ = 0;     // reads()
+  // Bytes read and written on this connection (any thread reads it); the
+  // server's total is link_bytes.
+  std::atomic<uint64_t> link_bytes_{0};
+  void count_link_bytes(size_t bytes) {
+    link_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    server_.link_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
   std::atomic<Nanos> last_input_{Nanos(0)};  // when input last came (steady clock)
 
   // Writing; write_cv_ also wakes wait_until_answered().

@@ -117,6 +117,9 @@ struct ServerContext {
   // Reply bytes queued unsent, over every connection (each connection's
   // queued bytes, returned when it closes).
   std::atomic<uint64_t> unsent_bytes{0};
+  // Bytes read and written on every connection since the server started
+  // (ReadSensorsReply.other_link_bytes is these less a connection's own).
+  std::atomic<uint64_t> link_bytes{0};
   std::atomic<uint64_t> evicted{0};
 
   void log(const std::string& line) {

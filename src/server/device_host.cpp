@@ -523,6 +523,7 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       current_.reset();
       sharing_.clear();
       device_loads_.fetch_add(1);
+      if (job->owner_loads) job->owner_loads->fetch_add(1);
       auto loaded = device_->load(job->entry->source);
       if (!loaded) return failed(loaded.error());
       job->entry->info = device_->model_info();

@@ -162,6 +162,8 @@ struct Job {
   // Counts the runs and loops the device executed for that connection; may
   // be null.
   std::shared_ptr<std::atomic<uint64_t>> owner_requests;
+  // load: counts the loads the device made for that connection; may be null.
+  std::shared_ptr<std::atomic<uint64_t>> owner_loads;
   // A loop its requester cut short (action cancel): guarded by the host's mutex.
   bool cut = false;
 

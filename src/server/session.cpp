@@ -355,6 +355,15 @@ void Session::handle_hello(const wire::Header& h, const pb::HelloRequest& r) {
   // The device's own clock, or a device that hosts a simulated one further
   // down (a remote device serving a sim): its timings are simulated too.
   m->set_virtual_clock(server().host->virtual_clock() || info.clock == ClockKind::virtual_time);
+  m->set_paced_clock(info.paced_clock);
+  if (const auto& c = info.declared_costs) {
+    auto* d = m->mutable_declared_costs();
+    d->set_compute_ns(c->compute.count());
+    d->set_bw_in(c->bw_in);
+    d->set_bw_out(c->bw_out);
+    d->set_latency_ns(c->latency.count());
+    d->set_full_duplex(c->duplex == Duplex::full);
+  }
   m->set_compact_run(true);
   reply(h.message_id, h.action, body);
 }
@@ -412,6 +421,7 @@ void Session::handle_load(wire::Frame& frame, Placed placed) {
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::load;
   job->entry = entry;
+  job->owner_loads = model_loads_;
   job->done = [self = keep_alive(), id = h.message_id](Job& j, JobOutcome& o) {
     if (!o.error) o.error = check_model_limits(j.entry->info, self->server().settings.limits);
     if (o.error) {
@@ -477,6 +487,9 @@ void Session::handle_sensors(const wire::Header& h, bool take_warnings) {
       m->set_other_requests(all > own ? all - own : 0);
       const uint32_t open = self->server().served();
       m->set_other_connections(open > 0 ? open - 1 : 0);
+      m->set_own_model_loads(self->model_loads_->load());
+      const uint64_t bytes = self->server().link_bytes.load(), mine = self->link_bytes();
+      m->set_other_link_bytes(bytes > mine ? bytes - mine : 0);
       self->reply(id, Action::read_sensors, body);
     }
   };

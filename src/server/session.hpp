@@ -150,6 +150,9 @@ class Session final : public Connection {
   // the host's total less these: ReadSensorsReply.other_requests).
   std::shared_ptr<std::atomic<uint64_t>> requests_executed_ =
       std::make_shared<std::atomic<uint64_t>>(0);
+  // Models the device loaded because this connection asked (load_model):
+  // its own loads, not sharing (ReadSensorsReply.own_model_loads).
+  std::shared_ptr<std::atomic<uint64_t>> model_loads_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 }  // namespace rig::server

@@ -170,6 +170,21 @@ class RemoteDevice final : public Device {
     // network between here and the server declares none.
     info_.own_queue_depth = r.device_queue_depth();
     info_.clock = r.virtual_clock() ? ClockKind::virtual_time : ClockKind::real;
+    info_.paced_clock = r.paced_clock();
+    // The hosted device's declared costs bound what is measured through the
+    // server too: the link only adds to them. Unusable ones are dropped.
+    if (r.has_declared_costs()) {
+      const auto& d = r.declared_costs();
+      if (d.bw_in() > 0 && d.bw_out() > 0 && d.compute_ns() >= 0 && d.latency_ns() >= 0) {
+        DeclaredCosts c;
+        c.compute = Nanos(d.compute_ns());
+        c.bw_in = d.bw_in();
+        c.bw_out = d.bw_out();
+        c.latency = Nanos(d.latency_ns());
+        c.duplex = d.full_duplex() ? Duplex::full : Duplex::half;
+        info_.declared_costs = c;
+      }
+    }
     if (r.memory_bytes() != 0) info_.memory_bytes = r.memory_bytes();
     info_.properties["server"] = r.server();
     info_.properties["server.protocol_version"] = std::to_string(r.version());
@@ -432,6 +447,8 @@ class RemoteDevice final : public Device {
     readings["server.model_reloads"] = static_cast<double>(m.model_reloads());
     readings["server.other_requests"] = static_cast<double>(m.other_requests());
     readings["server.other_connections"] = static_cast<double>(m.other_connections());
+    readings["server.own_model_loads"] = static_cast<double>(m.own_model_loads());
+    readings["server.other_link_bytes"] = static_cast<double>(m.other_link_bytes());
     return readings;
   }
 
