@@ -400,7 +400,10 @@ RuleOutcome shared_link(const ConfoundInputs& in) {
                            "shared_link_max " + share(s.shared_link_max) +
                                " of rig's own link bytes as other traffic on the interface");
   if (auto off = monitor_off(m)) return skipped(o, *off);
-  const auto other = measured_values(m, "link_other_bytes");
+  // A unix socket crosses no interface: what shares it is the server's
+  // other connections, which the server counts.
+  auto other = measured_values(m, "link_other_bytes");
+  if (other.empty()) other = measured_values(m, "device:server.other_link_bytes");
   const auto mine = measured_values(m, "link_rig_bytes");
   if (other.size() < 2 || mine.size() < 2)
     return skipped(o, m.host_sampled ? m.why_absent("link_traffic") : std::string(kHostSkipped));
@@ -418,36 +421,55 @@ RuleOutcome shared_link(const ConfoundInputs& in) {
 
 // A device behind rig serve that other connections used during the run
 // (issue 9): its server's counters, sampled at every window as the remote
-// device's readings. Reloads put other models' loads inside the measured
-// time: they invalidate; others' requests alone warn (they share the device).
+// device's readings. The loads this connection asked for (a ladder's model
+// per size) are the scenario's own, not sharing: they are taken off the
+// server's count. Other clients' reloads put other models' loads inside the
+// measured time: they invalidate even without --strict-confounds (the
+// figures then hold another model's load, not noise); others' requests
+// alone warn (they share the device).
 RuleOutcome device_shared(const ConfoundInputs& in) {
   const MonitorRecord& m = *in.monitor;
   RuleOutcome o =
       confound("device_shared", in.settings->strict,
-               "no requests from other clients; model reloads during the run invalidate");
+               "no requests from other clients; other clients' model reloads during the run "
+               "invalidate");
   if (auto off = monitor_off(m)) return skipped(o, *off);
   const auto reloads = measured_values(m, "device:server.model_reloads");
+  const auto own = measured_values(m, "device:server.own_model_loads");
   const auto others = measured_values(m, "device:server.other_requests");
   const auto open = measured_values(m, "device:server.other_connections");
   if (reloads.size() < 2 || others.size() < 2)
     return skipped(o, "no server counters to read (not a device behind rig serve)");
-  const double m_reloads = std::max(0.0, reloads.back() - reloads.front());
+  const double all_loads = std::max(0.0, reloads.back() - reloads.front());
+  // An older server does not count a connection's own loads: all are others'.
+  const double own_loads =
+      own.size() < 2 ? 0.0 : std::min(all_loads, std::max(0.0, own.back() - own.front()));
+  const double m_reloads = all_loads - own_loads;
   const double n_requests = std::max(0.0, others.back() - others.front());
   const double n_clients = open.empty() ? 0 : *std::max_element(open.begin(), open.end());
   const auto count = [](double v) { return std::to_string(static_cast<uint64_t>(v)); };
   o.evidence = count(n_requests) + " requests from other clients, " + count(m_reloads) +
-               " model reloads, at most " + count(n_clients) +
+               " model reloads by others (" + count(all_loads) + " loads on the device, " +
+               count(own_loads) + " of them this run's own), at most " + count(n_clients) +
                " other connections open, during the measured part";
   if (m_reloads > 0 || n_requests > 0) {
+    const bool reloaded = m_reloads > 0;
     finding(o, "device shared with " + count(n_clients) + " other client" +
                    (n_clients == 1 ? "" : "s") + "; " + count(m_reloads) + " model reload" +
-                   (m_reloads == 1 ? "" : "s") + " during the run (" + count(n_requests) +
+                   (m_reloads == 1 ? "" : "s") + " by others during the run (" + count(all_loads) +
+                   " loads on the device less " + count(own_loads) + " of this run's own; " +
+                   count(n_requests) +
                    " of their requests ran on it): the figures include their work" +
-                   (m_reloads > 0 ? " and the reloads; give each model a server of its own, or "
-                                    "load the same model bytes on every connection (they share "
-                                    "one load)"
-                                  : "; measure with the device to yourself"));
-    if (m_reloads > 0) o.severity = Severity::invalidates;
+                   (reloaded ? " and the reloads; give each model a server of its own, or "
+                               "load the same model bytes on every connection (they share "
+                               "one load)"
+                             : "; measure with the device to yourself"));
+    if (reloaded && !in.settings->strict) {
+      o.severity = Severity::invalidates;
+      o.findings.back() +=
+          " (invalid without --strict-confounds: another model's load inside the measured "
+          "time is part of the figures themselves, not noise around them)";
+    }
   }
   return o;
 }
@@ -485,16 +507,102 @@ void add_environment_confounds(Verdict& v, const Environment& env, bool virtual_
   v.add(cpu_governor(env, virtual_clock, strict));
 }
 
+const char* kVirtualClock = kVirtualClockNote;
+
+// ---------------------------------------------------------------------------
+// Consistency: a figure that contradicts the device's own report is
+// impossible, not fast or slow. Each check names both numbers.
+
+// A lone frame (run() call to return) holds its device compute, so no
+// order statistic of the lone frames is below the same one of the
+// device-reported compute times; and with declared costs, no lone frame is
+// shorter than the declared in + latency + compute + out + latency.
+void lone_frames_consistent(RuleOutcome& o, const LatencyResult& lone, const DeviceInfo& device,
+                            const ModelInfo& model) {
+  const Summary& all = lone.overall_ms;
+  const Summary& hw = lone.hardware_ms;
+  if (all.median && hw.median && *all.median < *hw.median * (1 - kDeclaredCapRounding))
+    finding(o, "lone frame p50 " + format_ms(*all.median) +
+                   " is shorter than its device compute p50 " + format_ms(*hw.median) +
+                   " (lone frame >= device compute): the two are not timed on one clock; "
+                   "figures from a virtual clock timed across a link mean nothing");
+  if (device.declared_costs && all.min && model.input_bytes() + model.output_bytes() > 0) {
+    const double floor_ms = declared_lone_s(*device.declared_costs, model) * 1e3;
+    if (*all.min < floor_ms * (1 - kDeclaredCapRounding))
+      finding(o, "fastest lone frame " + format_ms(*all.min) + " is shorter than the " +
+                     format_ms(floor_ms) +
+                     " the device's declared costs allow (lone frame >= in + latency + compute "
+                     "+ out + latency): the device broke its own bounds");
+  }
+}
+
+// The cold start: the device's load parts within the load timed around
+// them, and the first inference at least its device compute.
+void cold_start_consistent(RuleOutcome& o, const TtfoResult& t) {
+  if (t.total <= Nanos(0)) return;
+  const LoadTimings& b = t.load_breakdown;
+  const Nanos parts = b.read + b.parse + b.compile;
+  if (to_seconds(parts) > to_seconds(t.load) * (1 + kDeclaredCapRounding))
+    finding(o, "load " + format_duration(t.load) + " is shorter than its parts " +
+                   format_duration(parts) + " (read " + format_duration(b.read) + " + parse " +
+                   format_duration(b.parse) + " + compile " + format_duration(b.compile) +
+                   "; parts <= whole): the parts are not timed on the load's clock");
+  if (const auto& c = t.first_timings.compute;
+      c && to_seconds(t.first_inference) < to_seconds(*c) * (1 - kDeclaredCapRounding))
+    finding(o, "first inference " + format_duration(t.first_inference) +
+                   " is shorter than its device compute " + format_duration(*c) +
+                   " (first inference >= device compute)");
+}
+
+RuleOutcome figures_consistent(const DeviceInfo& device, const ModelInfo& model,
+                               const TtfoResult* ttfo, const LatencyResult* lone) {
+  RuleOutcome o =
+      outcome("figures_consistent", Severity::invalidates,
+              "lone frame >= device compute" +
+                  std::string(device.declared_costs ? " and >= the declared lone frame" : "") +
+                  "; load parts <= load; first inference >= its compute");
+  if (lone) lone_frames_consistent(o, *lone, device, model);
+  if (ttfo) cold_start_consistent(o, *ttfo);
+  return o;
+}
+
+// A device on a virtual clock served by rig serve and timed here by the
+// wall clock: the link's times are real and the device's are simulated, so
+// no figure is either. Served as ever (protocol tests rely on it), never
+// VALID. A clock paced to the wall clock (the sim's realtime=1) is timed
+// like a real device.
+RuleOutcome clock_across_link(const DeviceInfo& device, const LatencyResult* lone) {
+  const bool unpaced =
+      device.kind == "remote" && device.clock == ClockKind::virtual_time && !device.paced_clock;
+  RuleOutcome o = outcome("clock_across_link", Severity::invalidates,
+                          device.kind != "remote" ? "no link timed by the wall clock"
+                          : unpaced               ? "virtual device clock, wall-clock link"
+                                    : "the device's clock can be timed by the wall clock");
+  if (!unpaced) return o;
+  std::string figures;
+  if (lone && lone->overall_ms.median && lone->hardware_ms.median)
+    figures = " (a lone frame of " + format_ms(*lone->overall_ms.median) +
+              " timed here beside a device compute of " + format_ms(*lone->hardware_ms.median) +
+              " on its virtual clock)";
+  finding(o,
+          "the server's device runs on a virtual clock that is not paced to the wall clock, "
+          "timed here across the link by the wall clock" +
+              figures +
+              ": simulated device times and real link times do not add up to any real "
+              "figure; serve the sim with realtime=1 (rig serve -d 'sim:...,realtime=1')");
+  return o;
+}
+
 // The confounds every result is checked for: the host, the device, the clock.
 void add_confounds(Verdict& v, const Environment& env, const DeviceInfo& device, bool virtual_clock,
-                   std::string clock_message, bool strict = false) {
+                   std::string clock_message, bool strict = false,
+                   const LatencyResult* lone = nullptr) {
   v.add(quiet_host(env, virtual_clock));
   v.add(device_without_warnings(device));
   v.add(real_clock(virtual_clock, std::move(clock_message)));
+  v.add(clock_across_link(device, lone));
   add_environment_confounds(v, env, virtual_clock, strict);
 }
-
-const char* kVirtualClock = kVirtualClockNote;
 
 // ---------------------------------------------------------------------------
 // rig bench
@@ -933,8 +1041,9 @@ Verdict judge(const BenchResult& r) {
     v.add(enough_lone_frames(r.latency.samples));
     v.add(percentiles_resolved(r.latency.overall_ms, "lone-frame latency", lone_raise));
     v.rules.back().rule = "lone_percentiles_resolved";
+    v.add(figures_consistent(r.device, r.model, &r.ttfo, &r.latency));
     add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
-                  r.effective.confounds.strict);
+                  r.effective.confounds.strict, &r.latency);
     return v;
   }
   const auto& repeats = r.steady.repeats;
@@ -962,8 +1071,9 @@ Verdict judge(const BenchResult& r) {
   v.add(enough_lone_frames(r.latency.samples));
   v.add(percentiles_resolved(r.latency.overall_ms, "lone-frame latency", lone_raise));
   v.rules.back().rule = "lone_percentiles_resolved";
+  v.add(figures_consistent(r.device, r.model, &r.ttfo, &r.latency));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
-                r.effective.confounds.strict);
+                r.effective.confounds.strict, &r.latency);
   ConfoundInputs in;
   in.monitor = &r.monitor;
   in.settings = &r.effective.confounds;
@@ -999,6 +1109,7 @@ Verdict judge(const LoopResult& r) {
   v.add(comparable_clocks(r.mixed_clocks));
   v.add(device_rate_resolved(r));
   v.add(cost_is_transfers(r));
+  v.add(figures_consistent(r.device, r.model, &r.ttfo, nullptr));
   add_confounds(v, r.environment, r.device, r.virtual_clock,
                 r.device.kind + " runs on a virtual clock; both rates are simulated",
                 r.effective.confounds.strict);
@@ -1203,6 +1314,7 @@ Verdict judge(const AbResult& r) {
     v.add(device_without_warnings(r.device_b, "device_b_without_warnings", "device B: "));
   }
   v.add(real_clock(r.virtual_clock, kVirtualClock));
+  v.add(clock_across_link(r.device_a, nullptr));
   add_environment_confounds(v, r.environment, r.virtual_clock, r.settings.confounds.strict);
   ConfoundInputs in;
   in.monitor = &r.monitor;
@@ -1250,6 +1362,7 @@ Verdict judge(const SoakResult& r) {
                      "quote the long-run rate");
     v.add(std::move(o));
   }
+  v.add(figures_consistent(r.device, r.model, &r.ttfo, nullptr));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
                 r.effective.confounds.strict);
   ConfoundInputs in;
