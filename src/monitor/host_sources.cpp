@@ -560,37 +560,57 @@ class DeviceSensors final : public MonitorSource {
 
 // ---------------------------------------------------------------------------
 // link_traffic: bytes on the network interface beyond rig's own link bytes.
+//
+// On a physical interface rig's bytes are counted once: what this host sent
+// (tx) and received (rx). On lo both ends of the connection are this host:
+// each byte is counted when the client sends it and again when the server
+// receives it (lo's tx and rx), and the same for the replies, so rig's own
+// bytes appear twice; every packet also carries its framing (Ethernet, IP
+// and TCP headers, which lo counts), which rig's byte counters do not hold.
+// A unix socket crosses no interface: what shares it is the server's other
+// connections, which the server counts (server.other_link_bytes, read by
+// the device_sensors source; the shared_link rule takes it from there).
 
-// The interface a remote spec crosses: lo for a loopback address; every
-// other interface (summed) otherwise; none for a unix socket.
-std::optional<std::string> link_interface(const std::string& spec, std::string& why) {
-  if (spec.rfind("unix:", 0) == 0) {
-    why = "unix socket: the link crosses no network interface";
-    return std::nullopt;
-  }
+// The most framing one TCP segment carries on lo: Ethernet 14, IPv6 40, TCP
+// with timestamps 32 bytes. Taken off every lo packet, so that rig's own
+// small frames (lone frames, pings) do not read as other traffic; other
+// traffic is then counted without its headers.
+constexpr double kLoopbackFramingBytes = 86;
+
+enum class LinkKind { unix_socket, loopback, network };
+
+LinkKind link_kind(const std::string& spec) {
+  if (spec.rfind("unix:", 0) == 0) return LinkKind::unix_socket;
   const auto host_start = spec.find("://");
   const std::string host = host_start == std::string::npos ? spec : spec.substr(host_start + 3);
   if (host.rfind("127.", 0) == 0 || host.rfind("localhost", 0) == 0 || host.rfind("[::1]", 0) == 0)
-    return std::string("lo");
-  return std::string();  // every non-loopback interface
+    return LinkKind::loopback;
+  return LinkKind::network;
 }
 
-std::optional<double> interface_bytes(const std::string& text, const std::string& iface) {
+struct InterfaceCount {
+  double bytes = 0;    // rx + tx
+  double packets = 0;  // rx + tx
+};
+
+// lo alone (loopback), or every other interface summed (network).
+std::optional<InterfaceCount> interface_count(const std::string& text, bool loopback) {
   std::istringstream in(text);
   std::string line;
-  double total = 0;
+  InterfaceCount total;
   bool any = false;
   while (std::getline(in, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     std::string name = line.substr(0, colon);
     name.erase(0, name.find_first_not_of(' '));
-    if (iface.empty() ? name == "lo" : name != iface) continue;
+    if ((name == "lo") != loopback) continue;
     std::istringstream f(line.substr(colon + 1));
-    double v[9] = {};
+    double v[10] = {};
     for (double& x : v)
       if (!(f >> x) || x < 0) return std::nullopt;
-    total += v[0] + v[8];  // rx bytes, tx bytes
+    total.bytes += v[0] + v[8];    // rx bytes, tx bytes
+    total.packets += v[1] + v[9];  // rx packets, tx packets
     any = true;
   }
   if (!any) return std::nullopt;
@@ -608,43 +628,55 @@ class LinkTraffic final : public MonitorSource {
     if (info.in_process)
       return status(name(), kind(), SourceState::unavailable,
                     "in-process device: no link to share");
-    std::string why;
-    auto iface = link_interface(info.spec, why);
-    if (!iface) return status(name(), kind(), SourceState::unavailable, why);
-    iface_ = *iface;
+    kind_ = link_kind(info.spec);
+    if (kind_ == LinkKind::unix_socket)
+      return status(name(), kind(), SourceState::available,
+                    "unix socket: crosses no interface; the other traffic is the server's bytes "
+                    "on its other connections (server.other_link_bytes)");
     const Read r = read_text(path_);
     if (!r.ok) return status(name(), kind(), SourceState::unavailable, r.error);
-    if (!interface_bytes(r.text, iface_))
+    const bool lo = kind_ == LinkKind::loopback;
+    if (!interface_count(r.text, lo))
       return status(name(), kind(), SourceState::unavailable,
-                    "no byte counters for " +
-                        (iface_.empty() ? "a non-loopback interface" : iface_) + " in " + path_);
+                    "no byte counters for " + std::string(lo ? "lo" : "a non-loopback interface") +
+                        " in " + path_);
     return status(name(), kind(), SourceState::available,
                   path_ + ": " +
-                      (iface_.empty() ? std::string("every non-loopback interface") : iface_) +
-                      ", minus rig's own link bytes");
+                      (lo ? std::string("lo, minus rig's own link bytes counted at both ends "
+                                        "and " +
+                                        std::to_string(static_cast<int>(kLoopbackFramingBytes)) +
+                                        " bytes of framing per packet")
+                          : std::string("every non-loopback interface, minus rig's own link "
+                                        "bytes")));
   }
   void sample(Nanos, std::map<std::string, double>& out, std::vector<std::string>&) override {
-    const Read r = read_text(path_);
-    if (!r.ok) return;
-    auto now = interface_bytes(r.text, iface_);
-    if (!now) return;
     const ByteCounters b = device_->bytes();
     const double rig = static_cast<double>(b.link_in + b.link_out);
-    if (last_) {
-      const double iface_delta = *now - last_->first;
-      const double rig_delta = rig - last_->second;
-      if (iface_delta >= 0) other_ += std::max(0.0, iface_delta - rig_delta);
+    if (kind_ != LinkKind::unix_socket) {
+      const Read r = read_text(path_);
+      if (!r.ok) return;
+      const bool lo = kind_ == LinkKind::loopback;
+      auto now = interface_count(r.text, lo);
+      if (!now) return;
+      if (last_) {
+        const double bytes = now->bytes - last_->first.bytes;
+        const double packets = now->packets - last_->first.packets;
+        const double rig_delta = rig - last_->second;
+        const double mine = lo ? 2 * rig_delta + packets * kLoopbackFramingBytes : rig_delta;
+        if (bytes >= 0) other_ += std::max(0.0, bytes - mine);
+      }
+      last_ = std::pair{*now, rig};
+      out["link_other_bytes"] = other_;
     }
-    last_ = std::pair{*now, rig};
-    out["link_other_bytes"] = other_;
     out["link_rig_bytes"] = rig - first_rig_.value_or(rig);
     if (!first_rig_) first_rig_ = rig;
   }
 
  private:
-  std::string path_, iface_;
+  std::string path_;
+  LinkKind kind_ = LinkKind::network;
   Device* device_;
-  std::optional<std::pair<double, double>> last_;
+  std::optional<std::pair<InterfaceCount, double>> last_;
   std::optional<double> first_rig_;
   double other_ = 0;
 };
