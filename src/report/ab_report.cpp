@@ -20,7 +20,7 @@ std::string format_ab_text(const AbResult& r) {
                     " interleaved pairs (order within each pair from seed " +
                     std::to_string(r.settings.order_seed) + "), " +
                     format_duration(r.settings.point.duration) + " per run\n";
-  out += confounds_text(r.judgement);
+  out += confounds_text(r.judgement, r.settings.confounds.strict);
   auto side = [&](const char* name, const AbConfig& c, const DeviceInfo& d, uint32_t depth) {
     std::string knobs;
     for (const auto& k : c.knobs) knobs += (knobs.empty() ? "" : ", ") + k;

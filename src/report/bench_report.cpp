@@ -397,7 +397,7 @@ std::string format_bench_text(const BenchResult& r) {
     for (const auto& note : n.notes) out << "  note: " << note << "\n";
   }
   out << "\n";
-  out << confounds_text(r.verdict);
+  out << confounds_text(r.verdict, r.effective.confounds.strict);
 
   out << "time to first output (cold)\n";
   row(out, "total", format_duration(r.ttfo.total));

@@ -70,7 +70,7 @@ std::string format_ladder_text(const LadderResult& r) {
          std::to_string(r.effective.point.repeats) + " repeats of " +
          format_duration(r.effective.point.duration) + " per size; " +
          std::to_string(r.effective.latency_samples) + " lone frames per size\n\n";
-  out += confounds_text(r.verdict);
+  out += confounds_text(r.verdict, r.effective.confounds.strict);
   out += line("%-21s %8s %8s %10s %10s %9s %10s %9s  %s\n", "frame", "in MB", "out MB", "ms/frame",
               "frames/s", "MB/s", "lone ms", "spread", "bound");
   for (const auto& rung : r.rungs) {

@@ -27,7 +27,7 @@ json loop_settings_json(const LoopSettings& s) {
 
 std::string format_loop_text(const LoopResult& r) {
   std::string out = "rig loop: " + r.model.name + " on " + r.device.spec + "\n";
-  out += confounds_text(r.verdict);
+  out += confounds_text(r.verdict, r.effective.confounds.strict);
   if (r.loop_error) {
     out += "  device loop failed: " + r.loop_error->message + "\n";
     out += "  (nothing after the loop was measured)\n";

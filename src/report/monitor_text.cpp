@@ -16,24 +16,30 @@ std::string format_joules(double j) {
   return format_fixed(j * 1e6, 3) + " uJ";
 }
 
-std::string confounds_text(const Verdict& v) {
-  size_t checked = 0, skipped = 0;
+std::string confounds_text(const Verdict& v, bool strict) {
+  size_t checked = 0, skipped = 0, invalidating = 0;
   std::vector<const RuleOutcome*> raised;
-  bool strict = false;
   for (const auto& r : v.rules) {
     if (r.threshold.empty()) continue;  // the confound rules state a threshold
     ++checked;
     if (r.evidence.rfind("skipped:", 0) == 0) ++skipped;
     if (!r.met) raised.push_back(&r);
-    strict = strict || r.severity == Severity::invalidates;
+    if (!r.met && r.severity == Severity::invalidates) ++invalidating;
   }
   if (checked == 0) return {};
   std::string out;
   if (raised.empty())
     return "confounds: none raised (" + std::to_string(checked) + " checked, " +
            std::to_string(skipped) + " skipped for want of data)\n\n";
-  out = "confounds: " + std::to_string(raised.size()) + " raised (" +
-        (strict ? "--strict-confounds: each invalidates" : "warnings; the figures stand") + ")\n";
+  std::string how;
+  if (strict)
+    how = "--strict-confounds given: each invalidates";
+  else if (invalidating == 0)
+    how = "--strict-confounds not given: warnings; the figures stand";
+  else
+    how = "--strict-confounds not given: " + std::to_string(invalidating) +
+          " invalidate(s) all the same, each line says why";
+  out = "confounds: " + std::to_string(raised.size()) + " raised (" + how + ")\n";
   for (const auto* r : raised)
     for (const auto& f : r->findings) out += "  " + r->rule + ": " + f + "\n";
   return out + "\n";

@@ -11,8 +11,10 @@
 namespace rig::report {
 
 // "confounds: none raised (10 checked, 4 skipped)\n" or the raised ones,
-// one line each with what to change.
-std::string confounds_text(const Verdict& verdict);
+// one line each with what to change. `strict`: whether --strict-confounds
+// was given (the header says what was asked; a rule that invalidates
+// without it says why in its own line).
+std::string confounds_text(const Verdict& verdict, bool strict);
 
 // "monitor\n  sources ...\n  energy per inference ...\n"
 std::string monitor_text(const MonitorRecord& monitor);

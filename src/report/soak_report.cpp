@@ -49,7 +49,7 @@ std::string format_soak_text(const SoakResult& r) {
   std::ostringstream out;
   out << "rig soak: " << r.model.name << " on " << r.device.spec << "\n";
   out << "  " << r.device.description << ", depth " << r.run.depth << "\n\n";
-  out << confounds_text(r.verdict);
+  out << confounds_text(r.verdict, r.effective.confounds.strict);
   out << "soak (" << format_duration(r.run.elapsed) << " measured in " << r.windows.size()
       << " windows of " << format_duration(r.effective.window) << ", after a warm-up of "
       << format_duration(r.run.warmup) << ")\n";

@@ -77,7 +77,7 @@ std::string format_rate_sweep_text(const RateSweepResult& r) {
       ", " + std::string(to_string(e.arrival)) + " arrivals, " + format_fixed(e.min_rate, 2) +
       ".." + format_fixed(e.max_rate, 2) + " frames/s, " + format_duration(e.point.duration) +
       " per probe, up to " + std::to_string(e.depth) + " in flight\n";
-  out += confounds_text(r.verdict);
+  out += confounds_text(r.verdict, r.effective.confounds.strict);
   out += "lone frame (depth 1): " + opt_ms(r.lone.overall_ms.median) + " median\n\n";
   out += line("%10s %10s %-48s %8s %6s\n", "offered/s", "achieved/s", "p99 from arrival",
               "keeps up", "meets");
@@ -130,7 +130,7 @@ std::string format_sweep_text(const SweepResult& r) {
       "rig sweep: " + r.model.name + " on " + r.device.spec + " (" + queue_text(r.device) + ")\n";
   out += std::to_string(r.effective.point.repeats) + " repeats of " +
          format_duration(r.effective.point.duration) + " per depth\n";
-  out += confounds_text(r.verdict);
+  out += confounds_text(r.verdict, r.effective.confounds.strict);
   out += "lone frame (depth 1): " + opt_ms(r.lone.overall_ms.median) + " median";
   if (r.lone.hardware_ms.median)
     out += " (device compute " + opt_ms(r.lone.hardware_ms.median) + ")";
