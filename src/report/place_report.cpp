@@ -94,7 +94,20 @@ Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::s
       c.link = l;
     }
   }
-  if (!b.device.in_process && !c.link)
+  if (b.device.kind == "remote") {
+    // Through rig serve the link is part of what was measured: its cost is
+    // the lone frame less the device's compute, never nothing.
+    c.link = measured_link(c.lone_ms, c.compute_ms, c.bytes_in, c.bytes_out,
+                           b.bytes.link_in + b.bytes.link_out, b.latency.rig_round_trip_ms,
+                           b.device.queue_depth, "measured through rig serve in " + w);
+    if (!c.link) {
+      c.caveats.push_back(w + ": the lone frame " + format_ms(c.lone_ms) +
+                          " is not longer than its device compute " + format_ms(c.compute_ms) +
+                          " (lone frame >= device compute): the figures contradict each other, "
+                          "and the link across rig serve cannot be costed from them");
+    }
+  }
+  if (!b.device.in_process && !c.link && b.device.kind != "remote")
     c.caveats.push_back(w + ": the link of " + c.device +
                         " is not characterised in the result: moving other bytes than measured "
                         "is not costed (measure it with rig ladder, or predict with rig predict)");
@@ -206,7 +219,10 @@ std::string format_place_text(const PlaceResult& r) {
           << format_ms(c.compute_ms) << ", lone " << format_ms(c.lone_ms)
           << (c.link ? ", link " + format_rate(c.link->bw_in) + " in / " +
                            format_rate(c.link->bw_out) + " out"
-                     : std::string(", in process (no link)"))
+                     : std::string(c.predicted || (c.device.rfind("tcp://", 0) != 0 &&
+                                                   c.device.rfind("unix:", 0) != 0)
+                                       ? ", in process (no link)"
+                                       : ", link not costed"))
           << (c.energy_j ? ", " + format_fixed(*c.energy_j, 3) + " J/inference" : std::string())
           << (c.predicted ? "  [predicted]" : "") << "  (from " << c.source << ")\n";
     }

@@ -53,6 +53,32 @@ double measured_scale(const PlaceCandidate& c) {
 
 }  // namespace
 
+std::optional<LinkProfile> measured_link(double lone_ms, double compute_ms, double bytes_in,
+                                         double bytes_out, double link_bytes,
+                                         std::optional<double> round_trip_ms, uint32_t queue_depth,
+                                         const std::string& source) {
+  const double link_ms = lone_ms - compute_ms;
+  if (!(link_ms > 0) || !std::isfinite(link_ms)) return std::nullopt;
+  // The round trip is paid whatever the bytes; what is left moved them.
+  const double rt_ms = std::clamp(round_trip_ms.value_or(0.0), 0.0, link_ms);
+  const double moving_ms = link_ms - rt_ms;
+  const double payload = bytes_in + bytes_out;
+  LinkProfile l;
+  l.name = "measured";
+  // Without bytes or time to move them, the link is its latency alone.
+  const bool moved = payload > 0 && moving_ms > 0;
+  l.bw_in = l.bw_out = moved ? payload / (moving_ms / 1e3) : 1e15;
+  const double latency_ms = (moved ? rt_ms : link_ms) / 2;
+  l.latency = Nanos(static_cast<int64_t>(std::llround(latency_ms * 1e6)));
+  l.full_duplex = false;
+  l.queue_depth = std::max<uint32_t>(1, queue_depth);
+  l.source = source + ": lone frame " + format_ms(lone_ms) + " less device compute " +
+             format_ms(compute_ms) + " = " + format_ms(link_ms) + " on the link (" +
+             (round_trip_ms ? format_ms(rt_ms) + " rig round trip, " : std::string()) +
+             format_bytes(payload) + " payload, " + format_bytes(link_bytes) + " on the wire)";
+  return l;
+}
+
 Result<FrameAsInput> frame_as_input(FrameSize frame, const std::vector<TensorInfo>& inputs) {
   const std::string size = std::to_string(frame.width) + "x" + std::to_string(frame.height);
   const std::string give = ": give frame=BYTES (the bytes one frame crosses as)";

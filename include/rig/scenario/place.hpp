@@ -77,6 +77,21 @@ struct FrameAsInput {
 };
 Result<FrameAsInput> frame_as_input(FrameSize frame, const std::vector<TensorInfo>& inputs);
 
+// The link of a device measured through rig serve (a remote device), from
+// what was measured across it: a lone frame of `lone_ms` of which the
+// device computed `compute_ms`, moving `bytes_in` + `bytes_out` payload
+// bytes (`link_bytes` on the wire). The rest of the lone frame is the link:
+// half of the rig round trip `round_trip_ms` (the link floor; nullopt:
+// unknown, none assumed) as each transfer's latency, and the remainder as
+// the time the payload took, one channel for both directions. Costing the
+// measured frame with it gives back the measured lone frame; other frame
+// sizes scale with their bytes. nullopt when the lone frame is not longer
+// than the compute (inconsistent figures: nothing to cost the link from).
+std::optional<LinkProfile> measured_link(double lone_ms, double compute_ms, double bytes_in,
+                                         double bytes_out, double link_bytes,
+                                         std::optional<double> round_trip_ms, uint32_t queue_depth,
+                                         const std::string& source);
+
 // One device measured (or predicted) running one model.
 struct PlaceCandidate {
   std::string source;  // the result file it came from
