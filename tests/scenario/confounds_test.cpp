@@ -183,6 +183,47 @@ TEST(Confounds, SharedLink) {
   EXPECT_FALSE(raised(bench(quick(kClean, link_script(1e3, 1e6))), "shared_link"));
 }
 
+// A unix socket crosses no interface: the other traffic is what the server
+// moved on its other connections (server.other_link_bytes).
+TEST(Confounds, SharedLinkOnAUnixSocketReadsTheServersOtherConnections) {
+  auto unix_script = [](double other_per_sample, double rig_per_sample) {
+    Script s;
+    for (int i = 0; i < 100; ++i)
+      s.push_back({{"device:server.other_link_bytes", i * other_per_sample},
+                   {"link_rig_bytes", i * rig_per_sample}});
+    return s;
+  };
+  EXPECT_TRUE(raised(bench(quick(kClean, unix_script(5e6, 1e6))), "shared_link"));
+  EXPECT_FALSE(raised(bench(quick(kClean, unix_script(1e3, 1e6))), "shared_link"));
+}
+
+// The loads a scenario makes itself (a ladder's model per size) are not
+// sharing: the server counts a connection's own loads, and only the rest
+// are others' reloads, which invalidate without --strict-confounds and say
+// why.
+TEST(Confounds, DeviceSharedLeavesTheRunsOwnLoadsOut) {
+  auto series = [](double reloads_per_sample, double own_per_sample) {
+    Script s;
+    for (int i = 0; i < 64; ++i)
+      s.push_back({{"device:server.model_reloads", reloads_per_sample * i},
+                   {"device:server.own_model_loads", own_per_sample * i},
+                   {"device:server.other_requests", 0},
+                   {"device:server.other_connections", 0}});
+    return s;
+  };
+  const BenchResult own = bench(quick(kClean, series(1, 1)));
+  const RuleOutcome& o = rule(own.verdict, "device_shared");
+  EXPECT_TRUE(o.met) << o.evidence;
+  EXPECT_NE(o.evidence.find("0 model reloads by others"), std::string::npos) << o.evidence;
+  const BenchResult others = bench(quick(kClean, series(2, 1)));
+  const RuleOutcome& x = rule(others.verdict, "device_shared");
+  ASSERT_FALSE(x.met);
+  EXPECT_EQ(x.severity, Severity::invalidates);
+  EXPECT_NE(x.findings.at(0).find("invalid without --strict-confounds"), std::string::npos)
+      << x.findings.at(0);
+  EXPECT_FALSE(others.verdict.valid);
+}
+
 // The server's counters, as a remote device reads them at every window:
 // others' requests during the run warn; model reloads invalidate; a device
 // not behind rig serve has no counters and the rule says so.
