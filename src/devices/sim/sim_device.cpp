@@ -510,19 +510,18 @@ class SimDevice final : public Device {
   }
 
  private:
-  // Paced to real time, the virtual clock stands still while nobody calls
-  // the device (between runs, between a server's connections, while a
+  // Paced to real time, the virtual clock stands still while the device is
+  // idle (between runs, between a server's connections and models, while a
   // client is busy elsewhere), so it falls behind the wall clock. Work
-  // started then would be timed from that past instant, and its sleeps
-  // (origin_ + t) would already have passed: it would finish at once, faster
-  // than the device's own costs allow. So every entry that starts work first
-  // brings the virtual time up to the wall clock, letting what was due by
-  // then happen (completions wait in ready_).
+  // started then would sleep until origin_ + t, an instant already past: it
+  // would finish at once, faster than the device's own costs allow. So
+  // every entry that starts work on an idle device first moves the pacing's
+  // origin up to now. The virtual time itself does not move: an engine that
+  // reads the sim's clock sees the same timeline as without realtime=1.
   void catch_up() {
-    if (!p_.realtime || !origin_) return;
-    const Nanos wall =
-        std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now() - *origin_);
-    if (wall > clock_.now()) run_events_until(wall);
+    if (!p_.realtime || !origin_ || in_flight_ > 0 || !events_.empty()) return;
+    const auto now = std::chrono::steady_clock::now() - clock_.now();
+    if (now > *origin_) origin_ = now;
   }
 
   void advance_to(Nanos t) {
