@@ -263,11 +263,11 @@ TEST(BenchReport, ReaderAcceptsListedVersionsAndRefusesOthersByName) {
   ASSERT_TRUE(two.has_value()) << two.error().to_string();
   EXPECT_FALSE(two->device.link_floor);
   EXPECT_FALSE(two->latency.rig_round_trip_ms);
-  doc["schema_version"] = 6;
-  auto future = read_bench_json(doc.dump(), "v6.json");
+  doc["schema_version"] = 7;
+  auto future = read_bench_json(doc.dump(), "v7.json");
   ASSERT_FALSE(future.has_value());
   EXPECT_NE(
-      future.error().message.find("schema_version 6 is not one this rig reads (1, 2, 3, 4, 5)"),
+      future.error().message.find("schema_version 7 is not one this rig reads (1, 2, 3, 4, 5, 6)"),
       std::string::npos)
       << future.error().message;
   auto text = read_bench_json("{ nope", "bad.json");
