@@ -433,6 +433,7 @@ std::string format_bench_text(const BenchResult& r) {
     row(out, "latency from arrival p50", percentile_ms(l.median, l.median_ci),
         "includes waiting for earlier frames");
     row(out, "latency from arrival p90", percentile_ms(l.p90, l.p90_ci));
+    row(out, "latency from arrival p95", percentile_ms(l.p95, l.p95_ci));
     row(out, "latency from arrival p99", percentile_ms(l.p99, l.p99_ci), "max " + ms_or_na(l.max));
     const auto& sv = o.service_ms;
     row(out, "latency from submission p50", percentile_ms(sv.median, sv.median_ci));
@@ -467,6 +468,7 @@ std::string format_bench_text(const BenchResult& r) {
   const auto& lat = r.latency.overall_ms;
   row(out, "overall p50", percentile_ms(lat.median, lat.median_ci));
   row(out, "overall p90", percentile_ms(lat.p90, lat.p90_ci));
+  row(out, "overall p95", percentile_ms(lat.p95, lat.p95_ci));
   row(out, "overall p99", percentile_ms(lat.p99, lat.p99_ci), "max " + ms_or_na(lat.max));
   if (r.latency.hardware_ms.count > 0) {
     row(out, "hardware (device compute) p50", ms_or_na(r.latency.hardware_ms.median));
