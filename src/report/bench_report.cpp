@@ -375,6 +375,23 @@ Result<BenchSettings> read_bench_settings_json(std::string_view text, std::strin
   return s;
 }
 
+WallPlan bench_wall_plan(const BenchSettings& s) {
+  WallPlan p;
+  p.lone_max = s.latency_max;
+  p.measure_min = s.point.duration;
+  if (s.offered.enabled()) {
+    p.repeats = 1;
+    p.warmup_max = default_warmup_window(s.point.duration, s.point.windows);
+    p.measure_max = s.point.duration;
+    return p;
+  }
+  p.repeats = s.point.repeats;
+  p.warmup_max = s.point.warmup_max;
+  p.measure_max = Nanos(static_cast<int64_t>(static_cast<double>(s.point.duration.count()) *
+                                             std::max(1.0, s.point.max_duration_factor)));
+  return p;
+}
+
 std::string format_bench_text(const BenchResult& r) {
   std::ostringstream out;
   out << "rig bench: " << r.model.name << " on " << r.device.spec << "\n";
