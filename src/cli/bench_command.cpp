@@ -112,6 +112,7 @@ Command add_bench_command(CLI::App& app) {
       "bench", "Measure time to first output, steady-state rate and bytes per inference");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->point.shapes);
+  add_input_option(sub, o->point.inputs);
   sub->add_option("-d,--device", o->device,
                   "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
       ->capture_default_str();

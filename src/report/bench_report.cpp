@@ -276,6 +276,7 @@ void bench_fields(Io& io, BenchResult& r) {
         },
         3);
   });
+  io.derived("input_data", input_data_json(r.effective.point.inputs.get(), r.effective.point.seed));
   io.object("ttfo", [&](Io& t) { ttfo_fields(t, r.ttfo); });
   io.object("steady", [&](Io& s) {
     s.value("depth", r.steady.depth);
