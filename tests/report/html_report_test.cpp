@@ -251,10 +251,9 @@ TEST(HtmlReport, LoneFrameTableHasP95AndItsInterval) {
   EXPECT_NE(old_page->html.find("<th>p95</th>"), std::string::npos);
   doc["schema_version"] = 6;
   doc["latency"]["overall_ms"]["p95"] = 4.25;
-  doc["latency"]["overall_ms"]["intervals"]["p95"] = {{"p", 95},    {"confidence", 0.95},
-                                                      {"enough", true}, {"needs", 72},
-                                                      {"lower", 4.125}, {"upper", 4.5},
-                                                      {"lower_rank", 180}, {"upper_rank", 196}};
+  doc["latency"]["overall_ms"]["intervals"]["p95"] = {
+      {"p", 95},        {"confidence", 0.95}, {"enough", true},    {"needs", 72},
+      {"lower", 4.125}, {"upper", 4.5},       {"lower_rank", 180}, {"upper_rank", 196}};
   const auto page = html_report({{"v6.json", doc.dump()}});
   ASSERT_TRUE(page.has_value()) << page.error().to_string();
   EXPECT_NE(page->html.find("<td>4.25 ms</td><td>4.125 ms .. 4.5 ms</td>"), std::string::npos)

@@ -49,8 +49,8 @@ struct WallPlan {
 };
 
 // The start line's account of a plan: "at most 45 s after the cold start
-// (lone frames <= 15 s; 2 repeats x (warm-up <= 5.000 s + 1.000 s measured,
-// extended to <= 10.000 s until stable)); at least 2.000 s".
+// (lone frames <= 15.00 s; 2 repeats x (warm-up <= 5.000 s + 1.000 s
+// measured, extended to <= 10.00 s until stable)); at least 2.0 s".
 std::string wall_plan_text(const WallPlan& plan);
 
 class ProgressLine final : public EngineObserver {
