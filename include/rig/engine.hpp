@@ -24,6 +24,7 @@
 
 #include "rig/clock.hpp"
 #include "rig/device.hpp"
+#include "rig/input_data.hpp"
 #include "rig/stats.hpp"
 
 namespace rig {
@@ -54,7 +55,8 @@ class EngineObserver {
   virtual void phase_end(EnginePhase /*phase*/, Nanos /*at*/) {}
   // A measured window closed at `at` (its figure has the window's counts).
   virtual void window_closed(const WindowFigure& /*window*/, Nanos /*at*/) {}
-  // One inference on `slot` (its binding index in the workspace) went in at
+  // One inference on request slot `slot` (< the depth; the buffer set it
+  // submitted is Completion::binding, Workspace::bindings) went in at
   // `at`; its completion came back at `at` (Completion::completed_at is the
   // device's own stamp). Lone frames (run) report both too.
   virtual void submitted(uint32_t /*slot*/, Nanos /*at*/) {}
@@ -74,7 +76,15 @@ struct Workspace {
   std::shared_ptr<std::vector<std::vector<std::byte>>> buffers =
       std::make_shared<std::vector<std::vector<std::byte>>>();
   std::vector<std::span<std::byte>> views;  // the bound tensors, one per allocation
-  std::vector<BindingId> bindings;          // one per slot
+  // One per buffer set. The pipelined phases at depth D submit slot s with
+  // bindings s, s + D, s + 2D, ... in turn (one request per slot is in
+  // flight, so a set is never in two requests at once); the lone frames use
+  // set 0, or every set in turn when input frames were given.
+  std::vector<BindingId> bindings;
+  // Given input frames (--input): set k holds frame k mod frames; each is
+  // copied into its set once, when the set is bound, never while measuring.
+  // Null: generated data (fill_generated).
+  std::shared_ptr<const std::vector<InputFrame>> frames;
 };
 
 // Half the physical memory: caller buffers beyond it are refused (a named
@@ -99,8 +109,12 @@ struct ColdStart {
 // inference on it (TTFO: load + allocate + first inference; preparing the
 // input data is not timed), then binds the other `slots` - 1 sets. Fails if
 // the device cannot load or bind, or the buffers exceed memory_budget_bytes().
+// With `inputs` (--input), their frames (InputFiles::map, after the load)
+// fill the sets instead of generated data, and there are at least as many
+// sets as frames, so that every frame is measured without a copy.
 Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
-                             uint64_t seed, EngineObserver* observer = nullptr);
+                             uint64_t seed, EngineObserver* observer = nullptr,
+                             const InputFiles* inputs = nullptr);
 
 // Allocates and binds `slots` more buffer sets (for a deeper queue than the
 // cold start prepared).

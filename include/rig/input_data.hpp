@@ -5,10 +5,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "rig/device.hpp"
+#include "rig/error.hpp"
 
 namespace rig {
 
@@ -27,5 +30,22 @@ std::vector<std::byte> generated_input(const TensorInfo& tensor, uint64_t seed);
 // slots hold other data (a device that caches by content sees distinct
 // frames).
 uint64_t slot_input_seed(uint64_t seed, uint64_t slot, uint64_t input);
+
+// Input data given as files (--input of the measuring commands), read before
+// the run: `files` for the record, `map` to turn them into frames once the
+// model is loaded and its inputs are known (rig/scenario/run.hpp,
+// read_input_files). A frame is one byte vector per model input, each
+// exactly its tensor's bytes; map's errors (a dtype, shape or count that
+// does not match) are invalid_argument naming the file.
+using InputFrame = std::vector<std::vector<std::byte>>;
+struct InputFiles {
+  struct File {
+    std::string path;
+    std::string sha256;  // of the file's bytes, as read
+    uint64_t bytes = 0;
+  };
+  std::vector<File> files;  // in the order given
+  std::function<Result<std::vector<InputFrame>>(const ModelInfo&)> map;
+};
 
 }  // namespace rig

@@ -89,10 +89,10 @@ PercentileInterval percentile_interval(std::span<const double> sorted, double p,
 
 struct Summary {
   size_t count = 0;
-  std::optional<double> min, max, mean, median, p90, p99, stddev;
-  // The confidence intervals of the median, p90 and p99 (order statistics).
-  // (summarize fills them; p is 50, 90, 99)
-  PercentileInterval median_ci, p90_ci, p99_ci;
+  std::optional<double> min, max, mean, median, p90, p95, p99, stddev;
+  // The confidence intervals of the median, p90, p95 and p99 (order
+  // statistics). (summarize fills them; p is 50, 90, 95, 99)
+  PercentileInterval median_ci, p90_ci, p95_ci, p99_ci;
   // (max - min) / median; nullopt when empty or the median is 0.
   std::optional<double> spread;
   // Median absolute percentage error from the median (robust noise figure).

@@ -102,6 +102,7 @@ Command add_ab_command(CLI::App& app) {
       "Compare two configurations in interleaved pairs: same, A faster, B faster or ambiguous");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->point.shapes);
+  add_input_option(sub, o->point.inputs);
   sub->add_option("-d,--device", o->device, "base device spec: cpu, sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--a", o->a,

@@ -77,17 +77,22 @@ int run_bench_command(const BenchOptions& o) {
   s.model = model_origin(model);
   // Before the start line: a signal from then on stops the measurement, keeping it.
   install_stop_signals();
+  // The whole command's plan, not the measured time alone: --duration is a
+  // floor of each repeat's measured part (docs/methodology.md, section 3).
+  const WallPlan plan = bench_wall_plan(s);
   if (!o.quiet && s.offered.enabled())
-    std::fprintf(stderr, "rig: offering %s frames/s (%s) of %s to %s for %s...\n",
+    std::fprintf(stderr, "rig: offering %s frames/s (%s) of %s to %s for %s: %s...\n",
                  format_fixed(s.offered.rate, 2).c_str(),
                  std::string(to_string(s.offered.arrival)).c_str(), s.model.c_str(),
-                 s.device.c_str(), format_duration(s.point.duration).c_str());
+                 s.device.c_str(), format_duration(s.point.duration).c_str(),
+                 wall_plan_text(plan).c_str());
   else if (!o.quiet)
-    std::fprintf(stderr, "rig: measuring %s on %s (about %s per repeat, %u repeats)...\n",
-                 s.model.c_str(), s.device.c_str(), format_duration(s.point.duration).c_str(),
-                 s.point.repeats);
-  auto observers = RunObservers::make(o.observe, {"rig bench", s.point.repeats, s.point.duration},
-                                      o.quiet, o.json);
+    std::fprintf(stderr, "rig: measuring %s on %s: %s...\n", s.model.c_str(), s.device.c_str(),
+                 wall_plan_text(plan).c_str());
+  auto observers = RunObservers::make(
+      o.observe,
+      {"rig bench", s.offered.enabled() ? 1 : s.point.repeats, s.point.duration, plan.upper()},
+      o.quiet, o.json);
   if (!observers) return report_error(observers.error());
   s.point.observer = (*observers)->get();
   auto result = run_bench(*device, model, s);
@@ -107,6 +112,7 @@ Command add_bench_command(CLI::App& app) {
       "bench", "Measure time to first output, steady-state rate and bytes per inference");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->point.shapes);
+  add_input_option(sub, o->point.inputs);
   sub->add_option("-d,--device", o->device,
                   "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
       ->capture_default_str();

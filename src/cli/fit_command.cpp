@@ -28,6 +28,7 @@ struct FitOptions {
   std::string ladder;
   std::string activations;
   std::string json;
+  bool strict = false;
 };
 
 int run_fit_command(const FitOptions& o) {
@@ -64,12 +65,18 @@ int run_fit_command(const FitOptions& o) {
     s.link = *link;
     s.link_from = "profile " + o.link;
   }
+  std::vector<InputVerdict> inputs;
   if (!o.ladder.empty()) {
     auto bytes = read_file(o.ladder);
     if (!bytes) return report_error(bytes.error());
     const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
     auto link = read_ladder_link(text, o.ladder, "fit --ladder");
     if (!link) return report_error(link.error());
+    auto verdict = read_input_verdict(text, o.ladder, "fit --ladder");
+    if (!verdict) return report_error(verdict.error());
+    inputs.push_back(std::move(*verdict));
+    if (auto ok = refuse_invalid_inputs(inputs, o.strict, "fit"); !ok)
+      return report_error(ok.error());
     s.link = *link;
     s.link_from = "rig ladder result " + o.ladder;
   }
@@ -86,7 +93,8 @@ int run_fit_command(const FitOptions& o) {
     const auto n = static_cast<uint64_t>(*s.params);
     weights.parameters = weights.float_parameters = n;
   }
-  const FitResult r = plan_fit(s, weights, !s.model.empty());
+  FitResult r = plan_fit(s, weights, !s.model.empty());
+  r.inputs = judge_inputs(std::move(inputs), o.strict, "fit");
   std::fputs(format_fit_text(r).c_str(), stdout);
   if (!o.json.empty())
     if (auto ok = write_json_file(o.json, fit_to_json(r)); !ok) return report_error(ok.error());
@@ -114,6 +122,9 @@ Command add_fit_command(CLI::App& app) {
   sub->add_option("--activations", o->activations,
                   "working memory besides the weights (activations, buffers), e.g. 300MB");
   sub->add_option("--json", o->json, "also write the answer as JSON to this file");
+  sub->add_flag("--strict", o->strict,
+                "refuse an INVALID --ladder result (exit 2) instead of carrying its verdict into "
+                "the answer's");
   return {sub, [o] { return run_fit_command(*o); }};
 }
 

@@ -25,6 +25,7 @@ struct LoopOptions {
   MonitorOptions monitor;
   std::string model;
   std::vector<std::string> shapes;
+  std::vector<std::string> inputs;
   std::string device = "cpu";
   std::string duration = "3s";
   std::string sleep = "0";
@@ -72,6 +73,9 @@ int run_loop_command(const LoopOptions& o) {
   if (!timeout) return report_error(timeout.error());
   s.point.request_timeout = *timeout;
   s.point.seed = o.seed;
+  auto inputs = input_files_option(o.inputs);
+  if (!inputs) return report_error(inputs.error());
+  s.point.inputs = *inputs;
   auto depth_given = depth_option(o.depth);
   if (!depth_given) return report_error(depth_given.error());
   s.depth = *depth_given;
@@ -114,6 +118,7 @@ Command add_loop_command(CLI::App& app) {
       "loop", "The device's own rate (on-device loop) beside the host-observed pipelined rate");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->shapes);
+  add_input_option(sub, o->inputs);
   sub->add_option("-d,--device", o->device, "device spec: cpu[:...], sim:..., tcp://HOST:PORT")
       ->capture_default_str();
   sub->add_option("--duration", o->duration, "length of the loop and of the pipelined run")

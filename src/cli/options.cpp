@@ -15,6 +15,7 @@
 #include "rig/history.hpp"
 #include "rig/output_file.hpp"
 #include "rig/report/document.hpp"
+#include "rig/scenario/run.hpp"
 #include "rig/units.hpp"
 
 namespace rig::cli {
@@ -191,6 +192,20 @@ void add_shape_option(CLI::App* sub, std::vector<std::string>& shapes) {
                   "fix a dynamic input's shape, NAME=1x3x224x224 (repeatable, one per input)")
       ->take_all()
       ->allow_extra_args(false);
+}
+
+void add_input_option(CLI::App* sub, std::vector<std::string>& inputs) {
+  sub->add_option("--input", inputs,
+                  "measure on these files' data instead of generated data: .npy (dtype and "
+                  "shape checked) or raw .bin, in the model's input order or NAME=FILE; several "
+                  "files per input are frames, each bound to its own request slot(s)")
+      ->take_all()
+      ->allow_extra_args(false);
+}
+
+Result<std::shared_ptr<const InputFiles>> input_files_option(
+    const std::vector<std::string>& inputs) {
+  return read_input_files(inputs);
 }
 
 Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {

@@ -14,6 +14,7 @@ class App;
 #include "rig/clock.hpp"
 #include "rig/device.hpp"
 #include "rig/error.hpp"
+#include "rig/input_data.hpp"
 #include "rig/model.hpp"
 #include "rig/scenario/verdict.hpp"
 
@@ -40,6 +41,15 @@ Result<ModelSource> resolve_model(const std::string& path, const std::vector<std
 
 // --shape NAME=DIMS, repeatable: on every command that loads a model.
 void add_shape_option(CLI::App* sub, std::vector<std::string>& shapes);
+
+// --input FILE|NAME=FILE, repeatable: the measuring commands (bench, loop,
+// sweep, ab, soak) bind these files' data (rig run's reader and mapping;
+// several files per input: one frame each) in place of generated data.
+void add_input_option(CLI::App* sub, std::vector<std::string>& inputs);
+// Reads them (read_input_files); nullptr when none were given. Errors name
+// the file (a missing file, a FIFO without a writer).
+Result<std::shared_ptr<const InputFiles>> input_files_option(
+    const std::vector<std::string>& inputs);
 
 // A -d spec as every output and result shows it: the parsed spec's display
 // form (DeviceSpec::given_text), secrets redacted.

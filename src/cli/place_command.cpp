@@ -19,6 +19,7 @@ struct PlaceOptions {
   std::string workload;
   std::string pipeline;
   std::string json;
+  bool strict = false;
 };
 
 Result<std::vector<PlaceStage>> parse_pipeline(const std::string& text) {
@@ -73,14 +74,20 @@ int run_place_command(const PlaceOptions& o) {
   auto stages = parse_pipeline(o.pipeline);
   if (!stages) return report_error(stages.error());
   std::vector<PlaceCandidate> candidates;
+  std::vector<InputVerdict> inputs;
   for (const auto& path : o.results) {
     auto bytes = read_file(path);
     if (!bytes) return report_error(bytes.error());
-    auto c = read_place_candidate(
-        std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), path);
+    const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    auto c = read_place_candidate(text, path);
     if (!c) return report_error(c.error());
     candidates.push_back(std::move(*c));
+    auto verdict = read_input_verdict(text, path, "place");
+    if (!verdict) return report_error(verdict.error());
+    inputs.push_back(std::move(*verdict));
   }
+  if (auto ok = refuse_invalid_inputs(inputs, o.strict, "place"); !ok)
+    return report_error(ok.error());
   if (o.pipeline.empty()) {
     // One stage: every result must be of one model.
     for (const auto& c : candidates)
@@ -93,6 +100,7 @@ int run_place_command(const PlaceOptions& o) {
   }
   auto r = place(*workload, std::move(*stages), std::move(candidates));
   if (!r) return report_error(r.error());
+  r->inputs = judge_inputs(std::move(inputs), o.strict, "place");
   std::fputs(format_place_text(*r).c_str(), stdout);
   if (!o.json.empty())
     if (auto ok = write_json_file(o.json, place_to_json(*r)); !ok) return report_error(ok.error());
@@ -112,6 +120,9 @@ Command add_place_command(CLI::App& app) {
   sub->add_option("--pipeline", o->pipeline,
                   "stages in order, NAME:MODEL.onnx,...; results match a stage by model sha256");
   sub->add_option("--json", o->json, "also write the placement as JSON to this file");
+  sub->add_flag("--strict", o->strict,
+                "refuse an INVALID input result (exit 2) instead of carrying its verdict into "
+                "the placement's");
   return {sub, [o] { return run_place_command(*o); }};
 }
 

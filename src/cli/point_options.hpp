@@ -29,6 +29,7 @@ struct PointOptions {
   uint64_t seed = 1;
   bool strict = false;                   // --strict: exit 1 when the verdict is INVALID
   std::vector<std::string> shapes = {};  // --shape NAME=DIMS (add_shape_option; not ladder)
+  std::vector<std::string> inputs = {};  // --input FILE|NAME=FILE (add_input_option; not ladder)
 };
 
 // The adaptive stop's options (rig bench adds them too).
@@ -87,6 +88,10 @@ inline Result<PointSettings> to_point_settings(const PointOptions& o) {
   s.max_duration_factor = o.max_factor;
   s.seed = o.seed;
   if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
+  // Read now: a missing file fails before the device is opened.
+  auto inputs = input_files_option(o.inputs);
+  if (!inputs) return tl::unexpected(inputs.error());
+  s.inputs = *inputs;
   return s;
 }
 

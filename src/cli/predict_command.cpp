@@ -23,7 +23,12 @@ struct PredictOptions {
   std::optional<uint32_t> depth;
   std::string json;
   bool list = false;
+  bool strict = false;
 };
+
+std::string_view as_text(const std::vector<std::byte>& bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
 
 int list_links() {
   std::fputs(format_link_profiles_text().c_str(), stdout);
@@ -42,13 +47,15 @@ int run_predict_command(const PredictOptions& o) {
                          "--link is required: a profile name or bw=BW,lat=DUR,depth=N "
                          "(rig predict --list-links), or --ladder with a rig ladder result"});
   Result<LinkProfile> link = tl::unexpected(Error{});
+  std::vector<InputVerdict> inputs;
   if (!o.ladder.empty()) {
     auto ladder_bytes = read_file(o.ladder);
     if (!ladder_bytes) return report_error(ladder_bytes.error());
-    link = read_ladder_link(
-        std::string_view(reinterpret_cast<const char*>(ladder_bytes->data()), ladder_bytes->size()),
-        o.ladder, "predict --ladder");
+    link = read_ladder_link(as_text(*ladder_bytes), o.ladder, "predict --ladder");
     if (!link) return report_error(link.error());
+    auto verdict = read_input_verdict(as_text(*ladder_bytes), o.ladder, "predict --ladder");
+    if (!verdict) return report_error(verdict.error());
+    inputs.push_back(std::move(*verdict));
   } else {
     link = parse_link_profile(o.link);
     if (!link) return report_error({link.error().code, "--link: " + link.error().message});
@@ -63,9 +70,15 @@ int run_predict_command(const PredictOptions& o) {
   const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
   auto bench = read_bench_json(text, o.result, "predict");
   if (!bench) return report_error(bench.error());
+  auto verdict = read_input_verdict(text, o.result, "predict");
+  if (!verdict) return report_error(verdict.error());
+  inputs.insert(inputs.begin(), std::move(*verdict));
+  if (auto ok = refuse_invalid_inputs(inputs, o.strict, "predict"); !ok)
+    return report_error(ok.error());
   auto source = predict_source(*bench, o.result);
   if (!source) return report_error(source.error());
-  const Prediction p = predict(*source, *link, *depth);
+  Prediction p = predict(*source, *link, *depth);
+  p.inputs = judge_inputs(std::move(inputs), o.strict, "predict");
   std::fputs(format_prediction_text(*source, p).c_str(),
              writes_to_stdout(o.json) ? stderr : stdout);
   if (!o.json.empty())
@@ -89,6 +102,9 @@ Command add_predict_command(CLI::App& app) {
   sub->add_option("--depth", o->depth,
                   "requests in flight on the target (default: the link's queue depth)");
   sub->add_flag("--list-links", o->list, "list the named link profiles and exit");
+  sub->add_flag("--strict", o->strict,
+                "refuse an INVALID input result (exit 2) instead of carrying its verdict into "
+                "the prediction's");
   sub->add_option("--json", o->json, "also write the prediction as JSON to this file");
   return {sub, [o] { return run_predict_command(*o); }};
 }

@@ -22,6 +22,7 @@ namespace {
 struct SoakOptions {
   std::string model;
   std::vector<std::string> shapes;
+  std::vector<std::string> inputs;
   std::string device = "cpu";
   std::optional<uint32_t> depth;
   std::string duration = "10m";
@@ -69,6 +70,9 @@ int run_soak_command(const SoakOptions& o) {
     *out = *d;
   }
   s.seed = o.seed;
+  auto inputs = input_files_option(o.inputs);
+  if (!inputs) return report_error(inputs.error());
+  s.inputs = *inputs;
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
@@ -102,6 +106,7 @@ Command add_soak_command(CLI::App& app) {
       "soak", "One long run: rate and temperature per window, short-run vs long-run rate");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->shapes);
+  add_input_option(sub, o->inputs);
   sub->add_option("-d,--device", o->device, "device spec")->capture_default_str();
   sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
   sub->add_option("--duration", o->duration, "measured time after warm-up, e.g. 10m")

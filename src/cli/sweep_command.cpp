@@ -161,6 +161,7 @@ Command add_sweep_command(CLI::App& app) {
       "sweep", "Pipelined rate against queue depth: the knee, and the round trip pipelining hides");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->point.shapes);
+  add_input_option(sub, o->point.inputs);
   sub->add_option("-d,--device", o->device,
                   "device spec: cpu, sim:... (sim:link=usb3-gen2,...), tcp://HOST:PORT")
       ->capture_default_str();

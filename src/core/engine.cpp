@@ -73,6 +73,14 @@ Result<void> add_slot(Device& device, Workspace& workspace) {
 
 void fill_slot(const ModelInfo& model, Workspace& workspace, size_t slot, uint64_t seed) {
   const size_t per_slot = model.inputs.size() + model.outputs.size();
+  if (workspace.frames && !workspace.frames->empty()) {
+    const InputFrame& frame = (*workspace.frames)[slot % workspace.frames->size()];
+    for (size_t i = 0; i < model.inputs.size() && i < frame.size(); ++i) {
+      const std::span<std::byte> view = workspace.views[slot * per_slot + i];
+      std::memcpy(view.data(), frame[i].data(), std::min(view.size(), frame[i].size()));
+    }
+    return;
+  }
   for (size_t i = 0; i < model.inputs.size(); ++i)
     fill_generated(workspace.views[slot * per_slot + i], model.inputs[i].type,
                    slot_input_seed(seed, slot, i));
@@ -162,7 +170,8 @@ void refuse_implausible(Completion& c, Nanos elapsed, bool comparable) {
 }
 
 Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, uint32_t slots,
-                                     uint64_t seed, EngineObserver* observer) {
+                                     uint64_t seed, EngineObserver* observer,
+                                     const InputFiles* inputs) {
   Clock& clock = device.clock();
   ColdStart cs;
   auto begin = [&](EnginePhase p, Nanos at) {
@@ -181,6 +190,14 @@ Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, u
   cs.ttfo.load_breakdown = *load;
   // TTFO allocates what one frame needs; the other slots come after it.
   const ModelInfo& info = device.model_info();
+  if (inputs && inputs->map) {
+    // Given data is checked against the loaded model's inputs before any
+    // buffer is bound: a file that does not fit fails the run here.
+    auto frames = inputs->map(info);
+    if (!frames) return tl::unexpected(frames.error());
+    cs.workspace.frames = std::make_shared<const std::vector<InputFrame>>(std::move(*frames));
+    slots = std::max<uint32_t>(slots, static_cast<uint32_t>(cs.workspace.frames->size()));
+  }
   if (info.input_bytes() + info.output_bytes() > memory_budget_bytes())
     return fail(ErrorCode::limit_exceeded, "one frame's buffers exceed the memory budget");
   begin(EnginePhase::allocate, t1);
@@ -222,8 +239,8 @@ Result<ColdStart> cold_start_unnamed(Device& device, const ModelSource& model, u
 }  // namespace
 
 Result<ColdStart> cold_start(Device& device, const ModelSource& model, uint32_t slots,
-                             uint64_t seed, EngineObserver* observer) {
-  auto cs = cold_start_unnamed(device, model, slots, seed, observer);
+                             uint64_t seed, EngineObserver* observer, const InputFiles* inputs) {
+  auto cs = cold_start_unnamed(device, model, slots, seed, observer, inputs);
   if (!cs) {
     Error e = cs.error();
     e.message = "model '" + (model.path.empty() ? model.name : model.path) + "': " + e.message;
@@ -238,7 +255,9 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   LatencyResult r;
   std::vector<double> overall, hw, tin, tout, qwait;
   overall.reserve(std::min<uint64_t>(settings.samples, 1u << 20));
-  const BindingId binding = workspace.bindings.at(0);
+  // Generated data: set 0 every time; given frames: each set in turn.
+  const size_t sets = workspace.frames ? workspace.bindings.size() : 1;
+  (void)workspace.bindings.at(0);
   EngineObserver* observer = settings.observer;
   const bool comparable = timings_on_clock(device.info(), clock);
   const Nanos start = clock.now();
@@ -248,6 +267,7 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
       r.cut_short = true;
       break;
     }
+    const BindingId binding = workspace.bindings[sets == 1 ? 0 : i % sets];
     const Nanos t0 = clock.now();
     auto t = device.run(binding);
     const Nanos t1 = clock.now();
@@ -414,8 +434,14 @@ class InFlight {
         workspace_(workspace),
         observer_(observer),
         submitted_at_(depth),
+        next_set_(depth),
+        // Generated data: slot s submits set s alone (the sets beyond the
+        // depth belong to deeper points); given frames: every set in turn.
+        sets_(workspace.frames ? std::max<size_t>(depth, workspace.bindings.size()) : depth),
         comparable_(timings_on_clock(device.info(), device.clock())),
-        bytes0_(device.bytes()) {}
+        bytes0_(device.bytes()) {
+    for (uint32_t slot = 0; slot < depth; ++slot) next_set_[slot] = slot;
+  }
 
   uint32_t depth() const { return static_cast<uint32_t>(submitted_at_.size()); }
   uint32_t count() const { return in_flight_; }
@@ -427,7 +453,11 @@ class InFlight {
   Result<void> submit(uint32_t slot, Nanos at) {
     submitted_at_[slot] = at;
     if (observer_) observer_->submitted(slot, at);
-    if (auto ok = device_.submit(workspace_.bindings[slot], slot); !ok) return ok;
+    // Slot s cycles through sets s, s + depth, ...: an add and a compare.
+    const size_t set = next_set_[slot];
+    const size_t next = set + submitted_at_.size();
+    next_set_[slot] = next < sets_ ? next : slot;
+    if (auto ok = device_.submit(workspace_.bindings[set], slot); !ok) return ok;
     ++in_flight_;
     return {};
   }
@@ -504,6 +534,8 @@ class InFlight {
   const Workspace& workspace_;
   EngineObserver* observer_;
   std::vector<Nanos> submitted_at_;
+  std::vector<size_t> next_set_;  // per slot: the buffer set it submits next
+  size_t sets_;                   // the sets the slots cycle through
   bool comparable_;
   ByteCounters bytes0_;
   uint32_t in_flight_ = 0;

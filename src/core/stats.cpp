@@ -110,12 +110,14 @@ Summary summarize(std::span<const double> values, double confidence) {
   s.count = values.size();
   s.median_ci = percentile_interval({}, 50, confidence);
   s.p90_ci = percentile_interval({}, 90, confidence);
+  s.p95_ci = percentile_interval({}, 95, confidence);
   s.p99_ci = percentile_interval({}, 99, confidence);
   if (values.empty()) return s;
   std::vector<double> sorted(values.begin(), values.end());
   std::sort(sorted.begin(), sorted.end());
   s.median_ci = percentile_interval(sorted, 50, confidence);
   s.p90_ci = percentile_interval(sorted, 90, confidence);
+  s.p95_ci = percentile_interval(sorted, 95, confidence);
   s.p99_ci = percentile_interval(sorted, 99, confidence);
   RunningStats rs;
   for (double v : sorted) rs.add(v);
@@ -125,6 +127,7 @@ Summary summarize(std::span<const double> values, double confidence) {
   s.stddev = rs.stddev();
   s.median = percentile_sorted(sorted, 50);
   s.p90 = percentile_sorted(sorted, 90);
+  s.p95 = percentile_sorted(sorted, 95);
   s.p99 = percentile_sorted(sorted, 99);
   if (*s.median != 0) {
     s.spread = (*s.max - *s.min) / std::fabs(*s.median);

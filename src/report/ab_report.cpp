@@ -105,6 +105,7 @@ std::string ab_to_json(const AbResult& r) {
   doc["notes"] = r.notes;
   doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.judgement);
+  doc["input_data"] = input_data_json(r.settings.point.inputs.get(), r.settings.point.seed);
   return dump(doc);
 }
 

@@ -276,6 +276,7 @@ void bench_fields(Io& io, BenchResult& r) {
         },
         3);
   });
+  io.derived("input_data", input_data_json(r.effective.point.inputs.get(), r.effective.point.seed));
   io.object("ttfo", [&](Io& t) { ttfo_fields(t, r.ttfo); });
   io.object("steady", [&](Io& s) {
     s.value("depth", r.steady.depth);
@@ -375,6 +376,23 @@ Result<BenchSettings> read_bench_settings_json(std::string_view text, std::strin
   return s;
 }
 
+WallPlan bench_wall_plan(const BenchSettings& s) {
+  WallPlan p;
+  p.lone_max = s.latency_max;
+  p.measure_min = s.point.duration;
+  if (s.offered.enabled()) {
+    p.repeats = 1;
+    p.warmup_max = default_warmup_window(s.point.duration, s.point.windows);
+    p.measure_max = s.point.duration;
+    return p;
+  }
+  p.repeats = s.point.repeats;
+  p.warmup_max = s.point.warmup_max;
+  p.measure_max = Nanos(static_cast<int64_t>(static_cast<double>(s.point.duration.count()) *
+                                             std::max(1.0, s.point.max_duration_factor)));
+  return p;
+}
+
 std::string format_bench_text(const BenchResult& r) {
   std::ostringstream out;
   out << "rig bench: " << r.model.name << " on " << r.device.spec << "\n";
@@ -433,6 +451,7 @@ std::string format_bench_text(const BenchResult& r) {
     row(out, "latency from arrival p50", percentile_ms(l.median, l.median_ci),
         "includes waiting for earlier frames");
     row(out, "latency from arrival p90", percentile_ms(l.p90, l.p90_ci));
+    row(out, "latency from arrival p95", percentile_ms(l.p95, l.p95_ci));
     row(out, "latency from arrival p99", percentile_ms(l.p99, l.p99_ci), "max " + ms_or_na(l.max));
     const auto& sv = o.service_ms;
     row(out, "latency from submission p50", percentile_ms(sv.median, sv.median_ci));
@@ -467,6 +486,7 @@ std::string format_bench_text(const BenchResult& r) {
   const auto& lat = r.latency.overall_ms;
   row(out, "overall p50", percentile_ms(lat.median, lat.median_ci));
   row(out, "overall p90", percentile_ms(lat.p90, lat.p90_ci));
+  row(out, "overall p95", percentile_ms(lat.p95, lat.p95_ci));
   row(out, "overall p99", percentile_ms(lat.p99, lat.p99_ci), "max " + ms_or_na(lat.max));
   if (r.latency.hardware_ms.count > 0) {
     row(out, "hardware (device compute) p50", ms_or_na(r.latency.hardware_ms.median));

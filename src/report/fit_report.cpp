@@ -113,6 +113,7 @@ std::string format_fit_text(const FitResult& r) {
         break;
     }
   }
+  out << inputs_text(r.inputs) << verdict_text(r.inputs.verdict);
   return out.str();
 }
 
@@ -127,7 +128,8 @@ std::string fit_to_json(const FitResult& r) {
                      {"bits", s.bits},
                      {"link", s.link ? link_json(*s.link) : json(nullptr)},
                      {"link_from", s.link_from},
-                     {"activation_bytes", json_number(s.activation_bytes)}};
+                     {"activation_bytes", json_number(s.activation_bytes)},
+                     {"strict", r.inputs.strict}};
   json types = json::object();
   for (const auto& [type, g] : w.by_type)
     types[type] = {{"tensors", g.tensors},
@@ -165,6 +167,8 @@ std::string fit_to_json(const FitResult& r) {
                      {{"bytes_in", r.frame_known ? json(r.frame_in_bytes) : json(nullptr)},
                       {"bytes_out", r.frame_known ? json(r.frame_out_bytes) : json(nullptr)},
                       {"counted", r.frame_known}}}};
+  doc["inputs"] = inputs_json(r.inputs);
+  doc["verdict"] = verdict_json(r.inputs.verdict);
   return dump(doc);
 }
 

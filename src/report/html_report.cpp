@@ -503,7 +503,7 @@ void latency_cdf(Context& c, const json& d,
     if (!s || !s->is_object() || number_at(*s, "count").value_or(0) <= 0) continue;
     DataBlock b{"cdf" + std::to_string(n), {}};
     for (auto [k, f] : {std::pair{"min", 0.0}, std::pair{"median", 0.5}, std::pair{"p90", 0.9},
-                        std::pair{"p99", 0.99}, std::pair{"max", 1.0}})
+                        std::pair{"p95", 0.95}, std::pair{"p99", 0.99}, std::pair{"max", 1.0}})
       if (auto v = number_at(*s, k)) b.rows.push_back({*v, f});
     if (b.rows.empty()) continue;
     plot += std::string(n ? ", " : "") + "$" + b.name + " using 1:2 with linespoints title " +
@@ -602,21 +602,28 @@ void bench_section(Context& c, const ResultDoc& r) {
   table_end(out);
   window_plot(c, d, "Rate per window, every repeat");
   out += "<h3>Lone-frame latency</h3>\n";
-  table_head(out, {"series", "p50", "p90", "p99", "max", "samples"});
+  table_head(out, {"series", "p50", "p90", "p95", "p95 interval (95%)", "p99", "max", "samples"});
   for (auto [path, name] : {std::pair{"latency.overall_ms", "overall (client-observed)"},
                             std::pair{"latency.hardware_ms", "device compute"},
                             std::pair{"latency.transfer_in_ms", "transfer in"},
                             std::pair{"latency.transfer_out_ms", "transfer out"}}) {
     const json* s = report::at_path(d, path);
     if (!s) continue;
+    const auto p95_lower = number_at(*s, "intervals.p95.lower");
+    const auto p95_upper = number_at(*s, "intervals.p95.upper");
+    // A version-5 document has no p95; an interval needs enough samples.
+    const std::string p95_interval = p95_lower && p95_upper
+                                         ? num(p95_lower, "ms") + " .. " + num(p95_upper, "ms")
+                                     : number_at(*s, "p95") ? std::string("not enough samples")
+                                                            : std::string("n/a");
     table_row(out, {name, num(number_at(*s, "median"), "ms"), num(number_at(*s, "p90"), "ms"),
-                    num(number_at(*s, "p99"), "ms"), num(number_at(*s, "max"), "ms"),
-                    num(number_at(*s, "count"))});
+                    num(number_at(*s, "p95"), "ms"), p95_interval, num(number_at(*s, "p99"), "ms"),
+                    num(number_at(*s, "max"), "ms"), num(number_at(*s, "count"))});
   }
   table_end(out);
   latency_cdf(c, d,
               {{"latency.overall_ms", "overall"}, {"latency.hardware_ms", "device-side compute"}},
-              "Lone-frame latency CDF (through min, p50, p90, p99, max)");
+              "Lone-frame latency CDF (through min, p50, p90, p95, p99, max)");
 }
 
 void loop_section(Context& c, const ResultDoc& r) {

@@ -33,11 +33,13 @@ json json_summary(const Summary& s) {
           {"intervals",
            {{"p50", json_interval(s.median_ci)},
             {"p90", json_interval(s.p90_ci)},
+            {"p95", json_interval(s.p95_ci)},
             {"p99", json_interval(s.p99_ci)}}},
           {"min", json_number(s.min)},
           {"median", json_number(s.median)},
           {"mean", json_number(s.mean)},
           {"p90", json_number(s.p90)},
+          {"p95", json_number(s.p95)},
           {"p99", json_number(s.p99)},
           {"max", json_number(s.max)},
           {"stddev", json_number(s.stddev)},
@@ -175,6 +177,26 @@ json verdict_json(const Verdict& v) {
           {"rules", rules}};
 }
 
+json input_data_json(const InputFiles* files, uint64_t seed) {
+  json list = json::array();
+  if (files)
+    for (const auto& f : files->files)
+      list.push_back({{"path", f.path}, {"sha256", f.sha256}, {"bytes", f.bytes}});
+  return {{"source", files ? "files" : "generated"},
+          {"seed", files ? json(nullptr) : json(seed)},
+          {"files", list}};
+}
+
+json inputs_json(const JudgedInputs& j) {
+  json inputs = json::array();
+  for (const auto& in : j.inputs)
+    inputs.push_back({{"source", in.source},
+                      {"tool", in.tool},
+                      {"status", input_status(in)},
+                      {"reasons", in.reasons}});
+  return inputs;
+}
+
 json document(std::string_view tool) {
   json doc;
   doc["schema_version"] = kJsonSchemaVersion;
@@ -219,3 +241,28 @@ Result<std::pair<json, int>> read_document(std::string_view text, std::string_vi
 }
 
 }  // namespace rig::report
+
+namespace rig {
+
+Result<InputVerdict> read_input_verdict(std::string_view text, std::string_view what,
+                                        std::string_view reader) {
+  auto read = report::read_document(text, what, "", reader);
+  if (!read) return tl::unexpected(read.error());
+  const report::json& doc = read->first;
+  InputVerdict in;
+  in.source = std::string(what);
+  in.tool = doc["tool"].get<std::string>();
+  auto v = doc.find("verdict");
+  if (v == doc.end() || !v->is_object()) return in;
+  auto valid = v->find("valid");
+  if (valid == v->end() || !valid->is_boolean())
+    return fail(ErrorCode::invalid_argument,
+                std::string(what) + ": field 'verdict.valid' is missing or not true or false");
+  in.valid = valid->get<bool>();
+  if (auto reasons = v->find("reasons"); reasons != v->end() && reasons->is_array())
+    for (const auto& r : *reasons)
+      if (r.is_string()) in.reasons.push_back(r.get<std::string>());
+  return in;
+}
+
+}  // namespace rig

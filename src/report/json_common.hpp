@@ -15,6 +15,7 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
+#include "rig/scenario/input_verdict.hpp"
 #include "rig/scenario/point.hpp"
 #include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
@@ -48,6 +49,13 @@ json environment_json(const Environment& env, bool virtual_clock,
                       const std::vector<std::pair<std::string, const DeviceInfo*>>& devices);
 // status, valid, reasons, warnings, and every rule checked.
 json verdict_json(const Verdict& v);
+// The inputs a command read, each with its verdict:
+// [{source, tool, status, reasons}] (rig predict, fit, place; version 6).
+json inputs_json(const JudgedInputs& judged);
+// The data a measurement bound (version 6): {"source": "generated", "seed":
+// N, "files": []} or {"source": "files", "seed": null, "files": [{path,
+// sha256, bytes}]} (--input, in the order given).
+json input_data_json(const InputFiles* files, uint64_t seed);
 // {"schema_version": kJsonSchemaVersion, "tool": tool}
 json document(std::string_view tool);
 

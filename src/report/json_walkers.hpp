@@ -177,6 +177,7 @@ class JsonReader {
             std::pair{"stddev", &s.stddev}, std::pair{"spread", &s.spread},
             std::pair{"mdape", &s.mdape}})
         io.number(k, *field);
+      io.number("p95", s.p95, 6);
       io.object(
           "intervals",
           [&](JsonReader& iv) {
@@ -189,6 +190,13 @@ class JsonReader {
                 ci->count = s.count;
               });
             }
+            iv.object(
+                "p95",
+                [&](JsonReader& c) {
+                  c.interval(s.p95_ci);
+                  s.p95_ci.count = s.count;
+                },
+                6);
           },
           3);
     });

@@ -142,6 +142,7 @@ std::string loop_to_json(const LoopResult& r) {
                           {"upper_ms", json_number(r.transfer_cost_upper_ms)}};
   doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
+  doc["input_data"] = input_data_json(r.effective.point.inputs.get(), r.effective.point.seed);
   return dump(doc);
 }
 

@@ -254,6 +254,7 @@ std::string format_place_text(const PlaceResult& r) {
   if (r.assignments.size() > shown)
     out << "(" << r.assignments.size() - shown << " more assignments in the JSON)\n";
   out << "\n" << (r.met ? "choice: " : "NOT MET: ") << r.reason << "\n";
+  out << inputs_text(r.inputs) << verdict_text(r.inputs.verdict);
   return out.str();
 }
 
@@ -277,7 +278,8 @@ std::string place_to_json(const PlaceResult& r) {
                        {"frame", w.frame_text},
                        {"frame_bytes", json_number(w.frame_bytes)},
                        {"frame_mapping", r.frame_mapping}}},
-                     {"results", sources}};
+                     {"results", sources},
+                     {"strict", r.inputs.strict}};
   json candidates = json::array();
   for (const auto& c : r.candidates)
     candidates.push_back({{"source", c.source},
@@ -333,6 +335,8 @@ std::string place_to_json(const PlaceResult& r) {
                     {"assignments", assignments},
                     {"met", r.met},
                     {"reason", r.reason}};
+  doc["inputs"] = inputs_json(r.inputs);
+  doc["verdict"] = verdict_json(r.inputs.verdict);
   return dump(doc);
 }
 

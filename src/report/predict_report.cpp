@@ -29,6 +29,7 @@ std::string format_prediction_text(const PredictSource& s, const Prediction& p) 
   const double lat_ms = to_ms(l.latency);
   std::string out = "rig predict: " + (s.model_name.empty() ? std::string("model") : s.model_name) +
                     " measured on " + s.device_spec;
+  const std::string inputs = inputs_text(p.inputs);
   if (s.measured_rate)
     out += " (" + format_fixed(*s.measured_rate, 1) + " frames/s at depth " +
            std::to_string(s.depth) + ")";
@@ -37,7 +38,7 @@ std::string format_prediction_text(const PredictSource& s, const Prediction& p) 
   out += "link " + l.name + ": " + format_rate(l.bw_in) + " in, " + format_rate(l.bw_out) +
          " out, " + format_ms(lat_ms) + " per transfer (" + format_ms(2 * lat_ms) +
          " round trip), queue depth " + std::to_string(l.queue_depth) + ", " +
-         (l.full_duplex ? "full" : "half") + " duplex\n  (" + l.source + ")\n\n";
+         (l.full_duplex ? "full" : "half") + " duplex\n  (" + l.source + ")\n" + inputs + "\n";
 
   out += "steady: " + format_fixed(p.rate, 1) + " frames/s (" + format_ms(p.ms_per_frame) +
          " per frame) at depth " + std::to_string(p.depth) + ", bounded by ";
@@ -91,7 +92,7 @@ std::string format_prediction_text(const PredictSource& s, const Prediction& p) 
            (l.full_duplex ? "busier direction" : "shared channel") + " is " +
            format_fixed(p.bus_idle * 100, 0) + "% idle\n";
   }
-  return out;
+  return out + verdict_text(p.inputs.verdict);
 }
 
 std::string prediction_to_json(const std::string& path, const PredictSource& s,
@@ -99,6 +100,7 @@ std::string prediction_to_json(const std::string& path, const PredictSource& s,
   json doc = document("rig predict");
   const LinkProfile& l = p.link;
   doc["settings"] = {{"result", path},
+                     {"strict", p.inputs.strict},
                      {"depth", p.depth},
                      {"link",
                       {{"name", l.name},
@@ -148,6 +150,8 @@ std::string prediction_to_json(const std::string& path, const PredictSource& s,
           {"allocate_ms", json_number(s.allocate_ms)},
           {"first_compute_ms", json_number(p.first_compute_ms)},
           {"first_inference_ms", json_number(p.ttfo_ms - s.load_ms - s.allocate_ms)}}}}}};
+  doc["inputs"] = inputs_json(p.inputs);
+  doc["verdict"] = verdict_json(p.inputs.verdict);
   return dump(doc);
 }
 

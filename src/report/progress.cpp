@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -52,7 +53,29 @@ void ProgressLine::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+Nanos WallPlan::upper() const {
+  return lone_max + static_cast<int64_t>(repeats) * (warmup_max + measure_max);
+}
+
+Nanos WallPlan::lower() const {
+  return static_cast<int64_t>(repeats) * measure_min;
+}
+
+std::string wall_plan_text(const WallPlan& p) {
+  std::string out = "at most " + seconds_text(p.upper().count()) + " after the cold start (";
+  if (p.lone_max > Nanos(0)) out += "lone frames <= " + format_duration(p.lone_max) + "; ";
+  out += std::to_string(p.repeats) + (p.repeats == 1 ? " repeat" : " repeats") +
+         " x (warm-up <= " + format_duration(p.warmup_max) + " + " +
+         format_duration(p.measure_min) + " measured";
+  if (p.measure_max > p.measure_min)
+    out += ", extended to <= " + format_duration(p.measure_max) + " until stable";
+  out += ")); at least " + seconds_text(p.lower().count());
+  return out;
+}
+
 void ProgressLine::phase_begin(EnginePhase phase, Nanos at) {
+  int64_t unset = -1;
+  first_ns_.compare_exchange_strong(unset, at.count(), std::memory_order_relaxed);
   if (phase == EnginePhase::warmup) {
     run_.fetch_add(1, std::memory_order_relaxed);
     rate_.store(-1, std::memory_order_relaxed);
@@ -92,6 +115,12 @@ std::string ProgressLine::text() const {
   const double rate = rate_.load(std::memory_order_relaxed);
   if (rate >= 0 && (p == EnginePhase::measure || p == EnginePhase::drain))
     s += "  " + format_fixed(rate, rate >= 100 ? 1 : 2) + " /s";
+  if (plan_.planned_upper > Nanos(0)) {
+    const int64_t first = first_ns_.load(std::memory_order_relaxed);
+    const int64_t last = std::max(last_ns_.load(std::memory_order_relaxed), first);
+    s += "  [" + seconds_text(last - first) +
+         " of <= " + seconds_text(plan_.planned_upper.count()) + " planned]";
+  }
   return s;
 }
 

@@ -17,8 +17,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }
 
 bool is_summary_stat(std::string_view key) {
-  return key == "min" || key == "median" || key == "mean" || key == "p90" || key == "p99" ||
-         key == "max" || key == "stddev";
+  return key == "min" || key == "median" || key == "mean" || key == "p90" || key == "p95" ||
+         key == "p99" || key == "max" || key == "stddev";
 }
 
 void walk(const json& node, const std::string& section, const std::string& name,

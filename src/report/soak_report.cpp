@@ -120,6 +120,7 @@ std::string soak_to_json(const SoakResult& r) {
                  {"drift_exceeds_noise", r.drift_exceeds_noise}};
   doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
+  doc["input_data"] = input_data_json(r.effective.inputs.get(), r.effective.seed);
   return dump(doc);
 }
 

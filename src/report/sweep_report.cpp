@@ -122,6 +122,7 @@ std::string rate_sweep_to_json(const RateSweepResult& r) {
   doc["notes"] = r.notes;
   doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
+  doc["input_data"] = input_data_json(r.effective.point.inputs.get(), r.effective.point.seed);
   return dump(doc);
 }
 
@@ -226,6 +227,7 @@ std::string sweep_to_json(const SweepResult& r) {
   doc["notes"] = r.notes;
   doc["monitor"] = monitor_json(r.monitor);
   doc["verdict"] = verdict_json(r.verdict);
+  doc["input_data"] = input_data_json(r.effective.point.inputs.get(), r.effective.point.seed);
   return dump(doc);
 }
 

@@ -85,6 +85,20 @@ std::string verdict_text(const Verdict& v) {
   return out;
 }
 
+std::string inputs_text(const JudgedInputs& j) {
+  std::string out;
+  for (const auto& in : j.inputs) {
+    out += "input " + in.source + " (" + in.tool + "): " + input_status(in);
+    if (in.valid && !*in.valid) {
+      std::string reasons;
+      for (const auto& r : in.reasons) reasons += (reasons.empty() ? "" : "; ") + r;
+      out += " (" + reasons + ")";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::string queue_text(const DeviceInfo& d) {
   const uint32_t own = d.device_queue_depth();
   std::string out = "queue depth " + std::to_string(own);

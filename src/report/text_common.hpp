@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rig/device.hpp"
+#include "rig/scenario/input_verdict.hpp"
 #include "rig/scenario/verdict.hpp"
 #include "rig/stats.hpp"
 
@@ -48,6 +49,9 @@ std::string verdict_line(const Verdict& v);
 
 // "verdict: VALID|INVALID", then "  - reason" and "  warning: ..." lines.
 std::string verdict_text(const Verdict& v);
+
+// "input cpu1.json (rig bench): INVALID (reasons)" per input read.
+std::string inputs_text(const JudgedInputs& judged);
 
 // "queue depth 32", or for a remote device "queue depth 32 (64 in flight per
 // connection)".

@@ -167,8 +167,8 @@ Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource
   r.virtual_clock = (*device)->clock().is_virtual();
   r.depth_a = side_depth(r, r.device_a, r.a.depth, "A");
   r.depth_b = side_depth(r, r.device_a, r.b.depth, "B");
-  auto cold =
-      cold_start(**device, model, std::max(r.depth_a, r.depth_b), point.seed, point.observer);
+  auto cold = cold_start(**device, model, std::max(r.depth_a, r.depth_b), point.seed,
+                         point.observer, point.inputs.get());
   if (!cold) return tl::unexpected(on_side(cold.error(), "A"));
   r.model = (*device)->model_info();
   r.model.sha256 = model_sha256(model);  // after the cold start: never timed
@@ -219,7 +219,7 @@ Result<void> run_fresh(AbResult& r, const DeviceOpener& open, const ModelSource&
       std::optional<MonitoredRun> watch;
       watch.emplace(r.settings.monitor, **device, point.observer);
       PointSettings p = watch->watched(point);
-      auto cold = cold_start(**device, model, run_depth, p.seed, p.observer);
+      auto cold = cold_start(**device, model, run_depth, p.seed, p.observer, p.inputs.get());
       if (!cold) return tl::unexpected(on_side(cold.error(), name));
       if (r.model.name.empty()) {
         r.model = (*device)->model_info();

@@ -121,7 +121,8 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   EngineObserver* observer = settings.monitor.enabled ? &fan : settings.point.observer;
   monitor.start();
 
-  auto cold = cold_start(device, model, depth, settings.point.seed, observer);
+  auto cold =
+      cold_start(device, model, depth, settings.point.seed, observer, settings.point.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();

@@ -56,7 +56,7 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
 
   MonitoredRun watch(settings.monitor, device, settings.point.observer);
   const PointSettings point = watch.watched(r.effective.point);
-  auto cold = cold_start(device, model, depth, point.seed, point.observer);
+  auto cold = cold_start(device, model, depth, point.seed, point.observer, point.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();

@@ -163,7 +163,7 @@ Result<RateSweepResult> run_rate_sweep(Device& device, const ModelSource& model,
   MonitoredRun watch(s.monitor, device, s.point.observer);
   EngineObserver* observer = watch.observer();
 
-  auto cold = cold_start(device, model, depth, s.point.seed, observer);
+  auto cold = cold_start(device, model, depth, s.point.seed, observer, s.point.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();

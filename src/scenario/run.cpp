@@ -5,6 +5,7 @@
 #include <set>
 
 #include "rig/model.hpp"
+#include "rig/sha256.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
@@ -107,6 +108,81 @@ Result<std::vector<std::vector<std::byte>>> prepare_inputs(const ModelInfo& mode
   }
   if (sources) *sources = std::move(from);
   return inputs;
+}
+
+Result<std::shared_ptr<const InputFiles>> read_input_files(const std::vector<InputItem>& items) {
+  if (items.empty()) return std::shared_ptr<const InputFiles>();
+  struct Item {
+    std::string name;  // "" for a positional item
+    std::string path;
+    std::vector<std::byte> bytes;
+  };
+  auto read = std::make_shared<std::vector<Item>>();
+  auto files = std::make_shared<InputFiles>();
+  for (const InputItem& item : items) {
+    Item it;
+    const size_t eq = item.find('=');
+    // A path may hold '=': NAME=FILE only when the part before it is a
+    // plausible input name (no '/').
+    if (eq != std::string::npos && eq > 0 && item.substr(0, eq).find('/') == std::string::npos) {
+      it.name = item.substr(0, eq);
+      it.path = item.substr(eq + 1);
+    } else {
+      it.path = item;
+    }
+    auto bytes = read_file(it.path);
+    if (!bytes) return fail(bytes.error().code, "--input: " + bytes.error().message);
+    it.bytes = std::move(*bytes);
+    files->files.push_back({it.path, sha256_hex(it.bytes), it.bytes.size()});
+    read->push_back(std::move(it));
+  }
+  files->map = [read](const ModelInfo& model) -> Result<std::vector<InputFrame>> {
+    const size_t n = model.inputs.size();
+    std::vector<std::vector<const Item*>> per_input(n);
+    std::vector<const Item*> positional;
+    for (const Item& it : *read) {
+      if (it.name.empty()) {
+        positional.push_back(&it);
+        continue;
+      }
+      size_t i = 0;
+      while (i < n && model.inputs[i].name != it.name) ++i;
+      if (i == n)
+        return fail(ErrorCode::invalid_argument, "--input " + it.name + "=" + it.path +
+                                                     ": model '" + model.name + "' has no input '" +
+                                                     it.name +
+                                                     "' (its inputs: " + input_names(model) + ")");
+      per_input[i].push_back(&it);
+    }
+    std::vector<size_t> unnamed;
+    for (size_t i = 0; i < n; ++i)
+      if (per_input[i].empty()) unnamed.push_back(i);
+    if (!positional.empty() && unnamed.empty())
+      return fail(ErrorCode::invalid_argument,
+                  "--input " + positional.front()->path + ": every input of model '" + model.name +
+                      "' is named by NAME=FILE; give this file a NAME= too");
+    for (size_t j = 0; j < positional.size(); ++j)
+      per_input[unnamed[j % unnamed.size()]].push_back(positional[j]);
+    const size_t frames = per_input.empty() ? 0 : per_input.front().size();
+    for (size_t i = 0; i < n; ++i)
+      if (per_input[i].size() != frames || frames == 0)
+        return fail(ErrorCode::invalid_argument,
+                    "--input: model '" + model.name + "' has " + std::to_string(n) + " input" +
+                        (n == 1 ? "" : "s") + " (" + input_names(model) + "); each needs the " +
+                        "same number of files (one per frame), and input '" + model.inputs[i].name +
+                        "' got " + std::to_string(per_input[i].size()) + " where '" +
+                        model.inputs.front().name + "' got " + std::to_string(frames));
+    std::vector<InputFrame> out(frames, InputFrame(n));
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < frames; ++k) {
+        const Item& it = *per_input[i][k];
+        auto bytes = input_from_file(model.inputs[i], it.path, it.bytes);
+        if (!bytes) return fail(bytes.error().code, "--input " + bytes.error().message);
+        out[k][i] = std::move(*bytes);
+      }
+    return out;
+  };
+  return std::shared_ptr<const InputFiles>(std::move(files));
 }
 
 Result<Inference> infer(Device& device, std::span<const std::vector<std::byte>> inputs) {

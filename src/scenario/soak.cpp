@@ -101,7 +101,7 @@ Result<SoakResult> run_soak(Device& device, const ModelSource& model,
   // Cooldown: waited on the device's clock (no wall time on a virtual one).
   monitor.wait(settings.cooldown, "cooldown");
 
-  auto cold = cold_start(device, model, depth, settings.seed, observer);
+  auto cold = cold_start(device, model, depth, settings.seed, observer, settings.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();

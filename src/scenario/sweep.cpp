@@ -238,7 +238,7 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model,
   r.effective.max_depth = hi;
   const std::vector<uint32_t> depths = plan_depths(r, s, hi);
 
-  auto cold = cold_start(device, model, hi, s.point.seed, s.point.observer);
+  auto cold = cold_start(device, model, hi, s.point.seed, s.point.observer, s.point.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
   r.ttfo = cold->ttfo;
   r.model = device.model_info();

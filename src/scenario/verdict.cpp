@@ -222,36 +222,181 @@ RuleOutcome steal_time(const ConfoundInputs& in) {
   return o;
 }
 
+// A run's windows as one step rather than a trend: the split into a first
+// and a last part whose two mean rates fit the windows best (least squares).
+// It is a step when it leaves less than half the squared residual of the
+// linear trend (a steady trend leaves a step fit much worse than the line).
+struct RateStep {
+  size_t at = 0;  // the first window of the last part, 0-based
+  double before = 0, after = 0;
+};
+
+std::optional<RateStep> rate_step(const std::vector<WindowFigure>& windows) {
+  std::vector<std::pair<double, double>> pts;
+  for (const auto& w : windows)
+    if (w.duration_s > 0) pts.emplace_back(w.start_s + w.duration_s / 2, w.rate);
+  if (pts.size() < 3) return std::nullopt;
+  const auto n = static_cast<double>(pts.size());
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : pts) {
+    mx += x / n;
+    my += y / n;
+  }
+  double sxx = 0, sxy = 0, syy = 0;
+  for (const auto& [x, y] : pts) {
+    sxx += (x - mx) * (x - mx);
+    sxy += (x - mx) * (y - my);
+    syy += (y - my) * (y - my);
+  }
+  if (!(sxx > 0)) return std::nullopt;
+  const double linear_residual = std::max(0.0, syy - sxy * sxy / sxx);
+  std::optional<RateStep> best;
+  double best_residual = 0;
+  for (size_t k = 1; k < pts.size(); ++k) {
+    double a = 0, b = 0;
+    for (size_t i = 0; i < pts.size(); ++i) (i < k ? a : b) += pts[i].second;
+    a /= static_cast<double>(k);
+    b /= static_cast<double>(pts.size() - k);
+    double residual = 0;
+    for (size_t i = 0; i < pts.size(); ++i) {
+      const double d = pts[i].second - (i < k ? a : b);
+      residual += d * d;
+    }
+    if (!best || residual < best_residual) {
+      best = RateStep{k, a, b};
+      best_residual = residual;
+    }
+  }
+  if (!best || !(best->before > 0) || !(best_residual < 0.5 * linear_residual)) return std::nullopt;
+  return best;
+}
+
+// What the monitor read beside a rate that moved, each in words, or
+// nullopt: a temperature rising or a clock falling (heating, throttling),
+// host contention over its threshold, other clients of a shared device.
+std::optional<std::string> heating_reading(const MonitorRecord& m) {
+  if (!m.enabled) return std::nullopt;
+  for (const auto& key : series_names(m, "temp_c:", {"device:temperature_c"})) {
+    const auto t = measured_values(m, key);
+    if (t.size() >= 2 && t.back() - t.front() >= 1.0)
+      return key + " rose " + format_fixed(t.front(), 1) + " -> " + format_fixed(t.back(), 1) +
+             " C";
+  }
+  for (const char* key : {"cpu_freq_min_mhz", "device:clock_mhz"}) {
+    const auto f = measured_values(m, key);
+    if (f.size() >= 2 && f.front() > 0 && f.back() < 0.95 * f.front())
+      return std::string(key) + " fell " + format_fixed(f.front(), 0) + " -> " +
+             format_fixed(f.back(), 0) + " MHz";
+  }
+  const auto throttle = measured_values(m, "throttle_events");
+  if (throttle.size() >= 2 && throttle.back() > throttle.front())
+    return "the thermal throttle counters rose by " +
+           format_fixed(throttle.back() - throttle.front(), 0);
+  return std::nullopt;
+}
+
+std::optional<std::string> contention_reading(const MonitorRecord& m, const ConfoundSettings& s) {
+  if (!m.enabled) return std::nullopt;
+  std::string out;
+  const auto others = measured_values(m, "others_cpu");
+  if (!others.empty() && mean_of(others) > s.others_cpu_max)
+    out = "other processes' CPU " + share(mean_of(others)) + " of the host";
+  for (const auto& [name, key] :
+       {std::pair{"cpu", "psi_cpu_some"}, std::pair{"io", "psi_io_some"}}) {
+    const auto v = measured_values(m, key);
+    if (!v.empty() && mean_of(v) > s.psi_some_max_pct)
+      out += std::string(out.empty() ? "" : ", ") + "PSI " + name + " some " +
+             format_fixed(mean_of(v), 1) + "%";
+  }
+  const auto steal = measured_values(m, "steal");
+  if (!steal.empty() && mean_of(steal) > s.steal_max)
+    out += std::string(out.empty() ? "" : ", ") + "steal " + share(mean_of(steal));
+  if (out.empty()) return std::nullopt;
+  return "host contention (" + out + ")";
+}
+
+std::optional<std::string> sharing_reading(const MonitorRecord& m) {
+  if (!m.enabled) return std::nullopt;
+  const auto reloads = measured_values(m, "device:server.model_reloads");
+  const auto others = measured_values(m, "device:server.other_requests");
+  const double n_reloads =
+      reloads.size() >= 2 ? std::max(0.0, reloads.back() - reloads.front()) : 0;
+  const double n_requests = others.size() >= 2 ? std::max(0.0, others.back() - others.front()) : 0;
+  if (n_reloads <= 0 && n_requests <= 0) return std::nullopt;
+  return "other clients used the device (" + format_fixed(n_requests, 0) + " of their requests, " +
+         format_fixed(n_reloads, 0) + " model reloads)";
+}
+
+// The rate's movement across each run's windows, named by its direction and
+// shape (a trend, or a step at one window), with the reading it coincided
+// with. Heating is named only where a temperature or clock reading supports
+// it; a device other clients shared is the sharing rule's to explain
+// (device_shared), so drift is not blamed for it.
 RuleOutcome thermal_drift(const ConfoundInputs& in) {
   const ConfoundSettings& s = *in.settings;
   const MonitorRecord& m = *in.monitor;
   RuleOutcome o = confound("thermal_drift", s.strict,
                            "drift_max " + share(s.drift_max) +
-                               " rate trend across a run's windows (and beyond twice their "
-                               "scatter); temp_rise_max " +
+                               " rate trend (or step) across a run's windows (and beyond twice "
+                               "their scatter); temp_rise_max " +
                                format_fixed(s.temp_rise_max_c, 1) + " C");
+  const auto heating = heating_reading(m);
+  const auto contention = contention_reading(m, s);
+  const auto sharing = sharing_reading(m);
+  auto signed_share = [](double v) { return (v >= 0 ? "+" : "") + format_fixed(v * 100, 1) + "%"; };
   std::string ev;
   std::optional<RateTrend> worst;
   size_t worst_run = 0;
+  std::string explained;
   for (size_t i = 0; i < in.runs.size(); ++i) {
     auto t = rate_trend(*in.runs[i]);
     if (t && (!worst || std::fabs(t->change) > std::fabs(worst->change))) {
       worst = t;
       worst_run = i;
     }
-    if (t && std::fabs(t->change) > s.drift_max && std::fabs(t->change) > 2 * t->scatter)
-      finding(o, "thermal drift: run " + std::to_string(i + 1) + "'s rate trended " +
-                     format_fixed(t->change * 100, 1) + "% from its first window to its last (> " +
-                     share(s.drift_max) + ", scatter " + share(t->scatter) +
-                     "); the device is heating or throttling: let it cool, or use rig soak to "
+    const std::string run = "run " + std::to_string(i + 1);
+    const auto step = rate_step(*in.runs[i]);
+    const double step_change = step ? step->after / step->before - 1 : 0;
+    std::string what;
+    double change = 0;
+    if (step && std::fabs(step_change) > s.drift_max) {
+      change = step_change;
+      what = "rate stepped " + signed_share(change) + " at window " + std::to_string(step->at + 1) +
+             " of " + std::to_string(in.runs[i]->size()) + " in " + run + " (" +
+             format_fixed(step->before, 1) + " to " + format_fixed(step->after, 1) + " /s, > " +
+             share(s.drift_max) + ")";
+    } else if (t && std::fabs(t->change) > s.drift_max && std::fabs(t->change) > 2 * t->scatter) {
+      change = t->change;
+      what = "rate drifted " + signed_share(change) + " during " + run +
+             " (its trend from the first window to the last, > " + share(s.drift_max) +
+             ", scatter " + share(t->scatter) + ")";
+    } else {
+      continue;
+    }
+    if (sharing) {
+      explained += "; " + what + " while " + *sharing +
+                   ": the sharing rule (device_shared) explains it, drift is not blamed";
+      continue;
+    }
+    if (heating && change < 0)
+      finding(o, what + "; it coincided with " + *heating +
+                     ": the device is heating or throttling; let it cool, or use rig soak to "
                      "measure the long-run rate");
+    else if (contention)
+      finding(o, what + "; it coincided with " + *contention +
+                     ": other work on the host moved the rate; run on a quiet host");
+    else
+      finding(o, what +
+                     "; no temperature, clock, contention or sharing reading explains it: "
+                     "repeat the run, or use rig soak to see whether it persists");
   }
   if (worst)
-    ev = "largest rate trend " + format_fixed(worst->change * 100, 1) + "% (run " +
+    ev = "largest rate trend " + signed_share(worst->change) + " (run " +
          std::to_string(worst_run + 1) + ", " + std::to_string(worst->windows) +
          " windows, scatter " + share(worst->scatter) + ")";
   else
     ev = "rate trend n/a: fewer than 3 windows";
+  ev += explained;
   if (m.enabled) {
     for (const auto& key : series_names(m, "temp_c:", {"device:temperature_c"})) {
       const auto t = measured_values(m, key);

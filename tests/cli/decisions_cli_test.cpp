@@ -123,5 +123,84 @@ TEST_F(Decisions, PlaceExitsOneWhenNothingMeetsTheWorkload) {
   EXPECT_NE(miss.output.find("NOT MET"), std::string::npos) << miss.output;
 }
 
+// Issue 27, item 5: predict, fit and place state each input's verdict and
+// carry it into their own; --strict refuses an INVALID input by name (exit
+// 2) and writes nothing.
+TEST_F(Decisions, PredictFitAndPlaceCarryTheirInputsVerdicts) {
+  constexpr auto npos = std::string::npos;
+  // Too few lone frames: INVALID (enough_lone_frames), on the sim's clock.
+  CliRun bad = test::rig("bench " + model_ +
+                         " -d sim:compute=1ms --duration 0.5s --repeats 3 --min-inferences 10 "
+                         "--latency-samples 5 -q --no-history --json " +
+                         path("bad.json"));
+  ASSERT_EQ(bad.status, 0) << bad.output;
+  ASSERT_FALSE(read_json(path("bad.json"))["verdict"]["valid"].get<bool>());
+  CliRun good = test::rig(bench("sim:compute=1ms", "-q --no-history --json " + path("good.json")));
+  ASSERT_EQ(good.status, 0) << good.output;
+  ASSERT_TRUE(read_json(path("good.json"))["verdict"]["valid"].get<bool>());
+
+  CliRun p =
+      test::rig("predict " + path("bad.json") + " --link usb3-gen2 --json " + path("p.json"));
+  EXPECT_EQ(p.status, 0) << p.output;
+  EXPECT_NE(p.output.find("input " + path("bad.json") + " (rig bench): INVALID (lone-frame"), npos)
+      << p.output;
+  EXPECT_NE(p.output.find("verdict: INVALID"), npos) << p.output;
+  const auto pj = read_json(path("p.json"));
+  EXPECT_EQ(pj["schema_version"], 6);
+  EXPECT_EQ(pj["verdict"]["status"], "INVALID");
+  EXPECT_EQ(pj["verdict"]["rules"][0]["rule"], "input_valid");
+  EXPECT_EQ(pj["inputs"][0]["status"], "INVALID");
+  EXPECT_FALSE(pj["settings"]["strict"].get<bool>());
+  CliRun strict = test::rig("predict " + path("bad.json") + " --link usb3-gen2 --strict --json " +
+                            path("ps.json"));
+  EXPECT_EQ(strict.status, 2) << strict.output;
+  EXPECT_NE(strict.output.find("predict --strict: " + path("bad.json") + " is INVALID"), npos)
+      << strict.output;
+  EXPECT_FALSE(fs::exists(path("ps.json")));
+  CliRun valid = test::rig("predict " + path("good.json") + " --link usb3-gen2 --strict --json " +
+                           path("pg.json"));
+  EXPECT_EQ(valid.status, 0) << valid.output;
+  EXPECT_EQ(read_json(path("pg.json"))["verdict"]["status"], "VALID");
+
+  // place: one INVALID result makes the placement INVALID; so does a
+  // prediction from one (its own verdict, schema 6).
+  CliRun pl = test::rig("place " + path("good.json") + " " + path("bad.json") +
+                        " --workload fps=1 --json " + path("pl.json"));
+  EXPECT_EQ(pl.status, 0) << pl.output;
+  const auto plj = read_json(path("pl.json"));
+  EXPECT_EQ(plj["verdict"]["status"], "INVALID");
+  EXPECT_EQ(plj["inputs"][0]["status"], "VALID");
+  EXPECT_EQ(plj["inputs"][1]["status"], "INVALID");
+  EXPECT_NE(pl.output.find("verdict: INVALID"), npos) << pl.output;
+  CliRun pl_strict = test::rig("place " + path("good.json") + " " + path("bad.json") +
+                               " --workload fps=1 --strict");
+  EXPECT_EQ(pl_strict.status, 2) << pl_strict.output;
+  EXPECT_NE(pl_strict.output.find("place --strict: " + path("bad.json") + " is INVALID"), npos)
+      << pl_strict.output;
+  CliRun from_prediction =
+      test::rig("place " + path("p.json") + " --workload fps=1 --json " + path("pp.json"));
+  EXPECT_EQ(from_prediction.status, 0) << from_prediction.output;
+  EXPECT_EQ(read_json(path("pp.json"))["verdict"]["status"], "INVALID");
+  CliRun place_good = test::rig("place " + path("good.json") + " --workload fps=1 --strict");
+  EXPECT_EQ(place_good.status, 0) << place_good.output;
+  EXPECT_NE(place_good.output.find("verdict: VALID"), npos) << place_good.output;
+
+  // fit --ladder: the fixture ladder is INVALID.
+  const std::string ladder = std::string(RIG_FIXTURES) + "/ladder-v2.json";
+  CliRun fit = test::rig("fit --params 1e6 --device-memory 8GB --ladder " + ladder + " --json " +
+                         path("f.json"));
+  EXPECT_EQ(fit.status, 0) << fit.output;
+  EXPECT_NE(fit.output.find("(rig ladder): INVALID"), npos) << fit.output;
+  EXPECT_EQ(read_json(path("f.json"))["verdict"]["status"], "INVALID");
+  CliRun fit_strict = test::rig("fit --params 1e6 --device-memory 8GB --strict --ladder " + ladder);
+  EXPECT_EQ(fit_strict.status, 2) << fit_strict.output;
+  EXPECT_NE(fit_strict.output.find("fit --strict: " + ladder + " is INVALID"), npos)
+      << fit_strict.output;
+  // Without a result read: nothing to carry, VALID.
+  CliRun plain = test::rig("fit --params 1e6 --device-memory 8GB --json " + path("f0.json"));
+  EXPECT_EQ(plain.status, 0) << plain.output;
+  EXPECT_EQ(read_json(path("f0.json"))["verdict"]["status"], "VALID");
+}
+
 }  // namespace
 }  // namespace rig

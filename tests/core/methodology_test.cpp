@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "rig/engine.hpp"
 #include "rig/model.hpp"
@@ -284,6 +285,58 @@ TEST(Methodology, TooFewSamplesIsInvalid) {
   for (const auto& reason : r->verdict.reasons)
     named |= reason.find("repeat 1: too few samples") != std::string::npos;
   EXPECT_TRUE(named);
+}
+
+// Issue 27: given input frames (--input) are copied into their buffer sets
+// once, when bound; with more frames than the depth, each slot cycles
+// through its own sets, so every frame is measured and none is copied in
+// the measured loop. The lone frames take every set in turn.
+TEST(Methodology, GivenFramesAreBoundToTheirOwnSetsAndAllMeasured) {
+  struct Bindings final : EngineObserver {
+    std::set<BindingId> seen;
+    void completed(uint32_t, const Completion& c, Nanos) override { seen.insert(c.binding); }
+  };
+  auto dev = sim("compute=1ms,bw=1000GB/s,depth=2");
+  InputFiles files;
+  files.map = [](const ModelInfo& model) -> Result<std::vector<InputFrame>> {
+    std::vector<InputFrame> frames;
+    for (int k = 0; k < 5; ++k)
+      frames.push_back({std::vector<std::byte>(model.inputs[0].bytes, std::byte(10 + k))});
+    return frames;
+  };
+  auto cold = cold_start(*dev, transport_512p(), 2, 1, nullptr, &files);
+  ASSERT_TRUE(cold.has_value()) << cold.error().to_string();
+  const Workspace& ws = cold->workspace;
+  ASSERT_EQ(ws.bindings.size(), 5u);  // one set per frame, beyond the depth of 2
+  const size_t per_set = ws.views.size() / ws.bindings.size();
+  for (size_t k = 0; k < 5; ++k) {
+    const auto view = ws.views[k * per_set];
+    EXPECT_EQ(view.front(), std::byte(10 + k)) << k;
+    EXPECT_EQ(view.back(), std::byte(10 + k)) << k;
+  }
+  Bindings steady;
+  SteadySettings ss;
+  ss.depth = 2;
+  ss.min_duration = 100ms;
+  ss.min_inferences = 20;
+  ss.observer = &steady;
+  auto rep = measure_steady(*dev, ws, ss);
+  EXPECT_FALSE(rep.aborted);
+  EXPECT_EQ(steady.seen.size(), 5u);
+  Bindings lone;
+  LatencySettings ls;
+  ls.samples = 10;
+  ls.observer = &lone;
+  EXPECT_EQ(measure_latency(*dev, ws, ls).samples, 10u);
+  EXPECT_EQ(lone.seen.size(), 5u);
+  // A map that refuses the model fails the cold start with its error.
+  files.map = [](const ModelInfo&) -> Result<std::vector<InputFrame>> {
+    return fail(ErrorCode::invalid_argument, "x.npy: input 'input' expects ...");
+  };
+  auto refused = cold_start(*dev, transport_512p(), 2, 1, nullptr, &files);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(refused.error().message.find("x.npy"), std::string::npos);
 }
 
 TEST(Methodology, TimeoutAbortsAndDrainsTheDevice) {

@@ -160,6 +160,25 @@ TEST(PercentileInterval, NotEnoughSamplesAtItsBoundary) {
   EXPECT_TRUE(s.median_ci.enough());
 }
 
+// Issue 27: p95 beside p50, p90 and p99, with its interval (72 samples at 95%:
+// 0.95^71 = 2.62%, 0.95^72 = 2.49%).
+TEST(PercentileInterval, P95HasItsIntervalBesideTheOthers) {
+  EXPECT_EQ(samples_needed(95, 0.95), 72u);
+  std::vector<double> v;
+  for (int i = 0; i < 100; ++i) v.push_back(i);
+  const Summary s = summarize(v);
+  ASSERT_TRUE(s.p95.has_value());
+  EXPECT_NEAR(*s.p95, 94.05, 1e-9);  // type 7: 0.95 x 99
+  EXPECT_EQ(s.p95_ci.p, 95);
+  EXPECT_TRUE(s.p95_ci.enough());
+  EXPECT_LE(*s.p95_ci.lower, *s.p95);
+  EXPECT_GE(*s.p95_ci.upper, *s.p95);
+  const Summary few = summarize(std::span(v).first(71));
+  EXPECT_FALSE(few.p95_ci.enough());
+  EXPECT_EQ(few.p95_ci.more_needed(), 1u);
+  EXPECT_FALSE(summarize({}).p95.has_value());
+}
+
 TEST(PercentileInterval, CoversTheQuantileAtLeastAsOftenAsPromised) {
   // Uniform(0, 1) samples: the true p90 is 0.9. Over 400 seeded draws of 100
   // samples, the interval misses it in at most 5% (plus sampling slack).

@@ -241,6 +241,25 @@ TEST(HtmlReport, LongSeriesAreThinnedForThePlotOnlyNeverForTheTables) {
   EXPECT_NE(h.find("<td>windows[2999].rate_per_s</td>"), std::string::npos);
 }
 
+// Issue 27: the lone-frame table has p95 beside p50, p90 and p99, with its
+// interval; a document before version 6 shows it as n/a.
+TEST(HtmlReport, LoneFrameTableHasP95AndItsInterval) {
+  std::ifstream in(fixture("bench-v2.json"));
+  json doc = json::parse(in);
+  const auto old_page = html_report({{"v2.json", doc.dump()}});
+  ASSERT_TRUE(old_page.has_value()) << old_page.error().to_string();
+  EXPECT_NE(old_page->html.find("<th>p95</th>"), std::string::npos);
+  doc["schema_version"] = 6;
+  doc["latency"]["overall_ms"]["p95"] = 4.25;
+  doc["latency"]["overall_ms"]["intervals"]["p95"] = {
+      {"p", 95},        {"confidence", 0.95}, {"enough", true},    {"needs", 72},
+      {"lower", 4.125}, {"upper", 4.5},       {"lower_rank", 180}, {"upper_rank", 196}};
+  const auto page = html_report({{"v6.json", doc.dump()}});
+  ASSERT_TRUE(page.has_value()) << page.error().to_string();
+  EXPECT_NE(page->html.find("<td>4.25 ms</td><td>4.125 ms .. 4.5 ms</td>"), std::string::npos)
+      << page->html.substr(page->html.find("Lone-frame latency"), 2000);
+}
+
 TEST(HtmlReport, BadInputIsRefusedNamingTheFile) {
   auto r = html_report({{"x.json", "not json"}});
   ASSERT_FALSE(r.has_value());

@@ -16,6 +16,7 @@
 #include "rig/device.hpp"
 #include "rig/fanout_observer.hpp"
 #include "rig/model.hpp"
+#include "rig/report/bench_report.hpp"
 #include "rig/report/progress.hpp"
 #include "rig/report/trace.hpp"
 #include "rig/scenario/bench.hpp"
@@ -183,6 +184,47 @@ TEST(Progress, ShowsThePublishedPhaseRunTimeAndRate) {
   ASSERT_GE(out.size(), 4u);
   EXPECT_EQ(out.substr(out.size() - 4), "\r\x1b[K");
   EXPECT_EQ(out.find('\n'), std::string::npos);
+}
+
+// Issue 27, item 6: the start line plans the whole command, not one
+// repeat's --duration: lone frames, each repeat's warm-up cap and its
+// measured part up to the adaptive stop's cap. `bench --duration 1s
+// --repeats 2` took 38.7 s where the line said "about 1.000 s per repeat".
+TEST(Progress, TheStartLinePlansTheWholeCommand) {
+  BenchSettings s;
+  s.point.duration = 1s;
+  s.point.repeats = 2;
+  s.point.max_duration_factor = 10;  // rig bench's
+  s.point.warmup_max = 5s;
+  s.latency_max = 15s;
+  const WallPlan plan = bench_wall_plan(s);
+  EXPECT_EQ(plan.upper(), 45s);
+  EXPECT_EQ(plan.lower(), 2s);
+  const std::string text = wall_plan_text(plan);
+  for (const char* needle :
+       {"at most 45 s after the cold start", "2 repeats", "until stable", "at least 2.0 s"})
+    EXPECT_NE(text.find(needle), std::string::npos) << needle << ": " << text;
+  // An offered-load run: one warm-up window and exactly the duration.
+  s.offered.rate = 100;
+  EXPECT_EQ(bench_wall_plan(s).upper(), 15s + 100ms + 1s);
+  // The progress line tracks the whole command against the plan.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  {
+    ProgressLine line({"rig bench", 2, 1s, plan.upper()}, fds[1], std::chrono::milliseconds(5));
+    line.phase_begin(EnginePhase::load, 10s);
+    line.phase_begin(EnginePhase::latency, 11s);
+    line.phase_begin(EnginePhase::warmup, 20s);
+    line.phase_begin(EnginePhase::measure, 22s);
+    WindowFigure w;
+    w.rate = 50;
+    line.window_closed(w, 23s);
+    EXPECT_EQ(line.text(),
+              "rig bench  run 1/2  measure  1.0 s / 1.0 s  50.00 /s  [13 s of <= 45 s planned]");
+    line.stop();
+  }
+  ::close(fds[1]);
+  ::close(fds[0]);
 }
 
 TEST(Progress, WantedOnlyOnATerminalAndNotQuietNorJsonOnStdout) {

@@ -126,6 +126,33 @@ TEST(BenchReport, TextHasEveryQuantityWithItsUnit) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << " in\n" << text;
 }
 
+// Issue 27: p95 beside p50, p90 and p99, with its interval, in the text and
+// the JSON (version 6), and read back.
+TEST(BenchReport, P95WithItsIntervalInTextAndJson) {
+  const BenchResult r = fixture_bench();
+  ASSERT_TRUE(r.latency.overall_ms.p95.has_value());
+  const std::string text = format_bench_text(r);
+  EXPECT_NE(text.find("overall p95"), std::string::npos) << text;
+  const json doc = json::parse(bench_to_json(r));
+  const json& overall = doc["latency"]["overall_ms"];
+  EXPECT_EQ(overall["p95"].get<double>(), *r.latency.overall_ms.p95);
+  EXPECT_EQ(overall["intervals"]["p95"]["p"], 95);
+  EXPECT_EQ(overall["intervals"]["p95"]["needs"], 72);
+  EXPECT_EQ(overall["intervals"]["p95"]["enough"], r.latency.overall_ms.p95_ci.enough());
+  auto back = read_bench_json(doc.dump(), "r.json");
+  ASSERT_TRUE(back.has_value()) << back.error().to_string();
+  EXPECT_EQ(back->latency.overall_ms.p95, r.latency.overall_ms.p95);
+  EXPECT_EQ(back->latency.overall_ms.p95_ci.upper, r.latency.overall_ms.p95_ci.upper);
+  // A version-5 document has no p95: read without it.
+  json v5 = doc;
+  v5["schema_version"] = 5;
+  v5["latency"]["overall_ms"].erase("p95");
+  v5["latency"]["overall_ms"]["intervals"].erase("p95");
+  auto five = read_bench_json(v5.dump(), "v5.json");
+  ASSERT_TRUE(five.has_value()) << five.error().to_string();
+  EXPECT_FALSE(five->latency.overall_ms.p95.has_value());
+}
+
 TEST(BenchReport, JsonHasTheDocumentedKeys) {
   const json doc = json::parse(bench_to_json(fixture_bench()));
   EXPECT_EQ(doc["schema_version"], kJsonSchemaVersion);
@@ -159,6 +186,7 @@ TEST(BenchReport, JsonHasTheDocumentedKeys) {
 void expect_equal(const Summary& a, const Summary& b, const char* what) {
   EXPECT_EQ(a.count, b.count) << what;
   EXPECT_EQ(a.median, b.median) << what;
+  EXPECT_EQ(a.p95, b.p95) << what;
   EXPECT_EQ(a.p99, b.p99) << what;
   EXPECT_EQ(a.spread, b.spread) << what;
   EXPECT_EQ(a.mdape, b.mdape) << what;
@@ -263,11 +291,11 @@ TEST(BenchReport, ReaderAcceptsListedVersionsAndRefusesOthersByName) {
   ASSERT_TRUE(two.has_value()) << two.error().to_string();
   EXPECT_FALSE(two->device.link_floor);
   EXPECT_FALSE(two->latency.rig_round_trip_ms);
-  doc["schema_version"] = 6;
-  auto future = read_bench_json(doc.dump(), "v6.json");
+  doc["schema_version"] = 7;
+  auto future = read_bench_json(doc.dump(), "v7.json");
   ASSERT_FALSE(future.has_value());
   EXPECT_NE(
-      future.error().message.find("schema_version 6 is not one this rig reads (1, 2, 3, 4, 5)"),
+      future.error().message.find("schema_version 7 is not one this rig reads (1, 2, 3, 4, 5, 6)"),
       std::string::npos)
       << future.error().message;
   auto text = read_bench_json("{ nope", "bad.json");

@@ -117,12 +117,69 @@ TEST(Confounds, StealTime) {
 TEST(Confounds, ThermalDriftFromGrowingComputeOrRisingTemperature) {
   const BenchResult drifting = bench(quick("sim:compute=1ms,depth=4,drift=0.2"));
   EXPECT_TRUE(raised(drifting, "thermal_drift"));
-  EXPECT_NE(rule(drifting.verdict, "thermal_drift").findings[0].find("rate trended -"),
+  EXPECT_NE(rule(drifting.verdict, "thermal_drift").findings[0].find("rate drifted -"),
             std::string::npos);
   EXPECT_TRUE(
       raised(bench(quick("sim:compute=1ms,depth=4,temp=40:60,sensor_step=1s")), "thermal_drift"));
   EXPECT_FALSE(
       raised(bench(quick("sim:compute=1ms,depth=4,temp=50:51,sensor_step=1s")), "thermal_drift"));
+}
+
+// Issue 27, item 7: the drift rule names the direction and the shape of the
+// change, and names heating only where a temperature or clock reading
+// supports it; beside another client of the device it blames the sharing.
+TEST(Confounds, DriftNamesItsDirectionAndHeatingOnlyWithAReading) {
+  constexpr auto npos = std::string::npos;
+  // Compute grows: the rate falls as a trend; nothing read supports heating.
+  const BenchResult falling = bench(quick("sim:compute=1ms,depth=4,drift=0.2"));
+  const RuleOutcome& f = rule(falling.verdict, "thermal_drift");
+  ASSERT_FALSE(f.met);
+  EXPECT_NE(f.findings[0].find("rate drifted -"), npos) << f.findings[0];
+  EXPECT_EQ(f.findings[0].find("heating"), npos) << f.findings[0];
+  EXPECT_NE(f.findings[0].find("no temperature, clock, contention or sharing reading"), npos)
+      << f.findings[0];
+  // The same fall beside a temperature rising 2 C (below temp_rise_max):
+  // heating is named, with the reading.
+  const BenchResult hot =
+      bench(quick("sim:compute=1ms,depth=4,drift=0.2,temp=40:41:42:43,sensor_step=250ms"));
+  const RuleOutcome& h = rule(hot.verdict, "thermal_drift");
+  ASSERT_FALSE(h.met);
+  EXPECT_NE(h.findings[0].find("heating"), npos) << h.findings[0];
+  EXPECT_NE(h.findings[0].find("device:temperature_c rose"), npos) << h.findings[0];
+  // The rate rises (compute 0.8x from 1 s) under host contention: "+", the
+  // contention, not heating.
+  BenchSettings up =
+      quick("sim:compute=1ms,depth=4,slow_at=1s,slow_factor=0.8", {{{"others_cpu", 0.6}}});
+  up.point.duration = 2s;
+  const BenchResult rising = bench(up);
+  const RuleOutcome& r = rule(rising.verdict, "thermal_drift");
+  ASSERT_FALSE(r.met) << r.evidence;
+  EXPECT_NE(r.findings[0].find("rate stepped +"), npos) << r.findings[0];
+  EXPECT_NE(r.findings[0].find("host contention (other processes' CPU 60.0%"), npos)
+      << r.findings[0];
+  EXPECT_EQ(r.findings[0].find("heating"), npos) << r.findings[0];
+  // Two clients on one server: the sharing rule explains it, drift is not blamed.
+  Script shared;
+  for (double n = 0; n < 40; ++n)
+    shared.push_back({{"device:server.other_requests", 10 * n},
+                      {"device:server.model_reloads", 0},
+                      {"device:server.other_connections", 1}});
+  const BenchResult other = bench(quick("sim:compute=1ms,depth=4,drift=0.2", shared));
+  const RuleOutcome& o = rule(other.verdict, "thermal_drift");
+  EXPECT_TRUE(o.met) << (o.findings.empty() ? "" : o.findings[0]);
+  EXPECT_NE(o.evidence.find("device_shared) explains it"), npos) << o.evidence;
+  EXPECT_TRUE(raised(other, "device_shared"));
+}
+
+// A -20% step is a step at a window, not a trend.
+TEST(Confounds, AStepIsDescribedAsAStep) {
+  BenchSettings s = quick("sim:compute=1ms,depth=4,slow_at=1s,slow_factor=1.25");
+  s.point.duration = 2s;
+  const BenchResult step = bench(s);
+  const RuleOutcome& o = rule(step.verdict, "thermal_drift");
+  ASSERT_FALSE(o.met) << o.evidence;
+  EXPECT_NE(o.findings[0].find("rate stepped -"), std::string::npos) << o.findings[0];
+  EXPECT_EQ(o.findings[0].find("drifted"), std::string::npos) << o.findings[0];
 }
 
 TEST(Confounds, ClockDropFromAScriptedClockOrThrottleCounter) {

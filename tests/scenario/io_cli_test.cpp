@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include "cli_support.hpp"
 #include "rig/model.hpp"
 #include "rig/report/document.hpp"
+#include "rig/sha256.hpp"
+#include "rig/tensor_io.hpp"
 
 namespace rig::test {
 namespace {
@@ -104,6 +107,68 @@ TEST_F(IoCli, RunFeedsExactBytesAndNamesMismatches) {
   EXPECT_EQ(r.status, 2) << r.output;
   r = rig("run " + model_ + " -d tcp://127.0.0.1:1 -q");
   EXPECT_EQ(r.status, 3) << r.output;
+}
+
+// Issue 27: bench, loop, sweep, ab and soak measure on given data (--input,
+// rig run's reader): several files are frames, the result records each
+// file's sha256; a bad file (size, dtype, shape, missing, a FIFO without a
+// writer) is a named error, exit 2, and no result is written.
+TEST_F(IoCli, MeasuringCommandsTakeInputFilesAndRecordTheirSha256) {
+  constexpr auto npos = std::string::npos;
+  // The 64x64 transport model takes 4 x 64 x 64 u8.
+  const std::vector<std::byte> a(4 * 64 * 64, std::byte{1}), b(4 * 64 * 64, std::byte{2});
+  ASSERT_TRUE(write_file_atomic(path("a.bin"), a));
+  const std::vector<int64_t> shape = {1, 4, 64, 64};
+  ASSERT_TRUE(write_file_atomic(path("b.npy"), encode_npy(ElementType::u8, shape, b)));
+  const std::string inputs = " --input " + path("a.bin") + " --input " + path("b.npy");
+  const std::string sim = " -d sim:compute=1ms,depth=2 -q --no-history";
+  const std::vector<std::string> commands = {
+      "bench " + model_ + sim + " --duration 0.2s --repeats 1 --latency-samples 10",
+      "loop " + model_ + sim + " --duration 0.2s",
+      "sweep " + model_ + sim + " --depth 1..2 --duration 0.2s --repeats 1",
+      "ab " + model_ + sim + " --a depth=1 --b depth=2 --pairs 4 --duration 0.1s",
+      "soak " + model_ + sim + " --duration 2s --short 0.5s --long 0.5s",
+  };
+  for (const auto& command : commands) {
+    SCOPED_TRACE(command);
+    CliRun r = rig(command + inputs + " --json " + path("r.json"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto doc = read_json(path("r.json"));
+    ASSERT_EQ(doc["input_data"]["source"], "files") << doc["input_data"];
+    ASSERT_EQ(doc["input_data"]["files"].size(), 2u);
+    EXPECT_EQ(doc["input_data"]["files"][0]["path"], path("a.bin"));
+    EXPECT_EQ(doc["input_data"]["files"][0]["sha256"], sha256_hex(a));
+    EXPECT_EQ(doc["input_data"]["files"][1]["sha256"], sha256_hex(*read_file(path("b.npy"))));
+    std::filesystem::remove(path("r.json"));
+  }
+  CliRun generated = rig(commands[0] + " --json " + path("g.json"));
+  ASSERT_EQ(generated.status, 0) << generated.output;
+  EXPECT_EQ(read_json(path("g.json"))["input_data"]["source"], "generated");
+  EXPECT_EQ(read_json(path("g.json"))["input_data"]["seed"], 1);
+
+  // Bad inputs: named, exit 2, nothing written.
+  ASSERT_TRUE(write_file_atomic(
+      path("f32.npy"),
+      encode_npy(ElementType::f32, shape, std::vector<std::byte>(4 * 4 * 64 * 64))));
+  ASSERT_TRUE(write_file_atomic(path("short.bin"), std::vector<std::byte>(100)));
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  for (const auto& [file, message] :
+       {std::pair{path("f32.npy"), "expects uint8 [1, 4, 64, 64], the file holds float32"},
+        std::pair{path("short.bin"), "takes 16384 bytes, the file has 100"},
+        std::pair{path("missing.npy"), "file not found"},
+        std::pair{path("fifo"), "FIFO that no process has open for writing"}}) {
+    for (const auto& command : {commands[0], commands[3]}) {
+      CliRun r = rig(command + " --input " + file + " --json " + path("x.json"));
+      EXPECT_EQ(r.status, 2) << r.output;
+      EXPECT_NE(r.output.find(message), npos) << r.output;
+      EXPECT_NE(r.output.find("--input"), npos) << r.output;
+      EXPECT_FALSE(std::filesystem::exists(path("x.json"))) << command;
+    }
+  }
+  // A NAME= that names no input of the model is named.
+  CliRun named = rig(commands[0] + " --input nosuch=" + path("a.bin"));
+  EXPECT_EQ(named.status, 2) << named.output;
+  EXPECT_NE(named.output.find("has no input 'nosuch'"), npos) << named.output;
 }
 
 TEST_F(IoCli, CheckPassesOnTheCpuAndTheSim) {

@@ -6,9 +6,16 @@
 #include <string>
 #include <string_view>
 
+#include "rig/report/progress.hpp"
 #include "rig/scenario/bench.hpp"
 
 namespace rig {
+
+// The wall time rig bench plans with these settings (rig/report/progress.hpp):
+// lone frames up to latency_max; each repeat's warm-up up to warmup_max and
+// its measured part from duration to duration x max_duration_factor; an
+// offered-load run: one warm-up window and exactly duration.
+WallPlan bench_wall_plan(const BenchSettings& settings);
 
 // Human table: every figure with its unit; the rate also as time per frame.
 std::string format_bench_text(const BenchResult& result);

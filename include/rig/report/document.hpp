@@ -9,16 +9,24 @@
 #include <string_view>
 
 #include "rig/error.hpp"
+#include "rig/scenario/input_verdict.hpp"
 
 namespace rig {
 
 // Version of the JSON layout (not the rig version). Bumped whenever a key
 // moves; docs/results-schema.md has the history.
-inline constexpr int kJsonSchemaVersion = 5;
+inline constexpr int kJsonSchemaVersion = 6;
 
 // The versions readers of results accept: every version the schema document
 // still lists. Others are refused by name.
 std::span<const int> readable_schema_versions();
+
+// The verdict a result document records, for a command that reads it
+// (rig/scenario/input_verdict.hpp): its tool, verdict.valid and
+// verdict.reasons; valid is nullopt when the document has no verdict. The
+// errors are read_document's, naming `what` and `reader`.
+Result<InputVerdict> read_input_verdict(std::string_view text, std::string_view what,
+                                        std::string_view reader);
 
 // Writes a serialized document with write_output_file (rig/output_file.hpp):
 // atomically for a file, through for a FIFO, a device or "-".

@@ -28,7 +28,30 @@ struct ProgressPlan {
   std::string scenario;   // "rig bench"
   uint32_t runs = 0;      // pipelined runs planned (0: unknown, shown as "run N")
   Nanos run_duration{0};  // measured time per run (0: unknown)
+  // The whole command's planned wall time after its cold start, at most
+  // (WallPlan::upper; 0: unknown): the line then shows the time since the
+  // first phase began against it.
+  Nanos planned_upper{0};
 };
+
+// The wall time a measuring command plans, from its settings alone, before
+// it starts. Every part is bounded by a setting except the cold start (load,
+// compile, first inference), which rig cannot know in advance; the measured
+// part of a repeat is at least its duration and, while the adaptive stop is
+// unmet, extends to duration x max_duration_factor.
+struct WallPlan {
+  Nanos lone_max{0};  // lone frames, at most (--latency-duration); 0: none
+  uint32_t repeats = 0;
+  Nanos warmup_max{0};                   // per repeat, at most (--warmup-max)
+  Nanos measure_min{0}, measure_max{0};  // per repeat: --duration, and its cap
+  Nanos upper() const;                   // lone_max + repeats x (warm-up + measure_max)
+  Nanos lower() const;                   // repeats x measure_min
+};
+
+// The start line's account of a plan: "at most 45 s after the cold start
+// (lone frames <= 15.00 s; 2 repeats x (warm-up <= 5.000 s + 1.000 s
+// measured, extended to <= 10.00 s until stable)); at least 2.0 s".
+std::string wall_plan_text(const WallPlan& plan);
 
 class ProgressLine final : public EngineObserver {
  public:
@@ -60,6 +83,7 @@ class ProgressLine final : public EngineObserver {
   std::chrono::milliseconds interval_;
   std::atomic<int> phase_{-1};
   std::atomic<uint32_t> run_{0};
+  std::atomic<int64_t> first_ns_{-1};  // the first phase's start: the command's
   std::atomic<int64_t> phase_start_ns_{0};
   std::atomic<int64_t> last_ns_{0};
   std::atomic<double> rate_{-1};

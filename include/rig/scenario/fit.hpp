@@ -35,6 +35,7 @@
 #include "rig/error.hpp"
 #include "rig/link_profile.hpp"
 #include "rig/model_graph.hpp"
+#include "rig/scenario/input_verdict.hpp"
 
 namespace rig {
 
@@ -83,6 +84,9 @@ struct FitResult {
   double frame_in_bytes = 0, frame_out_bytes = 0;
   bool frame_known = false;
   std::vector<FitRow> rows;  // one per bits, in the order given
+  // The verdicts of the results read (a --ladder result), set by the
+  // command: an INVALID ladder makes the answer INVALID.
+  JudgedInputs inputs;
 };
 
 // The answer for counted weights. `weights` is read_graph_weights' result, or

@@ -45,6 +45,7 @@
 #include "rig/error.hpp"
 #include "rig/link_profile.hpp"
 #include "rig/model.hpp"
+#include "rig/scenario/input_verdict.hpp"
 
 namespace rig {
 
@@ -153,6 +154,9 @@ struct PlaceResult {
   std::string frame_mapping;            // how frame=WxH became bytes; "" otherwise
   bool met = false;                     // the first assignment meets the workload
   std::string reason;                   // why the first one is chosen (or nearest)
+  // The verdicts of the results read, set by the command: an INVALID one
+  // makes the placement INVALID (its caveats say which figures it gave).
+  JudgedInputs inputs;
 };
 
 // Matches candidates to stages (by model sha256; every candidate when the

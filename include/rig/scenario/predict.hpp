@@ -12,6 +12,7 @@
 
 #include "rig/link_profile.hpp"
 #include "rig/scenario/bench.hpp"
+#include "rig/scenario/input_verdict.hpp"
 
 namespace rig {
 
@@ -79,6 +80,9 @@ struct Prediction {
   double bus_idle = 0;                                             // 1 - utilization
   double ttfo_ms = 0;  // load + allocate + first compute + crossing
   double first_compute_ms = 0;
+  // The verdicts of the results read (the bench result, a --ladder result),
+  // set by the command: an INVALID input makes the prediction INVALID.
+  JudgedInputs inputs;
 };
 
 // The model: the sim device's (docs/methodology.md), with the compute stage's

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,6 +52,18 @@ Result<std::vector<std::vector<std::byte>>> prepare_inputs(const ModelInfo& mode
                                                            const std::vector<InputItem>& items,
                                                            uint64_t seed,
                                                            std::vector<std::string>* sources);
+
+// --input of the measuring commands (bench, loop, sweep, ab, soak): the
+// items read now (a missing file, a FIFO without a writer: read_file's
+// errors, named), each file's sha256 kept for the record, and mapped onto
+// the model's inputs once it is loaded (InputFiles::map, by
+// input_from_file: dtype and shape checked). The rule: NAME=FILE items go to
+// the input NAME, in order; the positional ones go to the other inputs in
+// turn (the first to the first unnamed input, the next to the next, ...).
+// Every input must receive the same number of files F: the run has F
+// frames, frame k made of each input's k-th file. An empty `items` gives
+// nullptr (generated data).
+Result<std::shared_ptr<const InputFiles>> read_input_files(const std::vector<InputItem>& items);
 
 // One inference on a loaded device: binds the inputs and fresh output
 // buffers, runs, and returns the outputs (one per ModelInfo::outputs).

@@ -8,12 +8,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
+#include "rig/input_data.hpp"
 
 namespace rig {
 
@@ -33,6 +35,9 @@ struct PointSettings {
   Nanos request_timeout{std::chrono::seconds(30)};
   uint32_t repeats = 3;
   uint64_t seed = 1;
+  // --input (rig/scenario/run.hpp, read_input_files): the frames bound in
+  // place of generated data; null: generated from `seed`. Shared, not copied.
+  std::shared_ptr<const InputFiles> inputs = nullptr;
   // Told of every phase, window and inference (monitor, trace, progress).
   // Not owned, not a setting of the result: reports never print it.
   EngineObserver* observer = nullptr;

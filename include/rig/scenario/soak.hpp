@@ -32,6 +32,8 @@ struct SoakSettings {
   Nanos warmup_max{std::chrono::seconds(5)};
   Nanos request_timeout{std::chrono::seconds(30)};
   uint64_t seed = 1;
+  // --input (rig/scenario/run.hpp, read_input_files); null: generated data.
+  std::shared_ptr<const InputFiles> inputs = nullptr;
   // The drift counts only beyond the noise and beyond this floor.
   double drift_floor = 0.01;
   MonitorSettings monitor;
