@@ -1,4 +1,4 @@
-# Every dependency comes from a Debian 12 package (scripts/install-deps.sh).
+# Every dependency comes from a Debian 12 or Debian 13 package (scripts/install-deps.sh).
 find_package(Threads REQUIRED)
 find_package(tl-expected CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
@@ -15,12 +15,25 @@ add_library(rig_opencv INTERFACE)
 target_include_directories(rig_opencv SYSTEM INTERFACE ${OPENCV_INCLUDE_DIR})
 target_link_libraries(rig_opencv INTERFACE ${OPENCV_DNN_LIBRARY} ${OPENCV_CORE_LIBRARY})
 
+# ONNX's CMake package names its targets `onnx` and `onnx_proto` in 1.12
+# (Debian 12), `ONNX::onnx` and `ONNX::onnx_proto` in 1.17 (Debian 13).
+if(TARGET ONNX::onnx)
+  set(_onnx_lib ONNX::onnx)
+  set(_onnx_proto_lib ONNX::onnx_proto)
+elseif(TARGET onnx)
+  set(_onnx_lib onnx)
+  set(_onnx_proto_lib onnx_proto)
+else()
+  message(FATAL_ERROR "ONNX ${ONNX_VERSION}'s CMake package (${ONNX_DIR}) defines neither "
+    "ONNX::onnx (as 1.17 does) nor onnx (as 1.12 does); install libonnx-dev "
+    "(scripts/install-deps.sh)")
+endif()
 # ONNX's imported targets carry no SYSTEM flag; re-export its headers as
 # system headers so its warnings do not trip -Werror.
-get_target_property(_onnx_inc onnx INTERFACE_INCLUDE_DIRECTORIES)
+get_target_property(_onnx_inc ${_onnx_lib} INTERFACE_INCLUDE_DIRECTORIES)
 add_library(rig_onnx INTERFACE)
 target_include_directories(rig_onnx SYSTEM INTERFACE ${_onnx_inc})
-target_link_libraries(rig_onnx INTERFACE onnx onnx_proto protobuf::libprotobuf)
+target_link_libraries(rig_onnx INTERFACE ${_onnx_lib} ${_onnx_proto_lib} protobuf::libprotobuf)
 target_compile_definitions(rig_onnx INTERFACE ONNX_NAMESPACE=onnx ONNX_ML=1)
 
 # HailoRT (optional): the hailo device needs >= 5.1.1, where

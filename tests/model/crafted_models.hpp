@@ -96,6 +96,27 @@ inline std::vector<std::byte> valid_add(int64_t n = 8) {
   return to_bytes(m);
 }
 
+// The valid model as a 1xn row (x, w and y all 1xn): the control the server
+// tests run on the cpu device. The 1-D form is not one: OpenCV 4.10 (Debian
+// 13) computes its Add as n x n, which the cpu device refuses by name
+// (normalize_test's OneDimensionalAdd).
+inline std::vector<std::byte> valid_add_row(int64_t n = 8) {
+  onnx::TensorProto* w = nullptr;
+  onnx::ModelProto m = add_model(n, &w);
+  w->set_raw_data(floats_raw(static_cast<size_t>(n)));
+  w->clear_dims();
+  w->add_dims(1);
+  w->add_dims(n);
+  auto* g = m.mutable_graph();
+  for (auto* v : {g->mutable_input(0), g->mutable_output(0)}) {
+    auto* shape = v->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    shape->add_dim()->set_dim_value(1);
+    shape->add_dim()->set_dim_value(n);
+  }
+  return to_bytes(m);
+}
+
 inline std::vector<CraftedModel> crafted_models() {
   std::vector<CraftedModel> out;
   onnx::TensorProto* t = nullptr;

@@ -99,7 +99,7 @@ BenchResult fixture_bench() {
   rep.latency_ms = summary_of({60, 64, 70});
   rep.windows = {{0, 0.2, 100, 500}, {0.2, 0.2, 100, 500}, {0.4, 0.2, 100, 500}};
   r.steady.depth = 32;
-  r.steady.repeats = {rep, rep};
+  r.steady.repeats.assign(2, rep);
   r.steady.rate = summary_of({500, 500});
   r.steady.time_per_frame_ms = 2.0;
   r.steady.stable = true;

@@ -48,7 +48,9 @@ ModelSource faulty() {
   return s;
 }
 
-const CheckLine& line(const CheckResult& r, const std::string& prefix) {
+// `prefix` is a C string: gcc 14's -Wdangling-reference takes a temporary
+// std::string argument for what the returned reference may point into.
+const CheckLine& line(const CheckResult& r, const char* prefix) {
   for (const auto& c : r.checks)
     if (c.name.rfind(prefix, 0) == 0) return c;
   ADD_FAILURE() << "no check line starting with " << prefix;

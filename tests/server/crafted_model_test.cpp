@@ -44,7 +44,7 @@ class CraftedModel : public ::testing::Test {
 
   // The valid model of the family loads and runs: the server is alive.
   void still_serves() {
-    const auto valid = crafted::valid_add(8);
+    const auto valid = crafted::valid_add_row(8);
     ModelSource m;
     m.bytes = valid;
     m.name = "valid";
