@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 
 #include <onnxruntime_cxx_api.h>
@@ -57,9 +58,27 @@ ONNXTensorElementDataType ort_type(ElementType t) {
   return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
 
+// While alive, std::cerr writes nowhere. Debian 13's ONNX Runtime registers
+// ONNX's operator schemas again when its environment is made (the shared
+// libonnx registered them when it loaded), and ONNX reports each duplicate,
+// 567 lines of "Schema error: ... already registered", on std::cerr.
+class SilencedCerr {
+ public:
+  SilencedCerr() : saved_(std::cerr.rdbuf(nullptr)) {}
+  ~SilencedCerr() { std::cerr.rdbuf(saved_); }
+  SilencedCerr(const SilencedCerr&) = delete;
+  SilencedCerr& operator=(const SilencedCerr&) = delete;
+
+ private:
+  std::streambuf* saved_;
+};
+
 // One environment per process, as ONNX Runtime asks; its log shows errors only.
 Ort::Env& ort_env() {
-  static Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "rig");
+  static Ort::Env env = [] {
+    SilencedCerr quiet;
+    return Ort::Env(ORT_LOGGING_LEVEL_ERROR, "rig");
+  }();
   return env;
 }
 
