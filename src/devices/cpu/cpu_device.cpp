@@ -391,10 +391,8 @@ Result<LayerProfile> CpuDevice::profile_layers(BindingId id, uint32_t runs) {
   if (!binding) return tl::unexpected(binding.error());
   Worker& worker = *workers_.front();
   std::lock_guard lock(worker.net_mutex);
-  const Nanos t0 = clock().now();
   auto profile = worker.session->profile(*(*binding)->bound, runs);
   if (!profile) return tl::unexpected(profile.error());
-  profile->wall = clock().now() - t0;
   profile->runs = runs;
   return profile;
 }

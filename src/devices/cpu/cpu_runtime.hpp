@@ -65,7 +65,8 @@ class Session {
   virtual Result<void> loop_begin(BoundBuffers& buffers) = 0;
   virtual Result<void> loop_forward() = 0;
   virtual Result<void> loop_end(BoundBuffers& buffers) = 0;
-  // `runs` inferences under the runtime's per-layer profiler.
+  // `runs` inferences under the runtime's per-layer profiler; `wall` is
+  // their elapsed time (a profiling session's creation and warm-up excluded).
   virtual Result<LayerProfile> profile(BoundBuffers& buffers, uint32_t runs) = 0;
 };
 

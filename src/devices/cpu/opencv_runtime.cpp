@@ -108,6 +108,7 @@ class OpenCvSession final : public Session {
       }
       const double ns_per_tick = 1e9 / cv::getTickFrequency();
       std::vector<double> ticks;
+      const Nanos t0 = steady_clock().now();
       for (uint32_t run = 0; run < runs; ++run) {
         net_.forward(outputs_, *output_names_);
         net_.getPerfProfile(ticks);
@@ -117,6 +118,7 @@ class OpenCvSession final : public Session {
           ++profile.layers[i].calls;
         }
       }
+      profile.wall = steady_clock().now() - t0;
       if (auto ok = copy_outputs(bound.buffers); !ok) return tl::unexpected(ok.error());
     } catch (const std::exception& e) {
       return fail(ErrorCode::device, "OpenCV inference failed: " + short_reason(e.what()));
