@@ -1,7 +1,8 @@
 // What the paired cpu benchmarks (overhead, monitor) share: the demo model
-// unless one is given, a cpu:workers=1,depth=1 device with it cold-started,
-// and the steady settings of one side of a pair (one inference at a time,
-// `seconds` long, no adaptive extension). Header-only; benchmarks only.
+// unless one is given, a cpu device with it cold-started (by default
+// runtime=opencv,workers=1,depth=1; `spec` names another), and the steady
+// settings of one side of a pair (one inference at a time, `seconds` long,
+// no adaptive extension). Header-only; benchmarks only.
 #pragma once
 
 #include <chrono>
@@ -22,14 +23,15 @@ struct CpuSteadyRig {
 };
 
 // `model_path` empty: the demo CNN from the cache (built there if absent).
-inline Result<CpuSteadyRig> cpu_steady_rig(std::string model_path, double seconds,
-                                           uint32_t windows = 0) {
+inline Result<CpuSteadyRig> cpu_steady_rig(
+    std::string model_path, double seconds, uint32_t windows = 0,
+    const std::string& spec = "cpu:runtime=opencv,workers=1,depth=1") {
   if (model_path.empty()) {
     auto demo = ensure_demo_model(default_cache_dir());
     if (!demo) return tl::unexpected(demo.error());
     model_path = *demo;
   }
-  auto device = open_device("cpu:workers=1,depth=1");
+  auto device = open_device(spec);
   if (!device) return tl::unexpected(device.error());
   ModelSource source;
   source.path = model_path;

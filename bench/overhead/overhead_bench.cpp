@@ -12,7 +12,10 @@
 // cost must not move rig / bare; and rig with --trace recording every
 // inference, against rig alone (target: traced / rig >= 0.98).
 //
-// usage: overhead_bench [MODEL] [--pairs N] [--seconds S]
+// The cpu device runs runtime=opencv here; ONNX Runtime's row is
+// ort_overhead_bench's (built where ONNX Runtime is).
+//
+// usage: overhead_bench [MODEL] [--pairs N] [--seconds S] [--threads N]
 #include <fcntl.h>
 #include <unistd.h>
 #include <opencv2/core.hpp>
@@ -23,6 +26,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <thread>
 
 #include "common/cpu_steady.hpp"
 #include "rig/report/progress.hpp"
@@ -55,16 +60,21 @@ int main(int argc, char** argv) {
   std::string model_path;
   int pairs = 5;
   double seconds = 4;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--pairs" && i + 1 < argc)
       pairs = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc)
+      threads = std::max(1, std::atoi(argv[++i]));
     else if (a == "--seconds" && i + 1 < argc)
       seconds = std::atof(argv[++i]);
     else
       model_path = a;
   }
-  auto setup = rig::bench::cpu_steady_rig(model_path, seconds);
+  auto setup = rig::bench::cpu_steady_rig(
+      model_path, seconds, 0,
+      "cpu:runtime=opencv,threads=" + std::to_string(threads) + ",workers=1,depth=1");
   if (!setup) {
     std::fprintf(stderr, "%s\n", setup.error().to_string().c_str());
     return 1;

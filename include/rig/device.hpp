@@ -162,6 +162,22 @@ struct ByteCounters {
   uint64_t link_out = 0;  // device -> host
 };
 
+// A per-layer profile (Device::profile_layers): what the runtime's own
+// profiler measured, layer by layer, summed over `runs` inferences.
+struct LayerTime {
+  std::string name;     // the runtime's name of the layer (ONNX node name where it keeps it)
+  std::string op_type;  // "Conv", "Relu", ...; "" when the runtime does not say
+  Nanos total{0};       // summed over the runs
+  uint64_t calls = 0;   // how many times it ran (runs, unless fused away or skipped)
+};
+
+struct LayerProfile {
+  std::string profiler;           // what measured it: "onnxruntime", "opencv getPerfProfile"
+  uint32_t runs = 0;              // inferences profiled
+  Nanos wall{0};                  // their elapsed time on the device's clock, profiler included
+  std::vector<LayerTime> layers;  // in the runtime's order of execution
+};
+
 // Whether a link's two directions share one channel (half) or overlap (full).
 enum class Duplex { half, full, unknown };
 std::string_view to_string(Duplex duplex);
@@ -308,6 +324,12 @@ class Device {
   // so far (frames in flight count as aborted, never as completed). Has no
   // effect when no loop is running; a later loop runs normally.
   virtual void cancel() {}
+
+  // Runs `runs` (>= 1) inferences on a binding under the runtime's own
+  // per-layer profiler and returns what it measured. Not to be called with
+  // requests in flight. Devices whose runtime offers none (the default) fail
+  // with unsupported, naming the device kind.
+  virtual Result<LayerProfile> profile_layers(BindingId binding, uint32_t runs);
 };
 
 // The check every Device::bind does: one buffer per tensor, each exactly the

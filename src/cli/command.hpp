@@ -89,5 +89,6 @@ Command add_fit_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
 Command add_place_command(CLI::App& app);
+Command add_profile_command(CLI::App& app);
 
 }  // namespace rig::cli

@@ -114,6 +114,13 @@ size_t element_size(ElementType t) {
   return 1;
 }
 
+Result<LayerProfile> Device::profile_layers(BindingId, uint32_t) {
+  const DeviceInfo about = info();
+  return fail(ErrorCode::unsupported,
+              "no per-layer profile: the " + about.kind + " device (" + about.spec +
+                  ") offers none; the cpu device does (rig profile MODEL -d cpu)");
+}
+
 Result<void> check_bindings(const ModelInfo& model, const Bindings& buffers) {
   if (buffers.inputs.size() != model.inputs.size() ||
       buffers.outputs.size() != model.outputs.size())

@@ -900,13 +900,36 @@ void generic_section(Context& c, const ResultDoc& r) {
   window_plot(c, r.doc, "Rate per window over time");
 }
 
+// rig profile: the top layers by time with their share (the document keeps
+// every layer; the page lists the first ten).
+void profile_section(Context& c, const ResultDoc& r) {
+  const json& d = r.doc;
+  c.out += "<p>" + esc(string_at(d, "profile.profiler")) + ", " +
+           num(number_at(d, "profile.runs")) +
+           " runs: " + num(number_at(d, "profile.layers_per_run_ms"), "ms") +
+           " per run in the layers, " + num(number_at(d, "profile.wall_per_run_ms"), "ms") +
+           " elapsed</p>\n";
+  table_head(c.out, {"#", "layer", "op", "ms/run", "share"});
+  const json* layers = report::at_path(d, "profile.layers");
+  if (layers && layers->is_array())
+    for (size_t i = 0; i < layers->size() && i < 10; ++i) {
+      const json& l = (*layers)[i];
+      table_row(c.out, {std::to_string(i + 1), string_at(l, "name"), string_at(l, "op_type"),
+                        num(number_at(l, "per_run_ms"), "ms"),
+                        number_at(l, "share") ? num(*number_at(l, "share") * 100, "%")
+                                              : std::string("n/a")});
+    }
+  table_end(c.out);
+}
+
 struct Kind {
   std::string_view tool;
   void (*section)(Context&, const ResultDoc&);
 };
 constexpr Kind kKinds[] = {
-    {"rig bench", bench_section}, {"rig loop", loop_section}, {"rig ladder", ladder_section},
-    {"rig sweep", sweep_section}, {"rig ab", ab_section},     {"rig predict", predict_section},
+    {"rig bench", bench_section},     {"rig loop", loop_section}, {"rig ladder", ladder_section},
+    {"rig sweep", sweep_section},     {"rig ab", ab_section},     {"rig predict", predict_section},
+    {"rig profile", profile_section},
 };
 
 void result_section(Context& c, const ResultDoc& r, size_t index) {

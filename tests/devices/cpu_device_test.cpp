@@ -1,4 +1,6 @@
-// The cpu device (OpenCV DNN) on generated models.
+// The cpu device's OpenCV DNN runtime on generated models (every spec here
+// names runtime=opencv; the ort runtime and the spec's runtime rules are
+// cpu_runtime_test.cpp's).
 #include "devices/cpu/cpu_device.hpp"
 
 #include <cmath>
@@ -21,7 +23,9 @@
 namespace rig {
 namespace {
 
-std::unique_ptr<Device> open_cpu(const std::string& text) {
+// `text` with runtime=opencv added: the default is ort where it is built.
+std::unique_ptr<Device> open_cpu(std::string text) {
+  text += text.find(':') == std::string::npos ? ":runtime=opencv" : ",runtime=opencv";
   auto spec = parse_spec(text);
   EXPECT_TRUE(spec) << text;
   auto device = open_cpu_device(spec->params);
@@ -98,7 +102,8 @@ TEST(CpuDevice, InfoDescribesTheDevice) {
   EXPECT_EQ(info.kind, "cpu");
   EXPECT_EQ(info.queue_depth, 5u);
   EXPECT_TRUE(info.in_process);
-  EXPECT_EQ(info.spec, "cpu:threads=1,workers=2,depth=5");
+  EXPECT_EQ(info.spec, "cpu:runtime=opencv,threads=1,workers=2,depth=5");
+  EXPECT_EQ(info.properties.at("runtime"), "opencv");
   EXPECT_EQ(info.properties.at("threads"), "1");
   EXPECT_EQ(info.properties.at("workers"), "2");
   EXPECT_FALSE(info.properties.at("opencv_version").empty());
