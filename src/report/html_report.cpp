@@ -602,7 +602,13 @@ void bench_section(Context& c, const ResultDoc& r) {
   table_end(out);
   window_plot(c, d, "Rate per window, every repeat");
   out += "<h3>Lone-frame latency</h3>\n";
-  table_head(out, {"series", "p50", "p90", "p95", "p95 interval (95%)", "p99", "max", "samples"});
+  // The interval's confidence is the run's (--confidence), read from the
+  // overall series; 95% where the document has none (version 5).
+  const auto confidence = number_at(d, "latency.overall_ms.intervals.p95.confidence");
+  table_head(out,
+             {"series", "p50", "p90", "p95",
+              "p95 interval (" + format_fixed((confidence ? *confidence : 0.95) * 100, 0) + "%)",
+              "p99", "max", "samples"});
   for (auto [path, name] : {std::pair{"latency.overall_ms", "overall (client-observed)"},
                             std::pair{"latency.hardware_ms", "device compute"},
                             std::pair{"latency.transfer_in_ms", "transfer in"},

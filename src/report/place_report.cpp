@@ -100,7 +100,12 @@ Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::s
     c.link = measured_link(c.lone_ms, c.compute_ms, c.bytes_in, c.bytes_out,
                            b.bytes.link_in + b.bytes.link_out, b.latency.rig_round_trip_ms,
                            b.device.queue_depth, "measured through rig serve in " + w);
-    if (!c.link) {
+    if (!c.link && !b.latency.hardware_ms.median) {
+      c.caveats.push_back(w +
+                          ": without the device's compute time the link across rig serve "
+                          "cannot be told apart from compute: the lone frame " +
+                          format_ms(c.lone_ms) + " stands for both");
+    } else if (!c.link) {
       c.caveats.push_back(w + ": the lone frame " + format_ms(c.lone_ms) +
                           " is not longer than its device compute " + format_ms(c.compute_ms) +
                           " (lone frame >= device compute): the figures contradict each other, "

@@ -74,8 +74,14 @@ std::string wall_plan_text(const WallPlan& p) {
 }
 
 void ProgressLine::phase_begin(EnginePhase phase, Nanos at) {
-  int64_t unset = -1;
-  first_ns_.compare_exchange_strong(unset, at.count(), std::memory_order_relaxed);
+  // The plan bounds what follows the cold start (its load, allocation and
+  // first inference cannot be known beforehand), so the count starts with
+  // the first phase after it, as the plan does.
+  if (phase != EnginePhase::load && phase != EnginePhase::allocate &&
+      phase != EnginePhase::first_inference) {
+    int64_t unset = -1;
+    first_ns_.compare_exchange_strong(unset, at.count(), std::memory_order_relaxed);
+  }
   if (phase == EnginePhase::warmup) {
     run_.fetch_add(1, std::memory_order_relaxed);
     rate_.store(-1, std::memory_order_relaxed);
@@ -115,8 +121,8 @@ std::string ProgressLine::text() const {
   const double rate = rate_.load(std::memory_order_relaxed);
   if (rate >= 0 && (p == EnginePhase::measure || p == EnginePhase::drain))
     s += "  " + format_fixed(rate, rate >= 100 ? 1 : 2) + " /s";
-  if (plan_.planned_upper > Nanos(0)) {
-    const int64_t first = first_ns_.load(std::memory_order_relaxed);
+  if (const int64_t first = first_ns_.load(std::memory_order_relaxed);
+      plan_.planned_upper > Nanos(0) && first >= 0) {
     const int64_t last = std::max(last_ns_.load(std::memory_order_relaxed), first);
     s += "  [" + seconds_text(last - first) +
          " of <= " + seconds_text(plan_.planned_upper.count()) + " planned]";

@@ -225,17 +225,24 @@ RuleOutcome steal_time(const ConfoundInputs& in) {
 // A run's windows as one step rather than a trend: the split into a first
 // and a last part whose two mean rates fit the windows best (least squares).
 // It is a step when it leaves less than half the squared residual of the
-// linear trend (a steady trend leaves a step fit much worse than the line).
+// linear trend (a steady trend leaves a step fit much worse than the line),
+// each part holds at least two windows (one odd first or last window is not
+// a step), and the two means differ by more than twice the windows' scatter
+// about them (as the trend must exceed twice its scatter).
 struct RateStep {
-  size_t at = 0;  // the first window of the last part, 0-based
+  size_t at = 0;  // the first window of the last part, 0-based among all the run's windows
   double before = 0, after = 0;
 };
 
 std::optional<RateStep> rate_step(const std::vector<WindowFigure>& windows) {
   std::vector<std::pair<double, double>> pts;
-  for (const auto& w : windows)
-    if (w.duration_s > 0) pts.emplace_back(w.start_s + w.duration_s / 2, w.rate);
-  if (pts.size() < 3) return std::nullopt;
+  std::vector<size_t> index;  // pts[i] is windows[index[i]]
+  for (size_t i = 0; i < windows.size(); ++i)
+    if (windows[i].duration_s > 0) {
+      pts.emplace_back(windows[i].start_s + windows[i].duration_s / 2, windows[i].rate);
+      index.push_back(i);
+    }
+  if (pts.size() < 4) return std::nullopt;
   const auto n = static_cast<double>(pts.size());
   double mx = 0, my = 0;
   for (const auto& [x, y] : pts) {
@@ -252,7 +259,7 @@ std::optional<RateStep> rate_step(const std::vector<WindowFigure>& windows) {
   const double linear_residual = std::max(0.0, syy - sxy * sxy / sxx);
   std::optional<RateStep> best;
   double best_residual = 0;
-  for (size_t k = 1; k < pts.size(); ++k) {
+  for (size_t k = 2; k + 2 <= pts.size(); ++k) {
     double a = 0, b = 0;
     for (size_t i = 0; i < pts.size(); ++i) (i < k ? a : b) += pts[i].second;
     a /= static_cast<double>(k);
@@ -263,11 +270,13 @@ std::optional<RateStep> rate_step(const std::vector<WindowFigure>& windows) {
       residual += d * d;
     }
     if (!best || residual < best_residual) {
-      best = RateStep{k, a, b};
+      best = RateStep{index[k], a, b};
       best_residual = residual;
     }
   }
   if (!best || !(best->before > 0) || !(best_residual < 0.5 * linear_residual)) return std::nullopt;
+  const double scatter = std::sqrt(best_residual / (n - 2));
+  if (!(std::fabs(best->after - best->before) > 2 * scatter)) return std::nullopt;
   return best;
 }
 
@@ -318,9 +327,15 @@ std::optional<std::string> contention_reading(const MonitorRecord& m, const Conf
 std::optional<std::string> sharing_reading(const MonitorRecord& m) {
   if (!m.enabled) return std::nullopt;
   const auto reloads = measured_values(m, "device:server.model_reloads");
+  const auto own = measured_values(m, "device:server.own_model_loads");
   const auto others = measured_values(m, "device:server.other_requests");
-  const double n_reloads =
+  // The loads this connection asked for (a ladder's model per size) are the
+  // scenario's own, not other clients': taken off as device_shared does.
+  const double all_reloads =
       reloads.size() >= 2 ? std::max(0.0, reloads.back() - reloads.front()) : 0;
+  const double own_reloads =
+      own.size() >= 2 ? std::min(all_reloads, std::max(0.0, own.back() - own.front())) : 0;
+  const double n_reloads = all_reloads - own_reloads;
   const double n_requests = others.size() >= 2 ? std::max(0.0, others.back() - others.front()) : 0;
   if (n_reloads <= 0 && n_requests <= 0) return std::nullopt;
   return "other clients used the device (" + format_fixed(n_requests, 0) + " of their requests, " +
@@ -548,7 +563,8 @@ RuleOutcome shared_link(const ConfoundInputs& in) {
   // A unix socket crosses no interface: what shares it is the server's
   // other connections, which the server counts.
   auto other = measured_values(m, "link_other_bytes");
-  if (other.empty()) other = measured_values(m, "device:server.other_link_bytes");
+  const bool on_interface = !other.empty();
+  if (!on_interface) other = measured_values(m, "device:server.other_link_bytes");
   const auto mine = measured_values(m, "link_rig_bytes");
   if (other.size() < 2 || mine.size() < 2)
     return skipped(o, m.host_sampled ? m.why_absent("link_traffic") : std::string(kHostSkipped));
@@ -558,7 +574,8 @@ RuleOutcome shared_link(const ConfoundInputs& in) {
       format_bytes(o_bytes) + " of other traffic beside " + format_bytes(r_bytes) + " of rig's";
   if (r_bytes > 0 && o_bytes > s.shared_link_max * r_bytes)
     finding(o, "shared link: " + format_bytes(o_bytes) +
-                   " of other traffic crossed the link's interface beside rig's " +
+                   (on_interface ? " of other traffic crossed the link's interface beside rig's "
+                                 : " moved on the server's other connections beside rig's ") +
                    format_bytes(r_bytes) + " (> " + share(s.shared_link_max) +
                    "); measure on a link of its own");
   return o;
@@ -716,10 +733,12 @@ RuleOutcome figures_consistent(const DeviceInfo& device, const ModelInfo& model,
 // no figure is either. Served as ever (protocol tests rely on it), never
 // VALID. A clock paced to the wall clock (the sim's realtime=1) is timed
 // like a real device.
-RuleOutcome clock_across_link(const DeviceInfo& device, const LatencyResult* lone) {
+RuleOutcome clock_across_link(const DeviceInfo& device, const LatencyResult* lone,
+                              const std::string& rule = "clock_across_link",
+                              const std::string& who = "") {
   const bool unpaced =
       device.kind == "remote" && device.clock == ClockKind::virtual_time && !device.paced_clock;
-  RuleOutcome o = outcome("clock_across_link", Severity::invalidates,
+  RuleOutcome o = outcome(rule, Severity::invalidates,
                           device.kind != "remote" ? "no link timed by the wall clock"
                           : unpaced               ? "virtual device clock, wall-clock link"
                                     : "the device's clock can be timed by the wall clock");
@@ -729,12 +748,12 @@ RuleOutcome clock_across_link(const DeviceInfo& device, const LatencyResult* lon
     figures = " (a lone frame of " + format_ms(*lone->overall_ms.median) +
               " timed here beside a device compute of " + format_ms(*lone->hardware_ms.median) +
               " on its virtual clock)";
-  finding(o,
-          "the server's device runs on a virtual clock that is not paced to the wall clock, "
-          "timed here across the link by the wall clock" +
-              figures +
-              ": simulated device times and real link times do not add up to any real "
-              "figure; serve the sim with realtime=1 (rig serve -d 'sim:...,realtime=1')");
+  finding(o, who +
+                 "the server's device runs on a virtual clock that is not paced to the wall clock, "
+                 "timed here across the link by the wall clock" +
+                 figures +
+                 ": simulated device times and real link times do not add up to any real "
+                 "figure; serve the sim with realtime=1 (rig serve -d 'sim:...,realtime=1')");
   return o;
 }
 
@@ -1468,7 +1487,12 @@ Verdict judge(const AbResult& r) {
     v.add(device_without_warnings(r.device_b, "device_b_without_warnings", "device B: "));
   }
   v.add(real_clock(r.virtual_clock, kVirtualClock));
-  v.add(clock_across_link(r.device_a, nullptr));
+  if (r.shared_device) {
+    v.add(clock_across_link(r.device_a, nullptr));
+  } else {
+    v.add(clock_across_link(r.device_a, nullptr, "clock_across_link_a", "device A: "));
+    v.add(clock_across_link(r.device_b, nullptr, "clock_across_link_b", "device B: "));
+  }
   add_environment_confounds(v, r.environment, r.virtual_clock, r.settings.confounds.strict);
   ConfoundInputs in;
   in.monitor = &r.monitor;
@@ -1552,9 +1576,13 @@ void add_confound_rules(Verdict& v, const ConfoundInputs& in) {
 
 std::optional<RateTrend> rate_trend(const std::vector<WindowFigure>& windows) {
   std::vector<std::pair<double, double>> pts;
-  for (const auto& w : windows)
-    if (w.duration_s > 0) pts.emplace_back(w.start_s + w.duration_s / 2, w.rate);
-  if (pts.size() < 3) return std::nullopt;
+  std::vector<size_t> index;  // pts[i] is windows[index[i]]
+  for (size_t i = 0; i < windows.size(); ++i)
+    if (windows[i].duration_s > 0) {
+      pts.emplace_back(windows[i].start_s + windows[i].duration_s / 2, windows[i].rate);
+      index.push_back(i);
+    }
+  if (pts.size() < 4) return std::nullopt;
   const auto n = static_cast<double>(pts.size());
   double mx = 0, my = 0;
   for (const auto& [x, y] : pts) {

@@ -11,7 +11,9 @@
 #include "rig/report/bench_report.hpp"
 #include "rig/report/soak_report.hpp"
 #include "rig/scenario/bench.hpp"
+#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/soak.hpp"
+#include "rig/scenario/verdict.hpp"
 
 namespace rig {
 namespace {
@@ -445,4 +447,42 @@ TEST(Soak, SpansAreWholeWindows) {
 }
 
 }  // namespace
+}  // namespace rig
+
+namespace rig {
+// One slow last window is not a step: each part of a step holds at least two
+// windows, and its two means differ by more than twice the scatter about
+// them. A real step in the middle of the same run still is one.
+TEST(Confounds, OneOddWindowIsNotAStep) {
+  auto windows = [](const std::vector<double>& rates) {
+    std::vector<WindowFigure> w;
+    for (size_t i = 0; i < rates.size(); ++i)
+      w.push_back(
+          {static_cast<double>(i) * 0.1, 0.1, static_cast<uint64_t>(rates[i] / 10), rates[i]});
+    return w;
+  };
+  auto drift = [](const std::vector<WindowFigure>& run) {
+    MonitorRecord m;  // the monitor off: no reading explains anything
+    ConfoundSettings s;
+    ConfoundInputs in;
+    in.monitor = &m;
+    in.settings = &s;
+    in.runs = {&run};
+    Verdict v;
+    add_confound_rules(v, in);
+    for (const auto& r : v.rules)
+      if (r.rule == "thermal_drift") return r;
+    ADD_FAILURE() << "no thermal_drift rule";
+    return RuleOutcome{};
+  };
+  const auto odd_last = windows({1000, 1001, 999, 1000, 1002, 998, 1000, 1001, 999, 700});
+  const RuleOutcome last = drift(odd_last);
+  for (const auto& f : last.findings) EXPECT_EQ(f.find("rate stepped"), std::string::npos) << f;
+  const auto stepped = windows({1000, 1001, 999, 1000, 1002, 800, 801, 799, 800, 802});
+  const RuleOutcome step = drift(stepped);
+  ASSERT_FALSE(step.met) << step.evidence;
+  EXPECT_NE(step.findings[0].find("rate stepped -20.0% at window 6 of 10"), std::string::npos)
+      << step.findings[0];
+}
+
 }  // namespace rig

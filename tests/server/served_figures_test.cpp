@@ -8,12 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <regex>
 #include <thread>
 
 #include "report/monitor_text.hpp"
 #include "rig/device.hpp"
 #include "rig/model.hpp"
 #include "rig/report/bench_report.hpp"
+#include "rig/report/ladder_report.hpp"
 #include "rig/report/place_report.hpp"
 #include "rig/scenario/bench.hpp"
 #include "rig/scenario/ladder.hpp"
@@ -48,10 +50,13 @@ std::unique_ptr<Server> sim_server(const std::string& spec) {
   return server ? std::move(*server) : nullptr;
 }
 
-// A short bench: a few lone frames and one short repeat.
+// A short bench: a few lone frames and one repeat. The repeat spans 1 s:
+// its rate is timed by the wall clock across the link, and a completion a
+// few milliseconds late on a busy host moves a 200 ms span's rate by more
+// than the 1 % the cap allows.
 BenchSettings short_bench() {
   BenchSettings s;
-  s.point.duration = std::chrono::milliseconds(200);
+  s.point.duration = std::chrono::milliseconds(1000);
   s.point.repeats = 1;
   s.point.min_inferences = 10;
   s.point.warmup_max = std::chrono::milliseconds(200);
@@ -168,11 +173,14 @@ TEST(ServedRealtimeSim, ALadderOwnLoadsAreNotSharing) {
   const RuleOutcome* shared = find_rule(r->verdict, "device_shared");
   ASSERT_NE(shared, nullptr);
   EXPECT_TRUE(shared->met) << shared->evidence << "\n" << all_findings(r->verdict);
-  EXPECT_NE(shared->evidence.find("0 model reloads by others"), std::string::npos)
+  // Whole counts: "10 model reloads" must not pass for "0 model reloads".
+  EXPECT_TRUE(
+      std::regex_search(shared->evidence, std::regex("(^|[^0-9])0 model reloads by others")))
       << shared->evidence;
-  EXPECT_EQ(shared->evidence.find("0 of them this run's own"), std::string::npos)
+  EXPECT_FALSE(
+      std::regex_search(shared->evidence, std::regex("(^|[^0-9])0 of them this run's own")))
       << "the ladder's loads are counted as its own: " << shared->evidence;
-  const std::string text = report::confounds_text(r->verdict, false);
+  const std::string text = report::format_ladder_text(*r);
   EXPECT_EQ(text.find("--strict-confounds given"), std::string::npos) << text;
 }
 
