@@ -716,6 +716,36 @@ void cold_start_consistent(RuleOutcome& o, const TtfoResult& t) {
                    " (first inference >= device compute)");
 }
 
+// A ladder's rungs, each a model of its own size: every rung's lone frames
+// hold its device compute and, with declared costs, the declared lone frame
+// for the rung's bytes.
+RuleOutcome rungs_consistent(const DeviceInfo& device, const std::vector<LadderRung>& rungs) {
+  RuleOutcome o =
+      outcome("figures_consistent", Severity::invalidates,
+              "each rung: lone frame >= device compute" +
+                  std::string(device.declared_costs ? " and >= the declared lone frame" : ""));
+  for (const auto& rung : rungs) {
+    const Summary& all = rung.lone_ms;
+    if (all.median && rung.compute_ms &&
+        *all.median < *rung.compute_ms * (1 - kDeclaredCapRounding))
+      finding(o, rung.label() + ": lone frame p50 " + format_ms(*all.median) +
+                     " is shorter than its device compute p50 " + format_ms(*rung.compute_ms) +
+                     " (lone frame >= device compute)");
+    if (const auto& c = device.declared_costs; c && all.min && c->bw_in > 0 && c->bw_out > 0) {
+      const double floor_ms =
+          (rung.bytes_in / c->bw_in + to_seconds(c->latency) + to_seconds(c->compute) +
+           rung.bytes_out / c->bw_out + to_seconds(c->latency)) *
+          1e3;
+      if (*all.min < floor_ms * (1 - kDeclaredCapRounding))
+        finding(o, rung.label() + ": fastest lone frame " + format_ms(*all.min) +
+                       " is shorter than the " + format_ms(floor_ms) +
+                       " the device's declared costs allow (lone frame >= in + latency + compute "
+                       "+ out + latency)");
+    }
+  }
+  return o;
+}
+
 RuleOutcome figures_consistent(const DeviceInfo& device, const ModelInfo& model,
                                const TtfoResult* ttfo, const LatencyResult* lone) {
   RuleOutcome o =
@@ -1313,6 +1343,7 @@ Verdict judge(const LadderResult& r) {
   v.rules.back().rule = "no_lone_frame_errors";
   v.add(points_stable(points));
   v.add(points_within_declared_cap(points, cap_rounding(r.virtual_clock)));
+  v.add(rungs_consistent(r.device, r.rungs));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
                 r.effective.confounds.strict);
   add_confound_rules(v, confound_inputs(r));
@@ -1331,6 +1362,7 @@ Verdict judge(const SweepResult& r) {
   v.rules.back().rule = "no_lone_frame_errors";
   v.add(points_stable(points));
   v.add(points_within_declared_cap(points, cap_rounding(r.virtual_clock)));
+  v.add(figures_consistent(r.device, r.model, &r.ttfo, &r.lone));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClock,
                 r.effective.confounds.strict);
   add_confound_rules(v, confound_inputs(r));
