@@ -89,10 +89,12 @@ const std::vector<Component> kComponents = {
    {"src/tensor_io/", "include/rig/tensor_io.hpp"},
    {"rig_tensor_io"},
    {"rig_core"}},
-  {"devices",  // cpu, sim, remote (speaks the wire protocol) and hailo (HailoRT, when found)
+  {"devices",  // cpu (OpenCV, ONNX Runtime when found: its profiler writes JSON), sim,
+               // remote (speaks the wire protocol) and hailo (HailoRT, when found)
    {"src/devices/"},
    {"rig_devices"},
-   {"rig_core", "rig_model", "rig_proto", "rig_opencv", "rig_onnx", "HailoRT::libhailort"}},
+   {"rig_core", "rig_model", "rig_proto", "rig_opencv", "rig_onnx", "rig_onnxruntime",
+    "HailoRT::libhailort", "nlohmann_json::nlohmann_json"}},
   {"proto",  // the codec, and rig_proto_pb: protoc's output (proto/rig.pb.h)
    {"src/proto/"},
    {"rig_proto", "rig_proto_pb"},

@@ -180,7 +180,7 @@ TEST(ServedRealtimeSim, ALadderOwnLoadsAreNotSharing) {
   EXPECT_FALSE(
       std::regex_search(shared->evidence, std::regex("(^|[^0-9])0 of them this run's own")))
       << "the ladder's loads are counted as its own: " << shared->evidence;
-  const std::string text = report::format_ladder_text(*r);
+  const std::string text = format_ladder_text(*r);
   EXPECT_EQ(text.find("--strict-confounds given"), std::string::npos) << text;
 }
 
