@@ -4,6 +4,8 @@
 // environment) is generic over the document's JSON, so a new kind is one
 // function and one row of kKinds, and an unknown kind still shows every
 // figure (and its per-window series, if it has any).
+// Over 600 lines: one function per kind in one file, until each scenario owns
+// its section (issue 29 registers a section per scenario, beside it).
 #include "rig/report/html_report.hpp"
 
 #include <algorithm>
