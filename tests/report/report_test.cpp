@@ -2,6 +2,7 @@
 // reporter_output_test does): every scenario's text has the lines a reader
 // looks for, its JSON the keys docs/results-schema.md lists, and a bench
 // document reads back into the result it was written from.
+// Over 600 lines: one fixture result per scenario, shared by every reporter test.
 #include <gtest/gtest.h>
 
 #include <string>
