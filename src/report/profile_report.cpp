@@ -40,7 +40,7 @@ std::string format_profile_text(const ProfileResult& r) {
   }
   if (shown < r.layers.size())
     out += line("  (%zu more layers: %.1f%% of the time; --top N lists more, --json all)\n",
-                r.layers.size() - shown, (1 - shown_share) * 100);
+                r.layers.size() - shown, std::max(0.0, 1 - shown_share) * 100);
   return out;
 }
 

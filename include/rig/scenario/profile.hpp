@@ -23,7 +23,7 @@ struct ProfileSettings {
   std::string model;           // where the model came from, for the record (model_origin)
   std::string device = "cpu";  // device spec, as given
   uint32_t runs = 20;          // inferences profiled, 1..100000
-  uint32_t top = 10;           // layers the text and the HTML list; JSON keeps them all
+  uint32_t top = 10;           // layers the text lists (the HTML report: ten); JSON keeps all
   uint64_t seed = 1;           // of the input data
 };
 

@@ -137,23 +137,38 @@ Result<Ort::Session> create_session(const OrtModel& model, const Ort::SessionOpt
 // {"cat": "Node", "name": "<node>_kernel_time", "dur": <us>, "args": {"op_name": ...}},
 // a run is {"cat": "Session", "name": "model_run", "ts": <us>, "dur": <us>}.
 // The first run (warm-up) is left out: events before its end are skipped.
+std::vector<LayerTime> profile_layers_from(const nlohmann::json& events);
+
 Result<std::vector<LayerTime>> parse_profile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return fail(ErrorCode::io, "cannot read ONNX Runtime's profile " + path);
   nlohmann::json events = nlohmann::json::parse(in, nullptr, false);
   if (!events.is_array())
     return fail(ErrorCode::device, "ONNX Runtime's profile " + path + " is not a JSON array");
+  // nlohmann's value() throws on an event whose keys hold other types than
+  // ONNX Runtime writes: a profile rig cannot read is an error, not a crash.
+  try {
+    return profile_layers_from(events);
+  } catch (const nlohmann::json::exception& e) {
+    return fail(ErrorCode::device,
+                "ONNX Runtime's profile " + path + " has an event rig cannot read: " + e.what());
+  }
+}
+
+std::vector<LayerTime> profile_layers_from(const nlohmann::json& events) {
   const std::string suffix = "_kernel_time";
   double warm_end_us = -1;
-  for (const auto& e : events)
+  for (const auto& e : events) {
+    if (!e.is_object()) continue;
     if (e.value("cat", "") == "Session" && e.value("name", "") == "model_run") {
       warm_end_us = e.value("ts", 0.0) + e.value("dur", 0.0);
       break;
     }
+  }
   std::vector<LayerTime> layers;
   std::map<std::string, size_t> index;
   for (const auto& e : events) {
-    if (e.value("cat", "") != "Node") continue;
+    if (!e.is_object() || e.value("cat", "") != "Node") continue;
     std::string name = e.value("name", "");
     if (name.size() <= suffix.size() ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
