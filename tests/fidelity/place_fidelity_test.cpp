@@ -9,6 +9,9 @@
 // a WxH frame as 3 bytes per pixel whatever the model's input.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+
 #include "fidelity/sim_case.hpp"
 #include "rig/report/bench_report.hpp"
 #include "rig/report/place_report.hpp"
@@ -202,6 +205,36 @@ TEST(PlaceFidelity, AFrameThatCannotBeMappedIsRefusedWithAReason) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("input shape"), std::string::npos)
       << refused.error().message;
+}
+
+// A device behind rig serve: place costs the link from the run's own figures
+// (measured_link). On a half-duplex link with one bandwidth both ways, the
+// lone frame is in/bw + lat + compute + out/bw + lat and the round trip
+// 2 x lat, so the measured link must give back bw and lat (1e-6 relative:
+// the latency is rounded to a nanosecond), and its lone-frame link time must
+// be the lone frame less compute (within the two latencies' nanosecond
+// rounding, 1e-6 ms), over 200 seeded cases.
+TEST(PlaceFidelity, AServedDevicesMeasuredLinkRecoversTheSimsLink) {
+  std::mt19937_64 rng(27);
+  std::uniform_real_distribution<double> log_bw(6, 10);  // 1 MB/s .. 10 GB/s
+  std::uniform_real_distribution<double> lat_ms(0.01, 5);
+  std::uniform_real_distribution<double> compute_ms(0.05, 50);
+  std::uniform_real_distribution<double> log_bytes(2, 7);  // 100 B .. 10 MB
+  for (int i = 0; i < 200; ++i) {
+    const double bw = std::pow(10, log_bw(rng));
+    const double lat = lat_ms(rng), compute = compute_ms(rng);
+    const double in = std::pow(10, log_bytes(rng)), out = std::pow(10, log_bytes(rng));
+    const double lone = (in + out) / bw * 1e3 + 2 * lat + compute;
+    const auto link = measured_link(lone, compute, in, out, in + out, 2 * lat, 4, "case");
+    ASSERT_TRUE(link) << "case " << i;
+    EXPECT_NEAR(link->bw_in, bw, bw * 1e-6) << "case " << i;
+    EXPECT_NEAR(link->bw_out, bw, bw * 1e-6) << "case " << i;
+    EXPECT_NEAR(to_ms(link->latency), lat, 1e-6) << "case " << i;
+    const double link_ms = (in / link->bw_in + out / link->bw_out) * 1e3 + 2 * to_ms(link->latency);
+    EXPECT_NEAR(link_ms, lone - compute, (lone - compute) * 1e-6 + 1e-6) << "case " << i;
+  }
+  // A lone frame no longer than its compute has no link to cost.
+  EXPECT_FALSE(measured_link(5.0, 5.0, 1000, 1000, 2000, 0.1, 4, "equal"));
 }
 
 }  // namespace
