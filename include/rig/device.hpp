@@ -350,13 +350,10 @@ class Device {
 Result<void> check_bindings(const ModelInfo& model, const Bindings& buffers);
 
 // Opens a device from its parsed spec (rig/device_spec.hpp), or from spec
-// text, parsed by parse_device_spec:
-//   cpu[:threads=N,workers=N,depth=N,...]
-//   sim:compute=2.27ms,bw=290MB/s,lat=0.45ms,depth=32,... (link=PROFILE expanded)
-//   null[:depth=N]
-//   hailo[:...] (where HailoRT was found)
-//   tcp://host:port, unix:/path
-// Implemented by the device registry (src/devices/registry.cpp).
+// text, parsed by parse_device_spec. The kinds (cpu, sim, null, hailo, and a
+// remote one at tcp://HOST:PORT or unix:PATH), their parameters and whether
+// this binary has each are the registry's table (rig/device_registry.hpp;
+// `rig devices` prints it). Implemented by src/devices/registry.cpp.
 struct DeviceSpec;
 Result<std::unique_ptr<Device>> open_device(const DeviceSpec& spec);
 Result<std::unique_ptr<Device>> open_device(std::string_view spec);
