@@ -95,11 +95,12 @@ std::vector<DeviceKind> build_table() {
        "sequential", ort},
   };
   cpu.open = open_cpu;
-  cpu.availability = cpu::ort_built() ? "runtimes: ort (the default), opencv"
-                                 : "runtimes: opencv; runtime=ort not built (" +
-                                       not_found_reason(RIG_ONNXRUNTIME_SETTING,
-                                                        "RIG_WITH_ONNXRUNTIME", "ONNX Runtime") +
-                                       "; on Debian 13 install libonnxruntime-dev)";
+  cpu.availability =
+      cpu::ort_built()
+          ? "runtimes: ort (the default), opencv"
+          : "runtimes: opencv; runtime=ort not built (" +
+                not_found_reason(RIG_ONNXRUNTIME_SETTING, "RIG_WITH_ONNXRUNTIME", "ONNX Runtime") +
+                "; on Debian 13 install libonnxruntime-dev)";
   kinds.push_back(std::move(cpu));
 
   DeviceKind sim;
