@@ -139,19 +139,13 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   r.latency = measure_latency(device, ws, lone);
 
   if (settings.offered.enabled() && !r.latency.cut_short) {
-    OfferedSettings os;
+    OfferedSettings os = offered_settings(settings.point, depth);
     os.rate = settings.offered.rate;
     os.arrival = settings.offered.arrival;
     os.on_full = settings.offered.on_full;
     os.late_threshold = settings.offered.late_threshold;
-    os.duration = settings.point.duration;
-    os.warmup = default_warmup_window(settings.point.duration, settings.point.windows);
-    os.windows = settings.point.windows;
-    os.depth = depth;
-    os.request_timeout = settings.point.request_timeout;
     os.reservoir_capacity = settings.reservoir_capacity;
     os.confidence = settings.confidence;
-    os.seed = settings.point.seed;
     os.observer = observer;
     r.offered = measure_offered(device, ws, os);
     r.cut_short = r.offered->cut_short || stop_requested();

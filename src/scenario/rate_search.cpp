@@ -183,16 +183,11 @@ Result<RateSweepResult> run_rate_sweep(Device& device, const ModelSource& model,
   rs.max_probes = s.max_probes;
   rs.resolution = s.resolution;
   OfferedSettings& os = rs.offered;
+  os = offered_settings(s.point, depth);
   os.arrival = s.arrival;
   os.on_full = s.on_full;
   os.late_threshold = s.late_threshold;
-  os.duration = s.point.duration;
-  os.warmup = default_warmup_window(s.point.duration, s.point.windows);
-  os.windows = s.point.windows;
-  os.depth = depth;
-  os.request_timeout = s.point.request_timeout;
   os.confidence = s.confidence;
-  os.seed = s.point.seed;
   os.observer = observer;
   r.search = find_max_rate(device, ws, rs);
   r.monitor = watch.monitor().finish();

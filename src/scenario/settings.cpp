@@ -41,6 +41,18 @@ SteadySettings steady_settings(const PointSettings& p, uint32_t depth, uint32_t 
   return s;
 }
 
+OfferedSettings offered_settings(const PointSettings& p, uint32_t depth) {
+  OfferedSettings s;
+  s.duration = p.duration;
+  s.warmup = default_warmup_window(p.duration, p.windows);
+  s.windows = p.windows;
+  s.depth = depth;
+  s.request_timeout = p.request_timeout;
+  s.seed = p.seed;
+  s.observer = p.observer;
+  return s;
+}
+
 LatencySettings latency_settings(uint64_t samples, Nanos max_duration, Nanos request_timeout,
                                  EngineObserver* observer) {
   LatencySettings s;

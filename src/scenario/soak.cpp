@@ -109,18 +109,19 @@ Result<SoakResult> run_soak(Device& device, const ModelSource& model,
   r.model = device.model_info();
   if (monitor.power_readable()) monitor.measure_idle(settings.monitor.idle);
 
-  SteadySettings ss;
-  ss.depth = depth;
-  ss.min_duration = settings.duration;
-  ss.windows = static_cast<uint32_t>(settings.duration / r.effective.window);
-  ss.min_inferences = 1;
-  ss.max_duration_factor = 1.0;  // the duration asked for, not longer
-  ss.warmup_max = settings.warmup_max;
-  ss.warmup_window = default_warmup_window(settings.duration, ss.windows);
-  ss.request_timeout = settings.request_timeout;
-  ss.seed = settings.seed;
-  ss.observer = observer;
-  r.run = measure_steady(device, cold->workspace, ss);
+  // The run as one point, mapped onto the engine's settings by
+  // steady_settings: in windows of the soak's length, for the duration asked
+  // for and not longer (no adaptive stop past it).
+  PointSettings point;
+  point.duration = settings.duration;
+  point.windows = static_cast<uint32_t>(settings.duration / r.effective.window);
+  point.min_inferences = 1;
+  point.max_duration_factor = 1.0;
+  point.warmup_max = settings.warmup_max;
+  point.request_timeout = settings.request_timeout;
+  point.seed = settings.seed;
+  point.observer = observer;
+  r.run = measure_steady(device, cold->workspace, steady_settings(point, depth));
 
   r.monitor = monitor.finish();
   // The temperature beside each window: the device's own sensor first.

@@ -31,9 +31,9 @@ struct OfferedLoad {
 
 // What the user asked for. Defaults keep the demo near a minute on 2 cores.
 struct BenchSettings {
-  std::string model;           // where the model came from, for the record (model_origin)
-  std::string device = "cpu";  // device spec, as given
-  uint32_t depth = 0;          // requests in flight; 0 = the device's queue depth
+  std::string model;  // where the model came from, for the record (model_origin)
+  std::string device = kDefaultDeviceSpec;  // device spec, as given
+  uint32_t depth = 0;                       // requests in flight; 0 = the device's queue depth
   // The steady-state repeats: at least 2 s and 100 inferences each, then on
   // until stable and precise (the adaptive stop), up to 20 s.
   PointSettings point = {

@@ -16,12 +16,13 @@
 
 #include "rig/device.hpp"
 #include "rig/environment.hpp"
+#include "rig/scenario/settings.hpp"
 
 namespace rig {
 
 struct CheckSettings {
-  std::string model;           // where the model came from (model_origin)
-  std::string device = "cpu";  // device spec, as given
+  std::string model;                        // where the model came from (model_origin)
+  std::string device = kDefaultDeviceSpec;  // device spec, as given
   bool allow_nondeterministic = false;
   uint64_t seed = 1;        // of the two generated inputs (seed, seed + 1000)
   size_t guard_bytes = 64;  // on each side of every buffer

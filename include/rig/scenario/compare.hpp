@@ -19,9 +19,9 @@
 namespace rig {
 
 struct CompareSettings {
-  std::vector<std::string> models;  // where each came from (model_origin), in order
-  std::string device = "cpu";       // device spec, as given
-  std::vector<InputItem> inputs;    // as rig run's --input; empty: generated from seed
+  std::vector<std::string> models;          // where each came from (model_origin), in order
+  std::string device = kDefaultDeviceSpec;  // device spec, as given
+  std::vector<InputItem> inputs;            // as rig run's --input; empty: generated from seed
   uint64_t seed = 1;
 };
 

@@ -21,9 +21,9 @@
 namespace rig {
 
 struct LoopSettings {
-  std::string model;           // where the model came from, for the record (model_origin)
-  std::string device = "cpu";  // device spec, as given
-  uint32_t depth = 0;          // the pipelined run's depth; 0 = the device's queue depth
+  std::string model;  // where the model came from, for the record (model_origin)
+  std::string device = kDefaultDeviceSpec;  // device spec, as given
+  uint32_t depth = 0;  // the pipelined run's depth; 0 = the device's queue depth
   Nanos sleep_between_frames{0};
   // The loop's length and the pipelined run's (one repeat, 100 inferences at
   // least; warm-up as rig bench's).

@@ -15,16 +15,17 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
+#include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
 
 namespace rig {
 
 struct ProfileSettings {
-  std::string model;           // where the model came from, for the record (model_origin)
-  std::string device = "cpu";  // device spec, as given
-  uint32_t runs = 20;          // inferences profiled, 1..100000
-  uint32_t top = 10;           // layers the text lists (the HTML report: ten); JSON keeps all
-  uint64_t seed = 1;           // of the input data
+  std::string model;  // where the model came from, for the record (model_origin)
+  std::string device = kDefaultDeviceSpec;  // device spec, as given
+  uint32_t runs = 20;                       // inferences profiled, 1..100000
+  uint32_t top = 10;  // layers the text lists (the HTML report: ten); JSON keeps all
+  uint64_t seed = 1;  // of the input data
 };
 
 // Names the bad setting; independent of NDEBUG.

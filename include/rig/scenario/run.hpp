@@ -13,6 +13,7 @@
 #include "rig/device.hpp"
 #include "rig/environment.hpp"
 #include "rig/input_data.hpp"
+#include "rig/scenario/settings.hpp"
 #include "rig/tensor_io.hpp"
 
 namespace rig {
@@ -24,11 +25,11 @@ namespace rig {
 using InputItem = std::string;
 
 struct RunSettings {
-  std::string model;                    // where the model came from (model_origin)
-  std::string device = "cpu";           // device spec, as given
-  std::vector<InputItem> inputs;        // empty: generated inputs from `seed`
-  std::vector<std::string> references;  // .npy per output, in the model's order
-  double atol = 1e-5;                   // reference rule: |a - r| <= atol + rtol |r|
+  std::string model;                        // where the model came from (model_origin)
+  std::string device = kDefaultDeviceSpec;  // device spec, as given
+  std::vector<InputItem> inputs;            // empty: generated inputs from `seed`
+  std::vector<std::string> references;      // .npy per output, in the model's order
+  double atol = 1e-5;                       // reference rule: |a - r| <= atol + rtol |r|
   double rtol = 1e-3;
   uint64_t seed = 1;  // of generated inputs
 };

@@ -19,6 +19,10 @@
 
 namespace rig {
 
+// The device spec every command and scenario runs on when none is given
+// (-d's default, every Settings' `device`).
+inline constexpr const char* kDefaultDeviceSpec = "cpu";
+
 // One pipelined measurement point: `repeats` x measure_steady at one depth.
 // rig bench embeds it with its own defaults (at least 2 s and 100 inferences,
 // up to 20 s while the stop rule is unmet).
@@ -50,6 +54,12 @@ Result<void> validate(const PointSettings& settings);
 // seed + repeat, and the warm-up window every scenario shares
 // (default_warmup_window). reservoir_capacity keeps the engine's default.
 SteadySettings steady_settings(const PointSettings& point, uint32_t depth, uint32_t repeat = 0);
+
+// The engine's settings for an offered-load run of a point at `depth` (rig
+// bench --rate, each probe of rig sweep --rate): the point's duration,
+// windows, warm-up window, request timeout, seed and observer. The rate, the
+// arrivals and what a full queue does are the caller's.
+OfferedSettings offered_settings(const PointSettings& point, uint32_t depth);
 
 // The engine's lone-frame settings.
 LatencySettings latency_settings(uint64_t samples, Nanos max_duration, Nanos request_timeout,

@@ -16,13 +16,14 @@
 #include "rig/environment.hpp"
 #include "rig/monitor/monitor.hpp"
 #include "rig/scenario/confounds.hpp"
+#include "rig/scenario/settings.hpp"
 #include "rig/scenario/verdict.hpp"
 
 namespace rig {
 
 struct SoakSettings {
   std::string model;                         // where the model came from, for the record
-  std::string device = "cpu";                // device spec, as given
+  std::string device = kDefaultDeviceSpec;   // device spec, as given
   uint32_t depth = 0;                        // 0: the device's queue depth
   Nanos duration{std::chrono::minutes(10)};  // the measured run, after warm-up
   Nanos short_span{std::chrono::seconds(10)};
