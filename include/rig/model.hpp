@@ -180,4 +180,10 @@ Result<void> write_file_atomic(const std::string& path, std::string_view text);
 Result<std::string> ensure_demo_model(const std::string& dir);
 std::string default_cache_dir();  // $RIG_CACHE_DIR, else $XDG_CACHE_HOME/rig, else ~/.cache/rig
 
+// The model a command or rig_bench names: "" is the built-in demo
+// (ensure_demo_model in default_cache_dir(), named "demo-cnn"); "server:NAME"
+// a model under the remote server's --model-dir, loaded by name; anything
+// else a file, which must exist (not_found: "model file 'X' does not exist").
+Result<ModelSource> resolve_model_source(const std::string& text);
+
 }  // namespace rig

@@ -343,21 +343,12 @@ int32_t rig_bench(const char* settings_json, char** result_json) {
     auto settings = rig::read_bench_settings_json(settings_json, "rig_bench settings");
     if (!settings) return failed(settings.error());
     if (auto ok = rig::validate(*settings); !ok) return failed(ok.error());
-    rig::ModelSource source;
-    if (settings->model.empty()) {
-      auto demo = rig::ensure_demo_model(rig::default_cache_dir());
-      if (!demo) return failed(demo.error());
-      source.path = *demo;
-      source.name = "demo-cnn";
-    } else if (settings->model.rfind("server:", 0) == 0) {
-      source.server_name = settings->model.substr(7);
-    } else {
-      source.path = settings->model;
-    }
-    settings->model = rig::model_origin(source);
+    auto source = rig::resolve_model_source(settings->model);
+    if (!source) return failed(source.error());
+    settings->model = rig::model_origin(*source);
     auto device = rig::open_device(std::string_view(settings->device));
     if (!device) return failed(device.error());
-    auto result = rig::run_bench(**device, source, *settings);
+    auto result = rig::run_bench(**device, *source, *settings);
     if (!result) return failed(result.error());
     const std::string text = rig::bench_to_json(*result);
     char* out = static_cast<char*>(std::malloc(text.size() + 1));

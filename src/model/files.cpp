@@ -129,4 +129,24 @@ Result<std::string> ensure_demo_model(const std::string& dir) {
   return path;
 }
 
+Result<ModelSource> resolve_model_source(const std::string& text) {
+  ModelSource source;
+  if (text.empty()) {
+    auto demo = ensure_demo_model(default_cache_dir());
+    if (!demo) return tl::unexpected(demo.error());
+    source.path = *demo;
+    source.name = "demo-cnn";
+    return source;
+  }
+  if (text.rfind("server:", 0) == 0) {  // loaded by name under the server's --model-dir
+    source.server_name = text.substr(7);
+    return source;
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(text, ec))
+    return fail(ErrorCode::not_found, "model file '" + text + "' does not exist");
+  source.path = text;
+  return source;
+}
+
 }  // namespace rig
