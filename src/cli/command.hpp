@@ -71,25 +71,34 @@ const HistoryOptions& history_options();
 // --no-history or no path can be found.
 std::string history_path();
 
-Command add_bench_command(CLI::App& app);
-Command add_model_command(CLI::App& app);
-Command add_serve_command(CLI::App& app);
-Command add_loop_command(CLI::App& app);
-Command add_ladder_command(CLI::App& app);
-Command add_sweep_command(CLI::App& app);
-Command add_ab_command(CLI::App& app);
-Command add_predict_command(CLI::App& app);
-Command add_run_command(CLI::App& app);
-Command add_check_command(CLI::App& app);
-Command add_compare_command(CLI::App& app);
-Command add_report_command(CLI::App& app);  // and rig export: report_command.cpp
-Command add_export_command(CLI::App& app);
-Command add_soak_command(CLI::App& app);
-Command add_fit_command(CLI::App& app);
-Command add_history_command(CLI::App& app);
-Command add_diff_command(CLI::App& app);
-Command add_place_command(CLI::App& app);
-Command add_profile_command(CLI::App& app);
-Command add_devices_command(CLI::App& app);  // the device registry's table
+// Every subcommand, in the order rig --help lists them: the one list a new
+// command is added to. X(name) stands for `Command add_<name>_command(CLI::App&)`,
+// defined in <name>_command.cpp (report and export: report_command.cpp;
+// history and diff: history_command.cpp); main.cpp registers each.
+#define RIG_COMMANDS(X) \
+  X(bench)              \
+  X(model)              \
+  X(serve)              \
+  X(loop)               \
+  X(ladder)             \
+  X(sweep)              \
+  X(ab)                 \
+  X(predict)            \
+  X(run)                \
+  X(check)              \
+  X(compare)            \
+  X(report)             \
+  X(export)             \
+  X(soak)               \
+  X(fit)                \
+  X(history)            \
+  X(diff)               \
+  X(place)              \
+  X(profile)            \
+  X(devices)
+
+#define RIG_DECLARE_COMMAND(name) Command add_##name##_command(CLI::App& app);
+RIG_COMMANDS(RIG_DECLARE_COMMAND)
+#undef RIG_DECLARE_COMMAND
 
 }  // namespace rig::cli

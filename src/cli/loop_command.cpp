@@ -3,17 +3,15 @@
 // no per-frame transfers) beside the host-observed pipelined rate of the same
 // model (measure_steady: every frame crosses the link); the difference is
 // what the per-frame transfers cost.
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "cli/bind.hpp"
 #include "cli/command.hpp"
-#include "cli/environment_info.hpp"
+#include "cli/measure.hpp"
 #include "cli/monitor_options.hpp"
-#include "cli/observe.hpp"
-#include "cli/options.hpp"
+#include "cli/point_options.hpp"
 #include "rig/report/loop_report.hpp"
 #include "rig/scenario/loop.hpp"
 #include "rig/units.hpp"
@@ -21,21 +19,9 @@
 namespace rig::cli {
 namespace {
 
-struct LoopOptions {
-  MonitorOptions monitor;
-  std::string model;
-  std::vector<std::string> shapes;
-  std::vector<std::string> inputs;
-  std::string device = "cpu";
-  std::string duration = "3s";
-  std::string sleep = "0";
-  std::optional<uint32_t> depth;
-  std::string timeout = "30s";
-  uint64_t seed = 1;
-  std::string json_path;
-  bool strict = false;
-  bool quiet = false;
-  ObserveOptions observe;
+struct LoopCommand {
+  LoopSettings s;  // the options' defaults are its own
+  MeasureOptions o;
 };
 
 // A duration with a unit, or a bare number of milliseconds.
@@ -59,84 +45,57 @@ Result<Nanos> sleep_option(const std::string& text) {
   return Nanos(static_cast<int64_t>(ns));
 }
 
-int run_loop_command(const LoopOptions& o) {
-  LoopSettings s;
-  s.model = o.model;
-  const DeviceOption device_option = parse_device_option(o.device);
-  s.device = device_option.display;
-  auto duration = positive_duration("--duration", o.duration);
-  if (!duration) return report_error(duration.error());
-  s.point.duration = *duration;
-  auto sleep = sleep_option(o.sleep);
-  if (!sleep) return report_error(sleep.error());
-  s.sleep_between_frames = *sleep;
-  auto timeout = positive_duration("--timeout", o.timeout);
-  if (!timeout) return report_error(timeout.error());
-  s.point.request_timeout = *timeout;
-  s.point.seed = o.seed;
-  auto inputs = input_files_option(o.inputs);
-  if (!inputs) return report_error(inputs.error());
-  s.point.inputs = *inputs;
-  auto depth_given = depth_option(o.depth);
-  if (!depth_given) return report_error(depth_given.error());
-  s.depth = *depth_given;
-  if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
-    return report_error(ok.error());
-  if (auto ok = validate(s); !ok) return report_error(ok.error());
-  auto opened = open_model_on_device(o.json_path, o.model, o.shapes, device_option);
-  if (!opened) return report_error(opened.error());
-  auto& model = opened->model;
-  auto& device = opened->device;
-  s.model = model_origin(model);
-  if (!o.quiet)
-    std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it...\n",
-                 model_display_name(model).c_str(), device_option.display.c_str(),
-                 format_duration(*duration).c_str());
-  auto observers =
-      RunObservers::make(o.observe, {"rig loop", 1, s.point.duration}, o.quiet, o.json_path);
-  if (!observers) return report_error(observers.error());
-  s.point.observer = (*observers)->get();
-  auto result = run_loop(*device, model, s);
-  (*observers)->stop_progress();
-  if (!result) return (*observers)->finish(report_error(result.error()));
-  if (result->depth_note) std::fprintf(stderr, "rig: warning: %s\n", result->depth_note->c_str());
-  add_library_versions(result->environment);
-  const int status = (*observers)
-                         ->finish(finish(format_loop_text(*result), loop_to_json(*result),
-                                         o.json_path, o.quiet, result->verdict, o.strict));
-  // An aborted pipelined run is a device failure, whatever --strict says.
-  if (result->steady.aborted)
-    return result->steady.first_error ? exit_code_for(result->steady.first_error->code) : 3;
-  if (status != 0) return status;
-  return 0;
+int run_loop_command(LoopCommand& c) {
+  MeasureSteps<LoopSettings, LoopResult> steps{
+      .label = "rig loop",
+      .announce =
+          [](const LoopSettings& s, const ModelSource& model, const std::string& device) {
+            std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it...\n",
+                         model_display_name(model).c_str(), device.c_str(),
+                         format_duration(s.point.duration).c_str());
+          },
+      .runs = 1,
+      .run = run_loop,
+      .text = format_loop_text,
+      .json = loop_to_json,
+      .after = [](const LoopResult& r) -> Result<void> {
+        if (r.depth_note) std::fprintf(stderr, "rig: warning: %s\n", r.depth_note->c_str());
+        return {};
+      },
+      // An aborted pipelined run is a device failure, whatever --strict says.
+      .status =
+          [](const LoopResult& r, int status) {
+            if (r.steady.aborted)
+              return r.steady.first_error ? exit_code_for(r.steady.first_error->code) : 3;
+            return status;
+          },
+  };
+  return run_command(c.s, c.o, steps);
 }
 
 }  // namespace
 
 Command add_loop_command(CLI::App& app) {
-  auto o = std::make_shared<LoopOptions>();
+  auto c = std::make_shared<LoopCommand>();
+  LoopSettings& s = c->s;
+  MeasureOptions& o = c->o;
   CLI::App* sub = app.add_subcommand(
       "loop", "The device's own rate (on-device loop) beside the host-observed pipelined rate");
-  sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
-  add_shape_option(sub, o->shapes);
-  add_input_option(sub, o->inputs);
-  add_device_option(sub, o->device);
-  sub->add_option("--duration", o->duration, "length of the loop and of the pipelined run")
-      ->capture_default_str();
-  sub->add_option("--sleep-between-frames", o->sleep,
-                  "sleep between looped frames: milliseconds, or a duration such as 5ms")
-      ->capture_default_str();
-  sub->add_option("--depth", o->depth,
-                  "requests in flight for the pipelined rate (default and most: the device's "
-                  "queue depth)");
-  sub->add_option("--timeout", o->timeout, "per-request timeout")->capture_default_str();
-  sub->add_option("--seed", o->seed, "seed of the input data")->capture_default_str();
-  sub->add_option("--json", o->json_path, "also write the result as JSON to this file");
-  sub->add_flag("--strict", o->strict, "exit 1 when the verdict is INVALID");
-  sub->add_flag("-q,--quiet", o->quiet, "no progress messages on stderr");
-  add_monitor_options(sub, o->monitor);
-  add_observe_options(sub, o->observe);
-  return {sub, [o] { return run_loop_command(*o); }};
+  add_model_on_device_options(sub, s, o);
+  add_duration_option(sub, "--duration", s.point.duration,
+                      "length of the loop and of the pipelined run");
+  add_parsed_option(sub, "--sleep-between-frames", s.sleep_between_frames,
+                    "sleep between looped frames: milliseconds, or a duration such as 5ms",
+                    sleep_option)
+      ->default_str(
+          s.sleep_between_frames == Nanos(0) ? "0" : duration_option_text(s.sleep_between_frames));
+  add_depth_option(sub, s.depth,
+                   "requests in flight for the pipelined rate (default and most: the device's "
+                   "queue depth)");
+  add_timeout_option(sub, s.point.request_timeout);
+  add_seed_option(sub, s.point.seed);
+  add_measured_run_options(sub, o, s.monitor, s.confounds);
+  return {sub, [c] { return run_loop_command(*c); }};
 }
 
 }  // namespace rig::cli

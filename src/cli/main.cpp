@@ -21,15 +21,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(rig::kVersionString));
   add_history_options(app);
-  std::vector<Command> commands = {
-      add_bench_command(app),   add_model_command(app),   add_serve_command(app),
-      add_loop_command(app),    add_ladder_command(app),  add_sweep_command(app),
-      add_ab_command(app),      add_predict_command(app), add_run_command(app),
-      add_check_command(app),   add_compare_command(app), add_report_command(app),
-      add_export_command(app),  add_soak_command(app),    add_fit_command(app),
-      add_history_command(app), add_diff_command(app),    add_place_command(app),
-      add_profile_command(app), add_devices_command(app),
-  };
+#define RIG_ADD_COMMAND(name) add_##name##_command(app),
+  const std::vector<Command> commands = {RIG_COMMANDS(RIG_ADD_COMMAND)};
+#undef RIG_ADD_COMMAND
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -107,26 +107,6 @@ Result<void> check_writable(const std::string& option, const std::string& path) 
   return {};
 }
 
-Result<ModelSource> resolve_model(const std::string& path) {
-  ModelSource source;
-  if (path.empty()) {
-    auto demo = ensure_demo_model(default_cache_dir());
-    if (!demo) return tl::unexpected(demo.error());
-    source.path = *demo;
-    source.name = "demo-cnn";
-    return source;
-  }
-  if (path.rfind("server:", 0) == 0) {  // loaded by name under the server's --model-dir
-    source.server_name = path.substr(7);
-    return source;
-  }
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return fail(ErrorCode::not_found, "model file '" + path + "' does not exist");
-  source.path = path;
-  return source;
-}
-
 CLI::Option* add_device_option(CLI::App* sub, std::string& device, std::string_view role) {
   return sub->add_option("-d,--device", device, device_option_help(role))->capture_default_str();
 }
@@ -168,7 +148,7 @@ Result<ModelSource> resolve_model(const std::string& path, const std::vector<std
     if (!shape) return tl::unexpected(shape.error());
     parsed.push_back(std::move(*shape));
   }
-  auto source = resolve_model(path);
+  auto source = resolve_model_source(path);
   if (!source) return source;
   source->shapes = std::move(parsed);
   return source;

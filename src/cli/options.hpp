@@ -35,11 +35,10 @@ Result<uint32_t> depth_option(const std::optional<uint32_t>& depth);
 // directory), before any measurement starts.
 Result<void> check_writable(const std::string& option, const std::string& path);
 
-// The model to use: `path` if given (must exist), "server:NAME" for a model
-// under the remote server's --model-dir, else the built-in demo.
-Result<ModelSource> resolve_model(const std::string& path);
-// The same with --shape NAME=DIMS texts (parse_input_shape), applied where
-// the model is loaded.
+// The model to use (resolve_model_source, rig/model.hpp: `path` if given,
+// which must exist; "server:NAME"; else the built-in demo) with its --shape
+// NAME=DIMS texts (parse_input_shape), applied where the model is loaded.
+// The history is checked first: a run it could not record is not measured.
 Result<ModelSource> resolve_model(const std::string& path, const std::vector<std::string>& shapes);
 
 // --shape NAME=DIMS, repeatable: on every command that loads a model.

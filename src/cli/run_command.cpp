@@ -8,7 +8,9 @@
 #include <system_error>
 
 #include "cli/command.hpp"
+#include "cli/measure.hpp"
 #include "cli/options.hpp"
+#include "cli/point_options.hpp"
 #include "rig/model.hpp"
 #include "rig/report/run_report.hpp"
 #include "rig/scenario/run.hpp"
@@ -17,18 +19,11 @@
 namespace rig::cli {
 namespace {
 
-struct RunOptions {
-  std::string model;
-  std::vector<std::string> shapes;
-  std::string device = "cpu";
-  std::vector<std::string> inputs;
+struct RunCommand {
+  RunSettings s;  // the options' defaults are its own
   std::string output_dir;
   bool bin = false;
-  std::vector<std::string> references;
-  double atol = 1e-5, rtol = 1e-3;
-  uint64_t seed = 1;
-  std::string json;
-  bool quiet = false;
+  MeasureOptions o;
 };
 
 // A tensor name as a file name: anything but [A-Za-z0-9._-] becomes '_'.
@@ -62,58 +57,49 @@ Result<void> write_outputs(const RunResult& r, const std::string& dir, bool bin,
   return {};
 }
 
-int run_run_command(const RunOptions& o) {
-  RunSettings s;
-  const DeviceOption device_option = parse_device_option(o.device);
-  s.device = device_option.display;
-  s.inputs = o.inputs;
-  s.references = o.references;
-  s.atol = o.atol;
-  s.rtol = o.rtol;
-  s.seed = o.seed;
-  if (auto ok = validate(s); !ok) return report_error(ok.error());
-  auto opened = open_model_on_device(o.json, o.model, o.shapes, device_option);
-  if (!opened) return report_error(opened.error());
-  auto& model = opened->model;
-  auto& device = opened->device;
-  s.model = model_origin(model);
-  auto result = run_model(*device, model, s);
-  if (!result) return report_error(result.error());
-  if (!o.output_dir.empty())
-    if (auto ok = write_outputs(*result, o.output_dir, o.bin, o.quiet); !ok)
-      return report_error(ok.error());
-  const int status =
-      finish(format_run_text(*result), run_to_json(*result), o.json, o.quiet, Verdict{}, false);
-  if (status != 0) return status;
-  return result->references_passed ? 0 : 1;
+int run_run_command(RunCommand& c) {
+  MeasureSteps<RunSettings, RunResult> steps{
+      .run = run_model,
+      .text = format_run_text,
+      .json = run_to_json,
+      .after = [&c](const RunResult& r) -> Result<void> {
+        if (c.output_dir.empty()) return {};
+        return write_outputs(r, c.output_dir, c.bin, c.o.quiet);
+      },
+      .passed = [](const RunResult& r) { return r.references_passed; },
+      .library_versions = false,
+  };
+  return run_command(c.s, c.o, steps);
 }
 
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
-  auto o = std::make_shared<RunOptions>();
+  auto c = std::make_shared<RunCommand>();
+  RunSettings& s = c->s;
+  MeasureOptions& o = c->o;
   CLI::App* sub = app.add_subcommand(
       "run", "Run a model once on exact input bytes; write and describe its outputs");
-  sub->add_option("model", o->model, "ONNX model (or server:NAME)")->required();
-  add_shape_option(sub, o->shapes);
-  add_device_option(sub, o->device);
-  sub->add_option("--input", o->inputs,
+  add_model_argument(sub, s.model, "ONNX model (or server:NAME)")->required();
+  add_shape_option(sub, o.shapes);
+  add_device_option(sub, s.device);
+  sub->add_option("--input", s.inputs,
                   "input files in the model's input order, or NAME=FILE: raw .bin of the "
                   "input's byte size, or .npy (dtype and shape checked); default: generated")
       ->delimiter(',');
-  sub->add_option("--output", o->output_dir, "write each output as DIR/NAME.npy");
-  sub->add_flag("--bin", o->bin, "with --output: also write each output as raw NAME.bin");
-  sub->add_option("--reference", o->references,
+  sub->add_option("--output", c->output_dir, "write each output as DIR/NAME.npy");
+  sub->add_flag("--bin", c->bin, "with --output: also write each output as raw NAME.bin");
+  sub->add_option("--reference", s.references,
                   "reference outputs (.npy, in the model's output order); exit 1 when outside "
                   "tolerance")
       ->delimiter(',');
-  sub->add_option("--atol", o->atol, "absolute tolerance: |a - r| <= atol + rtol |r|")
+  sub->add_option("--atol", s.atol, "absolute tolerance: |a - r| <= atol + rtol |r|")
       ->capture_default_str();
-  sub->add_option("--rtol", o->rtol, "relative tolerance")->capture_default_str();
-  sub->add_option("--seed", o->seed, "seed of generated inputs")->capture_default_str();
-  sub->add_option("--json", o->json, "also write the result as JSON to this file");
-  sub->add_flag("-q,--quiet", o->quiet, "no messages on stderr");
-  return {sub, [o] { return run_run_command(*o); }};
+  sub->add_option("--rtol", s.rtol, "relative tolerance")->capture_default_str();
+  add_seed_option(sub, s.seed, "seed of generated inputs");
+  add_json_option(sub, o.json);
+  add_quiet_option(sub, o.quiet, "no messages on stderr");
+  return {sub, [c] { return run_run_command(*c); }};
 }
 
 }  // namespace rig::cli

@@ -18,6 +18,7 @@
 #include "proto/wire.hpp"
 #include "rig/device.hpp"
 #include "rig/model.hpp"
+#include "rig/scenario/settings.hpp"
 #include "rig/units.hpp"
 #include "server/server.hpp"
 
@@ -25,7 +26,7 @@ namespace rig::cli {
 namespace {
 
 struct ServeOptions {
-  std::string device = "cpu";
+  std::string device = kDefaultDeviceSpec;
   std::string listen = "127.0.0.1:" + std::to_string(wire::kDefaultPort);
   std::string model_dir;
   std::string token;
