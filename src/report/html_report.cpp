@@ -1,9 +1,11 @@
-// rig report's page. One function per kind of result (kKinds below) writes
-// its dedicated tables and plots; everything else (the verdict and confound
-// summary, the three quantities side by side, every figure, settings and
-// environment) is generic over the document's JSON, so a new kind is one
-// function and one row of kKinds, and an unknown kind still shows every
-// figure (and its per-window series, if it has any).
+// rig report's page. Each document is read into its typed result through its
+// tool's table of keys (the *_fields.hpp beside this file: the same tables
+// the writers use), never by a path of keys; one function per kind of result
+// (kKinds below) writes its dedicated tables and plots from it. The verdict
+// and confound summary and the three quantities side by side come from the
+// typed results; every figure, the settings and the environment are a
+// generic walk over the document's tree, so an unknown kind still shows
+// every figure (and its per-window series, if it has any).
 // Over 600 lines: one function per kind in one file, until each scenario owns
 // its section (issue 29 registers a section per scenario, beside it).
 #include "rig/report/html_report.hpp"
@@ -15,9 +17,17 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <variant>
 
+#include "report/ab_fields.hpp"
+#include "report/bench_fields.hpp"
 #include "report/gnuplot.hpp"
+#include "report/ladder_fields.hpp"
+#include "report/loop_fields.hpp"
+#include "report/predict_fields.hpp"
+#include "report/profile_fields.hpp"
 #include "report/result_doc.hpp"
+#include "report/sweep_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 #include "rig/version.hpp"
@@ -26,9 +36,7 @@ namespace rig {
 namespace {
 
 using report::json;
-using report::number_at;
 using report::ResultDoc;
-using report::string_at;
 using Opt = std::optional<double>;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -228,16 +236,53 @@ void figures_table(std::string& out, const json& node, const std::string& sectio
   table_end(out);
 }
 
-std::vector<std::string> strings_in(const json* node) {
-  std::vector<std::string> out;
-  if (node && node->is_array())
-    for (const auto& s : *node)
-      if (s.is_string()) out.push_back(s.get<std::string>());
-  return out;
+// A document read into its typed result through its tool's table of keys
+// (leniently: a hand-trimmed or older document is shown, not refused), and
+// the keys every document shares.
+struct Typed {
+  const ResultDoc* doc = nullptr;
+  report::CommonDoc common;
+  std::variant<std::monostate, BenchResult, LoopResult, LadderResult, SweepResult, RateSweepResult,
+               AbResult, report::PredictDoc, ProfileResult>
+      result;
+};
+
+Typed read_typed(const ResultDoc& r) {
+  using report::read_leniently;
+  Typed t;
+  t.doc = &r;
+  t.common = read_leniently<report::CommonDoc>(r.doc, r.version,
+                                               report::common_fields<report::JsonReader>);
+  const int v = r.version;
+  if (r.tool == "rig bench")
+    t.result = read_leniently<BenchResult>(r.doc, v, report::bench_fields<report::JsonReader>);
+  else if (r.tool == "rig loop")
+    t.result = read_leniently<LoopResult>(r.doc, v, report::loop_fields<report::JsonReader>);
+  else if (r.tool == "rig ladder")
+    t.result = read_leniently<LadderResult>(r.doc, v, report::ladder_fields<report::JsonReader>);
+  else if (r.tool == "rig sweep" && t.common.kind == "rate")
+    t.result =
+        read_leniently<RateSweepResult>(r.doc, v, report::rate_sweep_fields<report::JsonReader>);
+  else if (r.tool == "rig sweep")
+    t.result = read_leniently<SweepResult>(r.doc, v, report::sweep_fields<report::JsonReader>);
+  else if (r.tool == "rig ab")
+    t.result = read_leniently<AbResult>(r.doc, v, report::ab_fields<report::JsonReader>);
+  else if (r.tool == "rig predict")
+    t.result =
+        read_leniently<report::PredictDoc>(r.doc, v, report::predict_fields<report::JsonReader>);
+  else if (r.tool == "rig profile")
+    t.result = read_leniently<ProfileResult>(r.doc, v, report::profile_fields<report::JsonReader>);
+  return t;
+}
+
+template <class T>
+const T* as(const Typed& t) {
+  return std::get_if<T>(&t.result);
 }
 
 // Every confound flag a document holds: warnings anywhere (environment,
-// devices, verdict, a monitor), and the flags that qualify the figures.
+// devices, verdict, a monitor), and the flags that qualify the figures. A
+// generic walk over the document's tree: any block may carry warnings.
 std::vector<std::string> confounds(const ResultDoc& r) {
   // One line per message, naming every key that holds it.
   std::vector<std::pair<std::string, std::string>> found;
@@ -257,7 +302,8 @@ std::vector<std::string> confounds(const ResultDoc& r) {
     for (const auto& [k, v] : n.items()) {
       const std::string path = where.empty() ? k : where + "." + k;
       if ((k == "warnings" || k == "confounds" || k == "flags") && v.is_array()) {
-        for (const auto& s : strings_in(&v)) add(s + " (" + path + ")");
+        for (const auto& s : v)
+          if (s.is_string()) add(s.get<std::string>() + " (" + path + ")");
       } else if ((k == "virtual_clock" || k == "mixed_clocks" || k == "limiting") &&
                  v.is_boolean() && v.get<bool>()) {
         add(k == "virtual_clock" ? "virtual clock: the figures are simulated (" + path + ")"
@@ -275,27 +321,21 @@ std::vector<std::string> confounds(const ResultDoc& r) {
   return out;
 }
 
-std::string verdict_of(const ResultDoc& r) {
-  std::string s = string_at(r.doc, "verdict.status");
-  if (!s.empty()) return s;
-  const json* v = report::at_path(r.doc, "verdict.valid");
-  if (v && v->is_boolean()) return v->get<bool>() ? "VALID" : "INVALID";
-  return "no verdict";
+std::string verdict_of(const Typed& t) {
+  if (!t.common.verdict) return "no verdict";
+  return t.common.verdict->valid ? "VALID" : "INVALID";
 }
 
-std::string device_of(const ResultDoc& r) {
-  for (const char* p : {"environment.device.spec", "device.spec", "results.source.device_spec"}) {
-    const std::string s = string_at(r.doc, p);
-    if (!s.empty()) return s;
-  }
-  const std::string a = string_at(r.doc, "environment.device_a.spec");
-  if (!a.empty()) return "A " + a + ", B " + string_at(r.doc, "environment.device_b.spec");
-  return string_at(r.doc, "settings.effective.device");
+std::string device_of(const Typed& t) {
+  const auto& c = t.common;
+  for (const std::string* s : {&c.device, &c.device_v1, &c.source_device})
+    if (!s->empty()) return *s;
+  if (!c.device_a.empty()) return "A " + c.device_a + ", B " + c.device_b;
+  return c.settings_device;
 }
 
-std::string model_of(const ResultDoc& r) {
-  std::string m = string_at(r.doc, "model.name");
-  return m.empty() ? string_at(r.doc, "results.source.model") : m;
+std::string model_of(const Typed& t) {
+  return t.common.model.empty() ? t.common.source_model : t.common.model;
 }
 
 // The three quantities of one column of the side-by-side table.
@@ -308,12 +348,6 @@ struct Quantities {
   Opt in, out, link_in, link_out, mb_per_s, link_mb_per_s;
 };
 
-Opt first_of(const json& d, std::initializer_list<const char*> paths) {
-  for (const char* p : paths)
-    if (auto v = number_at(d, p)) return v;
-  return std::nullopt;
-}
-
 void fill_bytes_rate(Quantities& q) {
   if (q.rate && *q.rate > 0 && !q.time_per_frame) q.time_per_frame = 1000.0 / *q.rate;
   if (!q.mb_per_s && q.rate && q.in && q.out) q.mb_per_s = (*q.in + *q.out) * *q.rate / 1e6;
@@ -321,98 +355,105 @@ void fill_bytes_rate(Quantities& q) {
     q.link_mb_per_s = (*q.link_in + *q.link_out) * *q.rate / 1e6;
 }
 
-std::vector<Quantities> quantities_of(const ResultDoc& r) {
-  const json& d = r.doc;
+void ttfo_quantities(Quantities& q, const TtfoResult& t) {
+  q.ttfo = to_ms(t.total);
+  q.load = to_ms(t.load);
+  q.allocate = to_ms(t.allocate);
+  q.first = to_ms(t.first_inference);
+}
+
+Opt finite(double v) {
+  return std::isfinite(v) ? Opt(v) : std::nullopt;
+}
+
+std::vector<Quantities> quantities_of(const Typed& t) {
+  const ResultDoc& r = *t.doc;
   std::vector<Quantities> cols;
   Quantities q;
-  q.label = r.path + " (" + r.tool + ")\n" + device_of(r);
-  q.ttfo = first_of(d, {"ttfo.total_ms", "results.ttfo_ms"});
-  q.load = number_at(d, "ttfo.load_ms");
-  q.allocate = number_at(d, "ttfo.allocate_ms");
-  q.first = number_at(d, "ttfo.first_inference_ms");
-  if (r.tool == "rig bench") {
-    q.rate = number_at(d, "steady.rate_per_s.median");
-    q.spread = number_at(d, "steady.rate_per_s.spread");
-    q.time_per_frame = number_at(d, "steady.time_per_frame_ms");
+  q.label = r.path + " (" + r.tool + ")\n" + device_of(t);
+  if (const auto* b = as<BenchResult>(t)) {
+    ttfo_quantities(q, b->ttfo);
+    q.rate = b->steady.rate.median;
+    q.spread = b->steady.rate.spread;
+    q.time_per_frame = b->steady.time_per_frame_ms;
     q.rate_note = "median of the repeats";
-    q.in = number_at(d, "bytes.payload_in_per_inference");
-    q.out = number_at(d, "bytes.payload_out_per_inference");
-    q.link_in = number_at(d, "bytes.link_in_per_inference");
-    q.link_out = number_at(d, "bytes.link_out_per_inference");
-    q.mb_per_s = number_at(d, "bytes.payload_mb_per_s");
-    q.link_mb_per_s = number_at(d, "bytes.link_mb_per_s");
-  } else if (r.tool == "rig loop") {
-    q.rate = first_of(d, {"steady.rate_per_s", "steady.rate"});
+    q.in = finite(b->bytes.payload_in);
+    q.out = finite(b->bytes.payload_out);
+    q.link_in = finite(b->bytes.link_in);
+    q.link_out = finite(b->bytes.link_out);
+    q.mb_per_s = b->bytes.payload_mb_per_s;
+    q.link_mb_per_s = b->bytes.link_mb_per_s;
+  } else if (const auto* l = as<LoopResult>(t)) {
+    if (r.version >= 2) ttfo_quantities(q, l->ttfo);
+    q.rate = l->host_rate;
     // v5: the interval's midpoint; before, frames completed / duration.
-    q.device_rate = first_of(d, {"loop.rate_per_s", "loop.frames_per_second"});
+    q.device_rate = l->device_rate ? l->device_rate : finite(l->loop.frames_per_second);
     q.rate_note = "host-observed pipelined run";
-    q.in = number_at(d, "steady.payload_in_per_inference");
-    q.out = number_at(d, "steady.payload_out_per_inference");
-    q.link_in = number_at(d, "steady.link_in_per_inference");
-    q.link_out = number_at(d, "steady.link_out_per_inference");
-  } else if (r.tool == "rig sweep" && string_at(d, "kind") == "rate") {
-    q.ttfo = number_at(d, "results.ttfo_ms");
-    q.rate = number_at(d, "results.best_rate_per_s");
-    q.rate_note = "highest offered rate with p99 <= " +
-                  report::display(report::at_path(d, "results.latency_bound_ms")
-                                      ? *report::at_path(d, "results.latency_bound_ms")
-                                      : json(nullptr)) +
-                  " ms";
-    q.in = number_at(d, "model.input_bytes");
-    q.out = number_at(d, "model.output_bytes");
-  } else if (r.tool == "rig sweep") {
-    q.rate = number_at(d, "results.best_rate_per_s");
-    q.rate_note = "best depth " + report::display(report::at_path(d, "results.best_depth")
-                                                      ? *report::at_path(d, "results.best_depth")
-                                                      : json(nullptr));
-    q.in = number_at(d, "model.input_bytes");
-    q.out = number_at(d, "model.output_bytes");
-  } else if (r.tool == "rig predict") {
-    q.ttfo = number_at(d, "results.prediction.ttfo_ms");
-    q.load = number_at(d, "results.prediction.ttfo.load_ms");
-    q.allocate = number_at(d, "results.prediction.ttfo.allocate_ms");
-    q.first = number_at(d, "results.prediction.ttfo.first_inference_ms");
+    q.in = finite(l->steady.payload_in_per_inference);
+    q.out = finite(l->steady.payload_out_per_inference);
+    q.link_in = finite(l->steady.link_in_per_inference);
+    q.link_out = finite(l->steady.link_out_per_inference);
+  } else if (const auto* rs = as<RateSweepResult>(t)) {
+    q.ttfo = to_ms(rs->ttfo.total);
+    q.rate = rs->search.best_rate;
+    q.rate_note =
+        "highest offered rate with p99 <= " + num(to_ms(rs->effective.latency_bound), "ms");
+    q.in = static_cast<double>(rs->model.input_bytes());
+    q.out = static_cast<double>(rs->model.output_bytes());
+  } else if (const auto* w = as<SweepResult>(t)) {
+    q.ttfo = to_ms(w->ttfo.total);
+    q.rate = w->best_rate;
+    q.rate_note =
+        "best depth " + (w->best_depth ? std::to_string(*w->best_depth) : std::string("null"));
+    q.in = static_cast<double>(w->model.input_bytes());
+    q.out = static_cast<double>(w->model.output_bytes());
+  } else if (const auto* p = as<report::PredictDoc>(t)) {
+    const Prediction& x = p->prediction;
+    q.ttfo = finite(x.ttfo_ms);
+    q.load = finite(p->source.load_ms);
+    q.allocate = finite(p->source.allocate_ms);
+    q.first = finite(p->source.first_inference_ms);
     q.ttfo_note = "predicted";
-    q.rate = number_at(d, "results.prediction.rate_per_s");
-    q.rate_note = "predicted on " + string_at(d, "settings.link.name");
-    q.in = number_at(d, "results.source.bytes_in");
-    q.out = number_at(d, "results.source.bytes_out");
-    q.mb_per_s = number_at(d, "results.prediction.traffic_mb_per_s");
-  } else if (r.tool == "rig ab") {
-    for (const char side : {'a', 'b'}) {
+    q.rate = finite(x.rate);
+    q.rate_note = "predicted on " + x.link.name;
+    q.in = finite(p->source.bytes_in);
+    q.out = finite(p->source.bytes_out);
+    q.mb_per_s = finite((x.traffic_in_bytes_per_s + x.traffic_out_bytes_per_s) / 1e6);
+  } else if (const auto* a = as<AbResult>(t)) {
+    for (const auto* side : {&a->a, &a->b}) {
+      const bool is_a = side == &a->a;
       Quantities s;
-      const std::string S(1, static_cast<char>(side - 'a' + 'A'));
-      s.label = r.path + " (rig ab, side " + S + ")\n" +
-                string_at(d, std::string("settings.") + side + ".spec");
-      s.rate = number_at(d, std::string("results.") + side + "_rate_per_s.median");
-      s.spread = number_at(d, std::string("results.") + side + "_rate_per_s.spread");
+      s.label = r.path + " (rig ab, side " + (is_a ? "A" : "B") + ")\n" + side->spec.given_text();
+      const Summary& rate = is_a ? a->rate_a : a->rate_b;
+      s.rate = rate.median;
+      s.spread = rate.spread;
       s.rate_note = "median of the pairs";
-      s.in = number_at(d, "model.input_bytes");
-      s.out = number_at(d, "model.output_bytes");
+      s.in = static_cast<double>(a->model.input_bytes());
+      s.out = static_cast<double>(a->model.output_bytes());
       fill_bytes_rate(s);
       cols.push_back(s);
     }
     return cols;
-  } else if (!q.ttfo) {
-    // An unknown kind: a column only when it holds the usual keys.
-    q.rate = first_of(d, {"steady.rate_per_s.median", "steady.rate_per_s", "results.rate_per_s"});
-    if (!q.rate) return cols;
+  } else if (const auto* f = as<ProfileResult>(t)) {
+    ttfo_quantities(q, f->ttfo);
+  } else {
+    return cols;  // a kind without a table of keys measures none of them here
   }
   fill_bytes_rate(q);
   cols.push_back(q);
   return cols;
 }
 
-void summary_section(std::string& out, const std::vector<ResultDoc>& docs) {
+void summary_section(std::string& out, const std::vector<Typed>& docs) {
   out += "<section id=\"summary\">\n<h2>Verdicts and confounds</h2>\n";
   table_head(out, {"#", "result", "kind", "device", "model", "verdict", "confound flags"});
   for (size_t i = 0; i < docs.size(); ++i) {
-    const auto& r = docs[i];
-    const auto flags = confounds(r);
-    const std::string verdict = verdict_of(r);
+    const Typed& t = docs[i];
+    const auto flags = confounds(*t.doc);
+    const std::string verdict = verdict_of(t);
     out += "<tr><td><a href=\"#result-" + std::to_string(i + 1) + "\">" + std::to_string(i + 1) +
-           "</a></td><td class=\"long\">" + esc(r.path) + "</td><td>" + esc(r.tool) +
-           "</td><td class=\"long\">" + esc(device_of(r)) + "</td><td>" + esc(model_of(r)) +
+           "</a></td><td class=\"long\">" + esc(t.doc->path) + "</td><td>" + esc(t.doc->tool) +
+           "</td><td class=\"long\">" + esc(device_of(t)) + "</td><td>" + esc(model_of(t)) +
            "</td><td class=\"" +
            (verdict == "VALID"     ? "valid"
             : verdict == "INVALID" ? "invalid"
@@ -430,8 +471,8 @@ void summary_section(std::string& out, const std::vector<ResultDoc>& docs) {
   table_end(out);
 
   std::vector<Quantities> cols;
-  for (const auto& r : docs)
-    for (auto& q : quantities_of(r)) cols.push_back(std::move(q));
+  for (const auto& t : docs)
+    for (auto& q : quantities_of(t)) cols.push_back(std::move(q));
   out += "<h2>The three quantities, side by side</h2>\n";
   if (cols.empty()) {
     out += "<p>None of these results measures them.</p>\n</section>\n";
@@ -489,24 +530,27 @@ void summary_section(std::string& out, const std::vector<ResultDoc>& docs) {
 // ---------------------------------------------------------------------------
 // Kind sections
 
+// A latency series (a summary) with its name.
+struct Series {
+  const Summary* summary;
+  const char* name;
+};
+
 // The lone-frame latency distribution as a CDF through its quantiles (the
 // document keeps the summary, not every sample).
-void latency_cdf(Context& c, const json& d,
-                 std::initializer_list<std::pair<const char*, const char*>> series,
-                 const std::string& title) {
+void latency_cdf(Context& c, std::initializer_list<Series> series, const std::string& title) {
   PlotSpec p;
   p.title = title;
   p.xlabel = "latency (ms)";
   p.ylabel = "fraction of frames at or below";
   std::string plot;
   int n = 0;
-  for (const auto& [path, name] : series) {
-    const json* s = report::at_path(d, path);
-    if (!s || !s->is_object() || number_at(*s, "count").value_or(0) <= 0) continue;
+  for (const auto& [s, name] : series) {
+    if (s->count == 0) continue;
     DataBlock b{"cdf" + std::to_string(n), {}};
-    for (auto [k, f] : {std::pair{"min", 0.0}, std::pair{"median", 0.5}, std::pair{"p90", 0.9},
-                        std::pair{"p95", 0.95}, std::pair{"p99", 0.99}, std::pair{"max", 1.0}})
-      if (auto v = number_at(*s, k)) b.rows.push_back({*v, f});
+    for (auto [v, f] : {std::pair{s->min, 0.0}, std::pair{s->median, 0.5}, std::pair{s->p90, 0.9},
+                        std::pair{s->p95, 0.95}, std::pair{s->p99, 0.99}, std::pair{s->max, 1.0}})
+      if (v) b.rows.push_back({*v, f});
     if (b.rows.empty()) continue;
     plot += std::string(n ? ", " : "") + "$" + b.name + " using 1:2 with linespoints title " +
             gp_quote(name);
@@ -519,9 +563,10 @@ void latency_cdf(Context& c, const json& d,
   c.out += c.plots.draw(std::move(p));
 }
 
-// Rate per window over time, one series per windows array; other numeric
-// window keys (a monitor's temperature or load) on the second axis.
-void window_plot(Context& c, const json& d, const std::string& title) {
+// Rate per window over time, one series per windows array of the document
+// (found by a generic walk: any block may hold one); other numeric window
+// keys (a monitor's temperature or load) on the second axis.
+void window_plot(Context& c, const json& d, int version, const std::string& title) {
   const auto series = report::window_series(d);
   if (series.empty()) return;
   PlotSpec p;
@@ -529,22 +574,38 @@ void window_plot(Context& c, const json& d, const std::string& title) {
   p.xlabel = "time since the start of the measured span (s)";
   p.ylabel = "rate (inferences/s)";
   // Other numeric keys of the windows (a monitor's sensors), a few at most.
-  std::set<std::string> extra;
-  static const std::set<std::string> kFixed = {"start_s", "duration_s", "inferences", "rate_per_s"};
+  static const auto kFixed =
+      report::keys_of<WindowFigure>(report::window_fields<report::KeyLister>);
+  const auto fixed = [](const std::string& k) {
+    return std::find(kFixed.begin(), kFixed.end(), k) != kFixed.end();
+  };
+  std::vector<std::string> extra;
   for (const auto& s : series)
     for (const auto& w : *s.windows)
       if (w.is_object())
         for (const auto& [k, v] : w.items())
-          if (v.is_number() && !kFixed.count(k) && extra.size() < 4) extra.insert(k);
+          if (v.is_number() && !fixed(k) && extra.size() < 4 &&
+              std::find(extra.begin(), extra.end(), k) == extra.end())
+            extra.push_back(k);
+  std::sort(extra.begin(), extra.end());
   std::string plot;
   size_t n = 0;
   for (const auto& s : series) {
     DataBlock b{"w" + std::to_string(n), {}};
     for (const auto& w : *s.windows) {
-      std::vector<double> row = {
-          number_at(w, "start_s").value_or(kNaN) + number_at(w, "duration_s").value_or(0),
-          number_at(w, "rate_per_s").value_or(kNaN)};
-      for (const auto& k : extra) row.push_back(number_at(w, k).value_or(kNaN));
+      const WindowFigure f = w.is_object()
+                                 ? report::read_leniently<WindowFigure>(
+                                       w, version, report::window_fields<report::JsonReader>)
+                                 : WindowFigure{kNaN, kNaN, 0, kNaN};
+      std::vector<double> row = {f.start_s + (std::isfinite(f.duration_s) ? f.duration_s : 0),
+                                 f.rate};
+      for (const auto& k : extra) {
+        const json* v = nullptr;
+        if (w.is_object())
+          for (const auto& item : w.items())
+            if (item.key() == k) v = &item.value();
+        row.push_back(v && v->is_number() ? v->get<double>() : kNaN);
+      }
       b.rows.push_back(std::move(row));
     }
     const std::string label =
@@ -570,97 +631,104 @@ void window_plot(Context& c, const json& d, const std::string& title) {
   c.out += c.plots.draw(std::move(p));
 }
 
-void bench_section(Context& c, const ResultDoc& r) {
-  const json& d = r.doc;
+std::string yes_no(bool v) {
+  return v ? "true" : "false";
+}
+
+std::string share(Opt v) {
+  return v ? num(*v * 100, "%") : std::string("n/a");
+}
+
+std::string ms(Nanos d) {
+  return num(to_ms(d), "ms");
+}
+
+std::string ms(const std::optional<Nanos>& d) {
+  return d ? ms(*d) : std::string("n/a");
+}
+
+void bench_section(Context& c, const Typed& t) {
+  const BenchResult& b = *as<BenchResult>(t);
   std::string& out = c.out;
   out += "<h3>Time to first output</h3>\n";
   table_head(out, {"phase", "time", "note"});
-  table_row(out, {"total", num(number_at(d, "ttfo.total_ms"), "ms"), "load + allocate + first"});
-  table_row(out, {"load", num(number_at(d, "ttfo.load_ms"), "ms"),
-                  "read " + num(number_at(d, "ttfo.load_breakdown.read_ms"), "ms") + ", parse " +
-                      num(number_at(d, "ttfo.load_breakdown.parse_ms"), "ms") + ", compile " +
-                      num(number_at(d, "ttfo.load_breakdown.compile_ms"), "ms")});
-  table_row(out, {"allocate + bind", num(number_at(d, "ttfo.allocate_ms"), "ms"), ""});
-  table_row(
-      out, {"first inference", num(number_at(d, "ttfo.first_inference_ms"), "ms"),
-            "device compute " + num(number_at(d, "ttfo.first_inference_device.compute_ms"), "ms")});
+  table_row(out, {"total", ms(b.ttfo.total), "load + allocate + first"});
+  table_row(out, {"load", ms(b.ttfo.load),
+                  "read " + ms(b.ttfo.load_breakdown.read) + ", parse " +
+                      ms(b.ttfo.load_breakdown.parse) + ", compile " +
+                      ms(b.ttfo.load_breakdown.compile)});
+  table_row(out, {"allocate + bind", ms(b.ttfo.allocate), ""});
+  table_row(out, {"first inference", ms(b.ttfo.first_inference),
+                  "device compute " + ms(b.ttfo.first_timings.compute)});
   table_end(out);
   out += "<h3>Steady state</h3>\n";
   table_head(out, {"repeat", "rate", "inferences", "elapsed", "stable", "last 3 windows spread",
                    "warm-up"});
-  const json* reps = report::at_path(d, "steady.repeats");
-  if (reps && reps->is_array())
-    for (size_t i = 0; i < reps->size(); ++i) {
-      const json& rep = (*reps)[i];
-      const json* stable = report::at_path(rep, "stable");
-      table_row(out, {std::to_string(i + 1), num(number_at(rep, "rate_per_s"), "/s"),
-                      num(number_at(rep, "inferences")), num(number_at(rep, "elapsed_s"), "s"),
-                      stable ? report::display(*stable) : "n/a",
-                      number_at(rep, "last_windows_spread")
-                          ? num(*number_at(rep, "last_windows_spread") * 100, "%")
-                          : "n/a",
-                      num(number_at(rep, "warmup_s"), "s")});
-    }
+  for (size_t i = 0; i < b.steady.repeats.size(); ++i) {
+    const SteadyRepeat& rep = b.steady.repeats[i];
+    table_row(out, {std::to_string(i + 1), num(rep.rate, "/s"), std::to_string(rep.inferences),
+                    num(to_seconds(rep.elapsed), "s"), yes_no(rep.stable),
+                    share(rep.last_windows_spread), num(to_seconds(rep.warmup), "s")});
+  }
   table_end(out);
-  window_plot(c, d, "Rate per window, every repeat");
+  window_plot(c, t.doc->doc, t.doc->version, "Rate per window, every repeat");
   out += "<h3>Lone-frame latency</h3>\n";
   // The interval's confidence is the run's (--confidence), read from the
   // overall series; 95% where the document has none (version 5).
-  const auto confidence = number_at(d, "latency.overall_ms.intervals.p95.confidence");
+  const double confidence = b.latency.overall_ms.p95_ci.confidence;
   table_head(out,
              {"series", "p50", "p90", "p95",
-              "p95 interval (" + format_fixed((confidence ? *confidence : 0.95) * 100, 0) + "%)",
+              "p95 interval (" + format_fixed((confidence > 0 ? confidence : 0.95) * 100, 0) + "%)",
               "p99", "max", "samples"});
-  for (auto [path, name] : {std::pair{"latency.overall_ms", "overall (client-observed)"},
-                            std::pair{"latency.hardware_ms", "device compute"},
-                            std::pair{"latency.transfer_in_ms", "transfer in"},
-                            std::pair{"latency.transfer_out_ms", "transfer out"}}) {
-    const json* s = report::at_path(d, path);
-    if (!s) continue;
-    const auto p95_lower = number_at(*s, "intervals.p95.lower");
-    const auto p95_upper = number_at(*s, "intervals.p95.upper");
-    // A version-5 document has no p95; an interval needs enough samples.
-    const std::string p95_interval = p95_lower && p95_upper
-                                         ? num(p95_lower, "ms") + " .. " + num(p95_upper, "ms")
-                                     : number_at(*s, "p95") ? std::string("not enough samples")
-                                                            : std::string("n/a");
-    table_row(out, {name, num(number_at(*s, "median"), "ms"), num(number_at(*s, "p90"), "ms"),
-                    num(number_at(*s, "p95"), "ms"), p95_interval, num(number_at(*s, "p99"), "ms"),
-                    num(number_at(*s, "max"), "ms"), num(number_at(*s, "count"))});
+  for (const auto& [s, name] : {Series{&b.latency.overall_ms, "overall (client-observed)"},
+                                Series{&b.latency.hardware_ms, "device compute"},
+                                Series{&b.latency.transfer_in_ms, "transfer in"},
+                                Series{&b.latency.transfer_out_ms, "transfer out"}}) {
+    // A version-5 document has no p95; an interval needs enough samples, and
+    // a percentile without one is not printed as a number.
+    const auto pct = [&](const Opt& v, const PercentileInterval& ci) {
+      return v && ci.lower && ci.upper ? num(v, "ms")
+             : v                       ? std::string("not enough samples")
+                                       : std::string("n/a");
+    };
+    const std::string p95_interval =
+        s->p95_ci.lower && s->p95_ci.upper
+            ? num(s->p95_ci.lower, "ms") + " .. " + num(s->p95_ci.upper, "ms")
+        : s->p95 ? std::string("not enough samples")
+                 : std::string("n/a");
+    table_row(out, {name, num(s->median, "ms"),
+                    s->p90_ci.p > 0 ? pct(s->p90, s->p90_ci) : num(s->p90, "ms"),
+                    s->p95_ci.p > 0 ? pct(s->p95, s->p95_ci) : num(s->p95, "ms"), p95_interval,
+                    s->p99_ci.p > 0 ? pct(s->p99, s->p99_ci) : num(s->p99, "ms"), num(s->max, "ms"),
+                    std::to_string(s->count)});
   }
   table_end(out);
-  latency_cdf(c, d,
-              {{"latency.overall_ms", "overall"}, {"latency.hardware_ms", "device-side compute"}},
+  latency_cdf(c,
+              {Series{&b.latency.overall_ms, "overall"},
+               Series{&b.latency.hardware_ms, "device-side compute"}},
               "Lone-frame latency CDF (through min, p50, p90, p95, p99, max)");
 }
 
-void loop_section(Context& c, const ResultDoc& r) {
-  const json& d = r.doc;
+void loop_section(Context& c, const Typed& t) {
+  const LoopResult& l = *as<LoopResult>(t);
+  const Opt device = finite(l.loop.frames_per_second);
   table_head(c.out, {"figure", "value", "note"});
-  table_row(c.out, {"device loop rate", num(number_at(d, "loop.frames_per_second"), "/s"),
-                    num(number_at(d, "loop.frames_completed")) + " frames in " +
-                        num(number_at(d, "loop.elapsed_s"), "s") + ", no per-frame transfers"});
-  table_row(c.out,
-            {"host-observed pipelined rate",
-             num(report::number_at(d, "steady.rate_per_s") ? number_at(d, "steady.rate_per_s")
-                                                           : number_at(d, "steady.rate"),
-                 "/s"),
-             "depth " + num(number_at(d, "steady.depth"))});
-  table_row(c.out,
-            {"transfer cost per frame", num(number_at(d, "transfer_cost.per_frame_ms"), "ms"),
-             "share of the host frame time " +
-                 (number_at(d, "transfer_cost.share_of_host_frame_time")
-                      ? num(*number_at(d, "transfer_cost.share_of_host_frame_time") * 100, "%")
-                      : std::string("n/a"))});
+  table_row(
+      c.out,
+      {"device loop rate", num(device, "/s"),
+       (l.loop.frames_completed ? std::to_string(*l.loop.frames_completed) : std::string("n/a")) +
+           " frames in " + num(to_seconds(l.loop.elapsed), "s") + ", no per-frame transfers"});
+  table_row(c.out, {"host-observed pipelined rate", num(l.host_rate, "/s"),
+                    "depth " + std::to_string(l.steady.depth)});
+  table_row(c.out, {"transfer cost per frame", num(l.transfer_cost_ms, "ms"),
+                    "share of the host frame time " + share(l.transfer_cost_share)});
   table_end(c.out);
   PlotSpec p;
-  const auto device = number_at(d, "loop.frames_per_second");
-  const auto host = number_at(d, "steady.rate_per_s");
-  if (device && host) {
+  if (device && l.host_rate) {
     p.title = "Device loop rate beside the host-observed rate";
     p.xlabel = "";
     p.ylabel = "rate (frames/s)";
-    p.data.push_back({"r", {{0, *device}, {1, *host}}});
+    p.data.push_back({"r", {{0, *device}, {1, *l.host_rate}}});
     p.setup =
         "set style fill solid 0.6\nset boxwidth 0.5\nset xtics (\"device loop\" 0, \"host "
         "pipelined\" 1)\nset xrange [-0.75:1.75]\nset yrange [0:*]\n";
@@ -669,34 +737,28 @@ void loop_section(Context& c, const ResultDoc& r) {
   }
 }
 
-void ladder_section(Context& c, const ResultDoc& r) {
-  const json& d = r.doc;
-  const json* rungs = report::at_path(d, "results.rungs");
+void ladder_section(Context& c, const Typed& t) {
+  const LadderResult& l = *as<LadderResult>(t);
   table_head(c.out, {"size", "bytes in + out", "MB/s", "lone p50", "compute", "link", "bound"});
   DataBlock pts{"rungs", {}};
-  if (rungs && rungs->is_array())
-    for (const auto& g : *rungs) {
-      const double bytes =
-          number_at(g, "bytes_in").value_or(kNaN) + number_at(g, "bytes_out").value_or(kNaN);
-      // Version 5 measures each size out-heavy too; the plot and its fit are
-      // the in-heavy rungs'.
-      const bool out_heavy = string_at(g, "shape") == "out_heavy";
-      table_row(c.out,
-                {string_at(g, "size") + (out_heavy ? " out-heavy" : ""), num(bytes, "B"),
-                 num(number_at(g, "mb_per_s"), "MB/s"), num(number_at(g, "lone_ms.median"), "ms"),
-                 num(number_at(g, "compute_ms"), "ms"), num(number_at(g, "link_ms"), "ms"),
-                 string_at(g, "bound")});
-      if (!out_heavy) pts.rows.push_back({bytes, number_at(g, "mb_per_s").value_or(kNaN)});
-    }
+  for (const LadderRung& g : l.rungs) {
+    const double bytes = g.bytes_in + g.bytes_out;
+    // Version 5 measures each size out-heavy too; the plot and its fit are
+    // the in-heavy rungs'.
+    const bool out_heavy = g.shape == RungShape::out_heavy;
+    table_row(c.out, {g.size + (out_heavy ? " out-heavy" : ""), num(bytes, "B"),
+                      num(g.mb_per_s, "MB/s"), num(g.lone_ms.median, "ms"), num(g.compute_ms, "ms"),
+                      num(g.link_ms, "ms"), std::string(to_string(g.bound))});
+    if (!out_heavy) pts.rows.push_back({bytes, g.mb_per_s.value_or(kNaN)});
+  }
   table_end(c.out);
   table_head(c.out, {"fit", "fixed", "bandwidth", "r²", "points"});
-  for (auto [path, name] : {std::pair{"results.pipelined_fit", "pipelined (time per frame)"},
-                            std::pair{"results.lone_fit", "lone frames (link time)"}}) {
-    const json* f = report::at_path(d, path);
-    if (!f) continue;
-    table_row(c.out, {name, num(number_at(*f, "fixed_ms"), "ms"),
-                      num(number_at(*f, "bandwidth_mb_per_s"), "MB/s"),
-                      num(number_at(*f, "r_squared")), num(number_at(*f, "points"))});
+  for (const auto& [f, name] : {std::pair{&l.pipelined_fit, "pipelined (time per frame)"},
+                                std::pair{&l.lone_fit, "lone frames (link time)"}}) {
+    Opt mb;
+    if (f->bandwidth_bytes_per_s) mb = *f->bandwidth_bytes_per_s / 1e6;
+    table_row(c.out, {name, num(f->fixed_ms, "ms"), num(mb, "MB/s"), num(f->r_squared),
+                      std::to_string(f->points)});
   }
   table_end(c.out);
   if (pts.rows.empty()) return;
@@ -706,8 +768,8 @@ void ladder_section(Context& c, const ResultDoc& r) {
   p.ylabel = "throughput (MB/s, 10^6 B/s)";
   p.setup = "set logscale x\nset yrange [0:*]\n";
   p.plot = "$rungs using 1:2 with points pointtype 7 pointsize 1.2 title \"measured rungs\"";
-  const auto fixed = number_at(d, "results.pipelined_fit.fixed_ms");
-  const auto bw = number_at(d, "results.pipelined_fit.bandwidth_bytes_per_s");
+  const auto fixed = l.pipelined_fit.fixed_ms;
+  const auto bw = l.pipelined_fit.bandwidth_bytes_per_s;
   if (fixed && bw && *bw > 0) {
     // time_ms = fixed_ms + bytes / bw  ->  MB/s = bytes / time / 1e6
     p.setup += report::line("fit_mbps(x) = x / (%.9g/1000.0 + x/%.9g) / 1e6\n", *fixed, *bw);
@@ -721,40 +783,31 @@ void ladder_section(Context& c, const ResultDoc& r) {
 
 // rig sweep --rate (kind "rate"): the probes, and p99 from arrival against
 // the offered rate with the bound marked.
-void rate_sweep_section(Context& c, const ResultDoc& r) {
-  const json& d = r.doc;
-  const json* probes = report::at_path(d, "results.probes");
+void rate_sweep_section(Context& c, const Typed& t) {
+  const RateSweepResult& s = *as<RateSweepResult>(t);
   table_head(c.out, {"offered rate", "achieved rate", "p99 from arrival", "p99 interval",
                      "late share", "keeps up", "meets the bound"});
   DataBlock meets{"meets", {}}, fails{"fails", {}}, ci{"ci", {}};
-  if (probes && probes->is_array())
-    for (const auto& g : *probes) {
-      const auto rate = number_at(g, "offered_rate_per_s");
-      const auto p99 = number_at(g, "p99_ms");
-      const auto lo = number_at(g, "latency_from_arrival_ms.intervals.p99.lower");
-      const auto hi = number_at(g, "latency_from_arrival_ms.intervals.p99.upper");
-      const json* keeps = report::at_path(g, "keeps_up");
-      const json* met = report::at_path(g, "meets");
-      const bool ok = met && met->is_boolean() && met->get<bool>();
-      table_row(c.out,
-                {num(rate, "/s"), num(number_at(g, "achieved_rate_per_s"), "/s"), num(p99, "ms"),
-                 lo && hi ? num(lo, "ms") + " .. " + num(hi, "ms") : "not enough samples",
-                 number_at(g, "late_share") ? num(*number_at(g, "late_share") * 100, "%") : "n/a",
-                 keeps ? report::display(*keeps) : "n/a", met ? report::display(*met) : "n/a"});
-      if (!rate || !p99) continue;
-      (ok ? meets : fails).rows.push_back({*rate, *p99});
-      if (lo && hi) ci.rows.push_back({*rate, *p99, *lo, *hi});
-    }
+  for (const RateProbe& g : s.search.probes) {
+    const auto& iv = g.run.latency_ms.p99_ci;
+    const bool interval = iv.lower && iv.upper;
+    table_row(c.out,
+              {num(g.rate, "/s"), num(g.run.achieved_rate, "/s"),
+               interval || !g.p99_ms ? num(g.p99_ms, "ms") : "not enough samples",
+               interval ? num(iv.lower, "ms") + " .. " + num(iv.upper, "ms") : "not enough samples",
+               share(g.run.late_share), yes_no(g.keeps_up), yes_no(g.meets)});
+    if (!g.p99_ms) continue;
+    (g.meets ? meets : fails).rows.push_back({g.rate, *g.p99_ms});
+    if (interval) ci.rows.push_back({g.rate, *g.p99_ms, *iv.lower, *iv.upper});
+  }
   table_end(c.out);
-  const auto bound = number_at(d, "results.latency_bound_ms");
+  const double bound = to_ms(s.effective.latency_bound);
   table_head(c.out, {"figure", "value"});
   table_row(c.out, {"latency bound (p99 from arrival)", num(bound, "ms")});
-  table_row(c.out,
-            {"best rate meeting the bound", num(number_at(d, "results.best_rate_per_s"), "/s")});
-  table_row(c.out,
-            {"first failing rate", num(number_at(d, "results.first_failing_rate_per_s"), "/s")});
-  table_row(c.out, {"search stopped", string_at(d, "results.search_end")});
-  table_row(c.out, {"lone frame (median)", num(number_at(d, "results.lone_ms.median"), "ms")});
+  table_row(c.out, {"best rate meeting the bound", num(s.search.best_rate, "/s")});
+  table_row(c.out, {"first failing rate", num(s.search.first_failing_rate, "/s")});
+  table_row(c.out, {"search stopped", std::string(to_string(s.search.end))});
+  table_row(c.out, {"lone frame (median)", num(s.lone.overall_ms.median, "ms")});
   table_end(c.out);
   if (meets.rows.empty() && fails.rows.empty()) return;
   PlotSpec p;
@@ -773,51 +826,41 @@ void rate_sweep_section(Context& c, const ResultDoc& r) {
   if (!fails.rows.empty())
     add("$fails using 1:2 with points pointtype 5 pointsize 1.3 linecolor rgb \"#d62728\" "
         "title \"does not\"");
-  if (bound)
+  if (bound > 0)
     add(
         report::line("%.9g with lines dashtype 2 linewidth 2 linecolor rgb \"#1f77b4\" "
                      "title \"bound %.4g ms\"",
-                     *bound, *bound));
+                     bound, bound));
   p.plot = plot;
   for (auto* b : {&ci, &meets, &fails})
     if (!b->rows.empty()) p.data.push_back(std::move(*b));
   c.out += c.plots.draw(std::move(p));
 }
 
-void sweep_section(Context& c, const ResultDoc& r) {
-  const json& d = r.doc;
-  if (string_at(d, "kind") == "rate") return rate_sweep_section(c, r);
-  const json* points = report::at_path(d, "results.points");
+void sweep_section(Context& c, const Typed& t) {
+  if (as<RateSweepResult>(t)) return rate_sweep_section(c, t);
+  const SweepResult& s = *as<SweepResult>(t);
   table_head(c.out,
              {"depth", "median rate", "min", "max", "fraction of best", "stable", "refined"});
   DataBlock pts{"pts", {}};
-  if (points && points->is_array())
-    for (const auto& g : *points) {
-      const json* stable = report::at_path(g, "stable");
-      const json* refined = report::at_path(g, "refined");
-      table_row(
-          c.out,
-          {num(number_at(g, "depth")), num(number_at(g, "rate_per_s.median"), "/s"),
-           num(number_at(g, "rate_per_s.min"), "/s"), num(number_at(g, "rate_per_s.max"), "/s"),
-           number_at(g, "fraction_of_best") ? num(*number_at(g, "fraction_of_best") * 100, "%")
-                                            : "n/a",
-           stable ? report::display(*stable) : "n/a", refined ? report::display(*refined) : "n/a"});
-      pts.rows.push_back({number_at(g, "depth").value_or(kNaN),
-                          number_at(g, "rate_per_s.median").value_or(kNaN),
-                          number_at(g, "rate_per_s.min").value_or(kNaN),
-                          number_at(g, "rate_per_s.max").value_or(kNaN)});
-    }
+  for (const SweepPoint& g : s.points) {
+    const Summary& rate = g.result.rate;
+    table_row(c.out, {std::to_string(g.result.depth), num(rate.median, "/s"), num(rate.min, "/s"),
+                      num(rate.max, "/s"), share(g.fraction_of_best), yes_no(g.result.stable),
+                      yes_no(g.refined)});
+    pts.rows.push_back({static_cast<double>(g.result.depth), rate.median.value_or(kNaN),
+                        rate.min.value_or(kNaN), rate.max.value_or(kNaN)});
+  }
   table_end(c.out);
-  const auto knee = number_at(d, "results.knee");
-  const auto queue = number_at(d, "results.queue_depth");
+  const Opt knee = s.knee ? Opt(*s.knee) : std::nullopt;
+  const Opt queue = s.queue_depth ? Opt(s.queue_depth) : std::nullopt;
   table_head(c.out, {"figure", "value"});
   table_row(c.out, {"knee", num(knee)});
-  table_row(c.out, {"knee against the queue depth", string_at(d, "results.knee_vs_queue")});
+  table_row(c.out, {"knee against the queue depth", std::string(to_string(s.knee_vs_queue))});
   table_row(c.out, {"device queue depth", num(queue)});
-  table_row(c.out, {"single shot", num(number_at(d, "results.single_shot_ms"), "ms")});
-  table_row(c.out, {"pipelined time per frame", num(number_at(d, "results.pipelined_ms"), "ms")});
-  table_row(c.out,
-            {"round trip hidden by pipelining", num(number_at(d, "results.round_trip_ms"), "ms")});
+  table_row(c.out, {"single shot", num(s.single_shot_ms, "ms")});
+  table_row(c.out, {"pipelined time per frame", num(s.pipelined_ms, "ms")});
+  table_row(c.out, {"round trip hidden by pipelining", num(s.round_trip_ms, "ms")});
   table_end(c.out);
   if (pts.rows.empty()) return;
   PlotSpec p;
@@ -842,27 +885,52 @@ void sweep_section(Context& c, const ResultDoc& r) {
   c.out += c.plots.draw(std::move(p));
 }
 
-void ab_section(Context& c, const ResultDoc& r) {
-  const json& d = r.doc;
+// The knobs that differ between the sides: each side's knobs the other
+// does not have, and the depth and device when they differ.
+std::string knob_difference(const AbResult& a) {
+  std::string out;
+  const auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  if (a.a.spec.given_text() != a.b.spec.given_text())
+    add("device " + a.a.spec.given_text() + " vs " + a.b.spec.given_text());
+  if (a.depth_a != a.depth_b)
+    add("depth " + std::to_string(a.depth_a) + " vs " + std::to_string(a.depth_b));
+  const auto only = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
+    std::string s;
+    for (const auto& k : x)
+      if (std::find(y.begin(), y.end(), k) == y.end()) s += (s.empty() ? "" : ", ") + k;
+    return s;
+  };
+  const std::string in_a = only(a.a.knobs, a.b.knobs), in_b = only(a.b.knobs, a.a.knobs);
+  if (!in_a.empty() || !in_b.empty())
+    add("A " + (in_a.empty() ? std::string("(none)") : in_a) + " vs B " +
+        (in_b.empty() ? std::string("(none)") : in_b));
+  return out.empty() ? "none: A and B are the same configuration" : out;
+}
+
+void ab_section(Context& c, const Typed& t) {
+  const AbResult& a = *as<AbResult>(t);
+  c.out += "<p class=\"answer\">What differs: " + esc(knob_difference(a)) + "</p>\n";
   table_head(c.out, {"pair", "A rate", "B rate", "B / A"});
   DataBlock pts{"pairs", {}};
-  const json* pairs = report::at_path(d, "results.pairs");
-  if (pairs && pairs->is_array())
-    for (const auto& g : *pairs) {
-      table_row(c.out, {num(number_at(g, "pair")), num(number_at(g, "a_rate_per_s"), "/s"),
-                        num(number_at(g, "b_rate_per_s"), "/s"), num(number_at(g, "ratio"))});
-      pts.rows.push_back({number_at(g, "pair").value_or(kNaN), number_at(g, "ratio").value_or(kNaN),
-                          number_at(g, "a_rate_per_s").value_or(kNaN),
-                          number_at(g, "b_rate_per_s").value_or(kNaN)});
-    }
+  for (size_t i = 0; i < a.ratios.size(); ++i) {
+    const double ra = i < a.rates_a.size() ? a.rates_a[i] : kNaN;
+    const double rb = i < a.rates_b.size() ? a.rates_b[i] : kNaN;
+    table_row(c.out, {std::to_string(i + 1), num(ra, "/s"), num(rb, "/s"), num(a.ratios[i])});
+    pts.rows.push_back({static_cast<double>(i + 1), a.ratios[i], ra, rb});
+  }
   table_end(c.out);
-  const auto noise = number_at(d, "results.noise");
-  const auto diff = number_at(d, "results.difference");
-  c.out += "<p class=\"verdict-text\">" + esc(string_at(d, "results.verdict_text")) + "</p>\n";
+  Opt diff, noise;
+  if (a.ratio.median) diff = *a.ratio.median - 1;
+  noise = a.ratio.spread;
+  c.out += "<p class=\"verdict-text\">" + esc(a.verdict_text) + "</p>\n";
   table_head(c.out, {"figure", "value"});
-  table_row(c.out, {"difference (median B/A - 1)", diff ? num(*diff * 100, "%") : "n/a"});
-  table_row(c.out, {"noise (the runs' own spread)", noise ? num(*noise * 100, "%") : "n/a"});
-  table_row(c.out, {"verdict", string_at(d, "results.verdict")});
+  table_row(c.out, {"difference (median B/A - 1)", share(diff)});
+  table_row(c.out,
+            {"B / A interval", a.test.ratio_lower && a.test.ratio_upper
+                                   ? num(a.test.ratio_lower) + " .. " + num(a.test.ratio_upper)
+                                   : std::string("not enough pairs")});
+  table_row(c.out, {"p-value", num(a.test.p_value)});
+  table_row(c.out, {"verdict", std::string(to_string(a.verdict))});
   table_end(c.out);
   if (pts.rows.empty()) return;
   PlotSpec p;
@@ -885,54 +953,44 @@ void ab_section(Context& c, const ResultDoc& r) {
   c.out += c.plots.draw(std::move(p));
 }
 
-void predict_section(Context& c, const ResultDoc& r) {
-  const json& d = r.doc;
+void predict_section(Context& c, const Typed& t) {
+  const report::PredictDoc& d = *as<report::PredictDoc>(t);
+  const Prediction& p = d.prediction;
   table_head(c.out, {"figure", "measured", "predicted"});
-  table_row(c.out, {"rate", num(number_at(d, "results.source.measured_rate_per_s"), "/s"),
-                    num(number_at(d, "results.prediction.rate_per_s"), "/s")});
-  table_row(c.out, {"lone frame", num(number_at(d, "results.source.measured_lone_ms"), "ms"),
-                    num(number_at(d, "results.prediction.lone_ms"), "ms")});
-  table_row(c.out, {"bound", "", string_at(d, "results.prediction.bound")});
-  table_row(c.out, {"bus utilization", "",
-                    number_at(d, "results.prediction.bus_utilization")
-                        ? num(*number_at(d, "results.prediction.bus_utilization") * 100, "%")
-                        : "n/a"});
+  table_row(c.out, {"rate", num(d.source.measured_rate, "/s"), num(p.rate, "/s")});
+  table_row(c.out, {"lone frame", num(d.source.measured_lone_ms, "ms"), num(p.lone_ms, "ms")});
+  table_row(c.out, {"bound", "", std::string(to_string(p.bound))});
+  table_row(c.out, {"bus utilization", "", share(finite(p.bus_utilization))});
   table_end(c.out);
 }
 
 // Any kind without its own function: its per-window series, if any (a soak's
 // drift over time, a monitor's series on the second axis).
-void generic_section(Context& c, const ResultDoc& r) {
-  c.out += "<p>No dedicated section for '" + esc(r.tool) +
+void generic_section(Context& c, const Typed& t) {
+  c.out += "<p>No dedicated section for '" + esc(t.doc->tool) +
            "' in this rig: every figure of the document is shown below.</p>\n";
-  window_plot(c, r.doc, "Rate per window over time");
+  window_plot(c, t.doc->doc, t.doc->version, "Rate per window over time");
 }
 
 // rig profile: the top layers by time with their share (the document keeps
 // every layer; the page lists the first ten).
-void profile_section(Context& c, const ResultDoc& r) {
-  const json& d = r.doc;
-  c.out += "<p>" + esc(string_at(d, "profile.profiler")) + ", " +
-           num(number_at(d, "profile.runs")) +
-           " runs: " + num(number_at(d, "profile.layers_per_run_ms"), "ms") +
-           " per run in the layers, " + num(number_at(d, "profile.wall_per_run_ms"), "ms") +
-           " elapsed</p>\n";
+void profile_section(Context& c, const Typed& t) {
+  const ProfileResult& r = *as<ProfileResult>(t);
+  c.out += "<p>" + esc(r.profiler) + ", " + std::to_string(r.runs) +
+           " runs: " + num(r.layers_per_run_ms, "ms") + " per run in the layers, " +
+           num(r.wall_per_run_ms, "ms") + " elapsed</p>\n";
   table_head(c.out, {"#", "layer", "op", "ms/run", "share"});
-  const json* layers = report::at_path(d, "profile.layers");
-  if (layers && layers->is_array())
-    for (size_t i = 0; i < layers->size() && i < 10; ++i) {
-      const json& l = (*layers)[i];
-      table_row(c.out, {std::to_string(i + 1), string_at(l, "name"), string_at(l, "op_type"),
-                        num(number_at(l, "per_run_ms"), "ms"),
-                        number_at(l, "share") ? num(*number_at(l, "share") * 100, "%")
-                                              : std::string("n/a")});
-    }
+  for (size_t i = 0; i < r.layers.size() && i < 10; ++i) {
+    const ProfiledLayer& l = r.layers[i];
+    table_row(c.out, {std::to_string(i + 1), l.name, l.op_type, num(l.per_run_ms, "ms"),
+                      share(finite(l.share))});
+  }
   table_end(c.out);
 }
 
 struct Kind {
   std::string_view tool;
-  void (*section)(Context&, const ResultDoc&);
+  void (*section)(Context&, const Typed&);
 };
 constexpr Kind kKinds[] = {
     {"rig bench", bench_section},     {"rig loop", loop_section}, {"rig ladder", ladder_section},
@@ -940,22 +998,25 @@ constexpr Kind kKinds[] = {
     {"rig profile", profile_section},
 };
 
-void result_section(Context& c, const ResultDoc& r, size_t index) {
+void result_section(Context& c, const Typed& t, size_t index) {
+  const ResultDoc& r = *t.doc;
   std::string& out = c.out;
   const std::string id = "result-" + std::to_string(index);
   out += "<section class=\"result\" id=\"" + id + "\">\n<h2>" + std::to_string(index) + ". " +
-         esc(r.tool) + ": " + esc(model_of(r)) + " on " + esc(device_of(r)) + "</h2>\n";
+         esc(r.tool) + ": " + esc(model_of(t)) + " on <span class=\"long\">" + esc(device_of(t)) +
+         "</span></h2>\n";
   out += "<p class=\"source\">" + esc(r.path) + ", schema version " + std::to_string(r.version) +
          "</p>\n";
-  const std::string verdict = verdict_of(r);
+  const std::string verdict = verdict_of(t);
   out += "<p class=\"verdict " +
          std::string(verdict == "VALID"     ? "valid"
                      : verdict == "INVALID" ? "invalid"
                                             : "none") +
          "\">verdict: " + esc(verdict) + "</p>\n";
-  const auto reasons = strings_in(report::at_path(r.doc, "verdict.reasons"));
-  const auto notes = strings_in(report::at_path(r.doc, "notes"));
-  for (const auto& [title, items] : {std::pair{"reasons", reasons}, std::pair{"notes", notes}}) {
+  const std::vector<std::string> reasons =
+      t.common.verdict ? t.common.verdict->reasons : std::vector<std::string>();
+  for (const auto& [title, items] :
+       {std::pair{"reasons", reasons}, std::pair{"notes", t.common.notes}}) {
     if (items.empty()) continue;
     out += "<h3>" + std::string(title) + "</h3>\n<ul>";
     for (const auto& s : items) out += "<li>" + esc(s) + "</li>";
@@ -963,11 +1024,11 @@ void result_section(Context& c, const ResultDoc& r, size_t index) {
   }
   bool known = false;
   for (const auto& k : kKinds)
-    if (k.tool == r.tool) {
-      k.section(c, r);
+    if (k.tool == r.tool && !std::holds_alternative<std::monostate>(t.result)) {
+      k.section(c, t);
       known = true;
     }
-  if (!known) generic_section(c, r);
+  if (!known) generic_section(c, t);
 
   out += "<h3>Every figure</h3>\n";
   // Top-level scalars (schema_version, tool, and any a later tool adds).
@@ -975,22 +1036,18 @@ void result_section(Context& c, const ResultDoc& r, size_t index) {
   for (const auto& f : report::flatten(r.doc))
     if (f.section == "header") table_row(out, {f.name, report::display(*f.value), f.unit});
   table_end(out);
-  for (const auto& [k, v] : r.doc.items()) {
-    if (k == "settings" || k == "environment" || !(v.is_object() || v.is_array())) continue;
-    out += "<details class=\"figures\" open><summary>" + esc(k) + "</summary>\n";
-    figures_table(out, v, k);
-    out += "</details>\n";
-  }
-  for (const char* folded : {"settings", "environment"}) {
-    const json* v = report::at_path(r.doc, folded);
-    if (!v) continue;
-    out += std::string("<details class=\"folded\"><summary>") +
-           (std::string_view(folded) == "settings" ? "Settings (requested and effective)"
-                                                   : "Environment") +
-           "</summary>\n";
-    figures_table(out, *v, folded);
-    out += "</details>\n";
-  }
+  // Every block, folded: settings and environment last, under their titles.
+  for (const bool last : {false, true})
+    for (const auto& [k, v] : r.doc.items()) {
+      const bool folded_last = k == "settings" || k == "environment";
+      if (folded_last != last || !(v.is_object() || v.is_array())) continue;
+      const std::string title = !last             ? k
+                                : k == "settings" ? "Settings (requested and effective)"
+                                                  : "Environment";
+      out += "<details class=\"figures\"><summary>" + esc(title) + "</summary>\n";
+      figures_table(out, v, k);
+      out += "</details>\n";
+    }
   out += "</section>\n";
 }
 
@@ -1000,7 +1057,8 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.3em; border-bottom: 1px solid #ccc; p
 h3 { font-size: 1.05em; margin-top: 1.2em; }
 table { border-collapse: collapse; margin: .5em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: left; vertical-align: top; }
-td.long, table.figures td { overflow-wrap: anywhere; }
+.long, td.long, table.figures td { overflow-wrap: anywhere; }
+p.answer { font-size: 1.05em; font-weight: bold; }
 td.flags { min-width: 24em; }
 thead th { background: #f0f0f0; }
 table.quantities thead th { word-break: break-all; min-width: 12em; }
@@ -1025,10 +1083,12 @@ Result<HtmlReport> html_report(const std::vector<ResultFile>& files,
     if (!doc) return tl::unexpected(doc.error());
     docs.push_back(std::move(*doc));
   }
+  std::vector<Typed> typed;
+  for (const auto& d : docs) typed.push_back(read_typed(d));
   Plotter plots(settings);
   std::string body;
   Context c{body, plots};
-  for (size_t i = 0; i < docs.size(); ++i) result_section(c, docs[i], i + 1);
+  for (size_t i = 0; i < typed.size(); ++i) result_section(c, typed[i], i + 1);
 
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"generator\" content=\"rig " + esc(kVersion) + "\">\n";
@@ -1037,7 +1097,7 @@ Result<HtmlReport> html_report(const std::vector<ResultFile>& files,
   out += "<h1>" + esc(settings.title) + "</h1>\n<p>" + std::to_string(docs.size()) + " result" +
          (docs.size() == 1 ? "" : "s") + ", written by rig " + esc(kVersion) +
          ". Units: ms milliseconds, s seconds, /s per second, B bytes, MB = 10^6 bytes.</p>\n";
-  summary_section(out, docs);
+  summary_section(out, typed);
   if (!plots.skipped().empty()) {
     out += "<section id=\"skipped-plots\">\n<h2>Plots skipped</h2>\n<ul>";
     for (const auto& s : plots.skipped()) out += "<li>" + esc(s) + "</li>";

@@ -5,7 +5,15 @@
 // the first problem (a missing key, a wrong type, a number outside the
 // field's type) as an Error naming the dotted path. `since` is the schema
 // version that added a key: a reader of an older document leaves the field at
-// its default when the key is absent. Private to the reporters.
+// its default when the key is absent. A lenient reader (the page, rig diff,
+// rig place's predict results) reads whatever the document holds: an absent
+// key or one of the wrong type leaves the field at its default, never an
+// error, so a hand-trimmed or older document is shown rather than refused.
+// `reading` tells a table which walker it runs under (a key derived on
+// write, such as a model's input_bytes, is rebuilt on read), and version()
+// the document's schema version (the writer: the current one), for a table
+// that upgrades a key an older version named differently. Private to the
+// reporters.
 #pragma once
 
 #include <cmath>
@@ -21,6 +29,7 @@
 #include "report/json_common.hpp"
 #include "report/text_common.hpp"
 #include "rig/monitor/monitor.hpp"
+#include "rig/report/document.hpp"
 
 namespace rig::report {
 
@@ -51,16 +60,28 @@ constexpr std::initializer_list<SourceState> kSourceStates = {
 
 class JsonWriter {
  public:
+  static constexpr bool reading = false;
   explicit JsonWriter(json& node) : node_(node) {}
+  int version() const { return kJsonSchemaVersion; }
 
   template <class T>
   void value(const char* key, const T& v, int /*since*/ = 1) {
     node_[key] = v;
   }
+  // A string that may be absent: null when it is.
+  void value(const char* key, const std::optional<std::string>& v, int = 1) {
+    node_[key] = v ? json(*v) : json(nullptr);
+  }
   void number(const char* key, const std::optional<double>& v, int = 1) {
     node_[key] = json_number(v);
   }
   void number(const char* key, const double& v, int = 1) { node_[key] = json_number(v); }
+  // Numbers that may be missing: null for NaN.
+  void numbers(const char* key, const std::vector<double>& v, int = 1) {
+    json list = json::array();
+    for (double x : v) list.push_back(json_number(x));
+    node_[key] = std::move(list);
+  }
   void ms(const char* key, const Nanos& d) { node_[key] = to_ms(d); }
   void ms(const char* key, const std::optional<Nanos>& d) {
     node_[key] = json_number(optional_ms(d));
@@ -113,9 +134,19 @@ class JsonWriter {
 
 class JsonReader {
  public:
+  static constexpr bool reading = true;
+  // `expected` ends the message of a missing key: "(expected EXPECTED)".
   JsonReader(const json& node, std::string path, int version, std::string_view what,
-             std::optional<Error>& error)
-      : node_(node), path_(std::move(path)), version_(version), what_(what), error_(error) {}
+             std::optional<Error>& error, bool lenient = false,
+             std::string_view expected = "a rig bench --json result")
+      : node_(node),
+        path_(std::move(path)),
+        version_(version),
+        what_(what),
+        error_(error),
+        lenient_(lenient),
+        expected_(expected) {}
+  int version() const { return version_; }
 
   template <class T>
   void value(const char* key, T& v, int since = 1) {
@@ -136,6 +167,15 @@ class JsonReader {
         bad(key, "has the wrong type");
       }
     }
+  }
+  void value(const char* key, std::optional<std::string>& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    v.reset();
+    if (j->is_string())
+      v = j->get<std::string>();
+    else if (!j->is_null())
+      bad(key, "is not a string or null");
   }
   void number(const char* key, std::optional<double>& v, int since = 1) {
     const json* j = find(key, since);
@@ -160,6 +200,14 @@ class JsonReader {
       bad(key, "is not a number");
     }
   }
+  void numbers(const char* key, std::vector<double>& v, int since = 1) {
+    const json* j = find(key, since);
+    if (!j) return;
+    if (!j->is_array()) return bad(key, "is not an array");
+    v.clear();
+    for (const json& x : *j)
+      v.push_back(x.is_number() ? x.get<double>() : std::numeric_limits<double>::quiet_NaN());
+  }
   void ms(const char* key, Nanos& d) { scaled(key, d, 1e6); }
   void ms(const char* key, std::optional<Nanos>& d) {
     std::optional<double> v;
@@ -169,37 +217,46 @@ class JsonReader {
   }
   void seconds(const char* key, Nanos& d) { scaled(key, d, 1e9); }
   void summary(const char* key, Summary& s) {
-    object(key, [&](JsonReader& io) {
-      io.value("count", s.count);
-      for (auto [k, field] :
-           {std::pair{"min", &s.min}, std::pair{"median", &s.median}, std::pair{"mean", &s.mean},
-            std::pair{"p90", &s.p90}, std::pair{"p99", &s.p99}, std::pair{"max", &s.max},
-            std::pair{"stddev", &s.stddev}, std::pair{"spread", &s.spread},
-            std::pair{"mdape", &s.mdape}})
-        io.number(k, *field);
-      io.number("p95", s.p95, 6);
-      io.object(
-          "intervals",
-          [&](JsonReader& iv) {
-            // A structured binding is not captured (clang 14 cannot).
-            for (const auto& entry : {std::pair{"p50", &s.median_ci}, std::pair{"p90", &s.p90_ci},
-                                      std::pair{"p99", &s.p99_ci}}) {
-              PercentileInterval* ci = entry.second;
-              iv.object(entry.first, [&](JsonReader& c) {
-                c.interval(*ci);
-                ci->count = s.count;
-              });
-            }
-            iv.object(
-                "p95",
-                [&](JsonReader& c) {
-                  c.interval(s.p95_ci);
-                  s.p95_ci.count = s.count;
-                },
-                6);
-          },
-          3);
-    });
+    object(key, [&](JsonReader& io) { io.summary_body(s); });
+  }
+  // The summary this reader's node is.
+  void summary_body(Summary& s) {
+    JsonReader& io = *this;
+    io.value("count", s.count);
+    for (auto [k, field] :
+         {std::pair{"min", &s.min}, std::pair{"median", &s.median}, std::pair{"mean", &s.mean},
+          std::pair{"p90", &s.p90}, std::pair{"p99", &s.p99}, std::pair{"max", &s.max},
+          std::pair{"stddev", &s.stddev}, std::pair{"spread", &s.spread},
+          std::pair{"mdape", &s.mdape}})
+      io.number(k, *field);
+    io.number("p95", s.p95, 6);
+    io.object(
+        "intervals",
+        [&](JsonReader& iv) {
+          // A structured binding is not captured (clang 14 cannot).
+          for (const auto& entry : {std::pair{"p50", &s.median_ci}, std::pair{"p90", &s.p90_ci},
+                                    std::pair{"p99", &s.p99_ci}}) {
+            PercentileInterval* ci = entry.second;
+            iv.object(entry.first, [&](JsonReader& c) {
+              c.interval(*ci);
+              ci->count = s.count;
+            });
+          }
+          iv.object(
+              "p95",
+              [&](JsonReader& c) {
+                c.interval(s.p95_ci);
+                s.p95_ci.count = s.count;
+              },
+              6);
+        },
+        3);
+  }
+  // The node under `key` as it is, for a generic walk (rig diff's
+  // environment); nullptr when absent.
+  void subtree(const char* key, const json*& out) {
+    auto it = node_.find(key);
+    out = it == node_.end() ? nullptr : &*it;
   }
   void interval(PercentileInterval& ci) {
     std::optional<double> p, confidence;
@@ -223,7 +280,7 @@ class JsonReader {
     if (j->is_null()) return;
     Error out;
     std::string code;
-    JsonReader io(*j, path_ + key + ".", version_, what_, error_);
+    JsonReader io(*j, path_ + key + ".", version_, what_, error_, lenient_, expected_);
     io.value("code", code);
     io.value("message", out.message);
     auto c = enum_from(code, kErrorCodes);
@@ -259,7 +316,7 @@ class JsonReader {
     if (j->is_null()) return;
     if (!j->is_object()) return bad(key, "is not an object or null");
     T item{};
-    JsonReader sub(*j, path_ + key + ".", version_, what_, error_);
+    JsonReader sub(*j, path_ + key + ".", version_, what_, error_, lenient_, expected_);
     fields(sub, item);
     v = std::move(item);
   }
@@ -268,7 +325,7 @@ class JsonReader {
     const json* j = find(key, since);
     if (!j) return;
     if (!j->is_object()) return bad(key, "is not an object");
-    JsonReader sub(*j, path_ + key + ".", version_, what_, error_);
+    JsonReader sub(*j, path_ + key + ".", version_, what_, error_, lenient_, expected_);
     fields(sub);
   }
   template <class T, class F>
@@ -280,8 +337,8 @@ class JsonReader {
     for (size_t i = 0; i < j->size() && !error_; ++i) {
       T item{};
       if (!(*j)[i].is_object()) return bad(key, "holds an element that is not an object");
-      JsonReader sub((*j)[i], path_ + key + "[" + std::to_string(i) + "].", version_, what_,
-                     error_);
+      JsonReader sub((*j)[i], path_ + key + "[" + std::to_string(i) + "].", version_, what_, error_,
+                     lenient_, expected_);
       fields(sub, item);
       items.push_back(std::move(item));
     }
@@ -298,16 +355,16 @@ class JsonReader {
     if (error_) return nullptr;
     auto it = node_.find(key);
     if (it == node_.end()) {
-      if (version_ >= since)
+      if (version_ >= since && !lenient_)
         error_ = Error{ErrorCode::invalid_argument, std::string(what_) + ": field '" + path_ + key +
-                                                        "' is missing (expected a rig bench "
-                                                        "--json result)"};
+                                                        "' is missing (expected " +
+                                                        std::string(expected_) + ")"};
       return nullptr;
     }
     return &*it;
   }
   void bad(const char* key, const std::string& why) {
-    if (!error_)
+    if (!error_ && !lenient_)
       error_ = Error{ErrorCode::invalid_argument,
                      std::string(what_) + ": field '" + path_ + key + "' " + why};
   }
@@ -358,6 +415,115 @@ class JsonReader {
   int version_;
   std::string_view what_;
   std::optional<Error>& error_;
+  bool lenient_ = false;
+  std::string_view expected_;
 };
+
+// Reads `node` leniently (absent keys and keys of the wrong type keep T's
+// defaults) through a table of keys: fields(reader, value).
+template <class T, class F>
+T read_leniently(const json& node, int version, F&& fields) {
+  T value{};
+  std::optional<Error> error;
+  JsonReader io(node, "", version, "", error, /*lenient=*/true);
+  fields(io, value);
+  return value;
+}
+
+// A summary found by a generic walk (rig diff): an object holding count,
+// median, min and max.
+inline bool is_summary(const json& j) {
+  return j.is_object() && j.contains("count") && j.contains("median") && j.contains("min") &&
+         j.contains("max");
+}
+
+// A summary's median and the range a change is judged against: its
+// median's interval when it has enough samples ("confidence interval"; a
+// document's own ci_low / ci_high or ci.low / ci.high first), else min..max;
+// no range when neither is known.
+struct SummaryRange {
+  std::optional<double> median, low, high;
+  std::string kind;  // "confidence interval", "min..max", or "" (none)
+};
+
+inline SummaryRange summary_range(const json& node) {
+  struct Read {
+    Summary s;
+    std::optional<double> ci_low, ci_high, low, high;
+  };
+  const auto fin = [](std::optional<double> v) {
+    return v && std::isfinite(*v) ? v : std::nullopt;
+  };
+  const Read r = read_leniently<Read>(node, kJsonSchemaVersion, [](JsonReader& io, Read& x) {
+    io.summary_body(x.s);
+    io.number("ci_low", x.ci_low);
+    io.number("ci_high", x.ci_high);
+    io.object("ci", [&](JsonReader& ci) {
+      ci.number("low", x.low);
+      ci.number("high", x.high);
+    });
+  });
+  SummaryRange out;
+  out.median = fin(r.s.median);
+  std::optional<double> lo = fin(r.ci_low), hi = fin(r.ci_high);
+  if (!lo || !hi) {
+    lo = fin(r.low);
+    hi = fin(r.high);
+  }
+  if (!lo || !hi) {
+    lo = fin(r.s.median_ci.lower);
+    hi = fin(r.s.median_ci.upper);
+  }
+  if (lo && hi) {
+    out.kind = "confidence interval";
+  } else {
+    lo = fin(r.s.min);
+    hi = fin(r.s.max);
+    if (lo && hi) out.kind = "min..max";
+  }
+  if (lo && hi) {
+    out.low = lo;
+    out.high = hi;
+  }
+  return out;
+}
+
+// A walker that lists the keys a table names, in the table's order: the
+// columns of a table of such objects (keys_of).
+class KeyLister {
+ public:
+  static constexpr bool reading = false;
+  int version() const { return kJsonSchemaVersion; }
+  template <class... A>
+  void value(const char* key, A&&...) {
+    keys.emplace_back(key);
+  }
+  template <class... A>
+  void number(const char* key, A&&...) {
+    keys.emplace_back(key);
+  }
+  template <class... A>
+  void numbers(const char* key, A&&...) {
+    keys.emplace_back(key);
+  }
+  template <class... A>
+  void ms(const char* key, A&&...) {
+    keys.emplace_back(key);
+  }
+  template <class... A>
+  void seconds(const char* key, A&&...) {
+    keys.emplace_back(key);
+  }
+  std::vector<std::string> keys;
+};
+
+// The keys of a flat table (window_fields<KeyLister>), in its order.
+template <class T, class F>
+std::vector<std::string> keys_of(F&& fields) {
+  T value{};
+  KeyLister io;
+  fields(io, value);
+  return io.keys;
+}
 
 }  // namespace rig::report

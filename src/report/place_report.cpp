@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "report/json_common.hpp"
+#include "report/predict_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/report/bench_report.hpp"
 #include "rig/scenario/predict.hpp"
@@ -16,37 +17,7 @@ namespace {
 using report::json;
 using namespace report;
 
-std::optional<double> number_at(const json& doc, std::initializer_list<const char*> path) {
-  const json* node = &doc;
-  for (const char* key : path) {
-    if (!node->is_object()) return std::nullopt;
-    auto it = node->find(key);
-    if (it == node->end()) return std::nullopt;
-    node = &*it;
-  }
-  if (node->is_number()) {
-    const double v = node->get<double>();
-    if (std::isfinite(v)) return v;
-  }
-  if (node->is_string()) {  // device properties are strings
-    auto v = parse_number(node->get<std::string>());
-    if (v) return *v;
-  }
-  return std::nullopt;
-}
-
-std::string string_at(const json& doc, std::initializer_list<const char*> path) {
-  const json* node = &doc;
-  for (const char* key : path) {
-    if (!node->is_object()) return {};
-    auto it = node->find(key);
-    if (it == node->end()) return {};
-    node = &*it;
-  }
-  return node->is_string() ? node->get<std::string>() : std::string();
-}
-
-Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::string_view what) {
+Result<PlaceCandidate> from_bench(std::string_view text, std::string_view what) {
   auto bench = read_bench_json(text, what, "place");
   if (!bench) return tl::unexpected(bench.error());
   const BenchResult& b = *bench;
@@ -78,17 +49,14 @@ Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::s
   if (b.device.in_process) {
     c.link.reset();
   } else if (b.device.kind == "sim") {
-    const json& dev = doc["environment"]["device"];
-    auto bw_in = number_at(dev, {"properties", "bw_in_bytes_per_s"});
-    auto bw_out = number_at(dev, {"properties", "bw_out_bytes_per_s"});
-    auto lat = number_at(dev, {"properties", "latency_ms"});
-    if (bw_in && bw_out && *bw_in > 0 && *bw_out > 0) {
+    const SimLinkProperties sim = sim_link_properties(b.device);
+    if (sim.bw_in && sim.bw_out && *sim.bw_in > 0 && *sim.bw_out > 0) {
       LinkProfile l;
       l.name = "sim";
-      l.bw_in = *bw_in;
-      l.bw_out = *bw_out;
-      l.latency = Nanos(static_cast<int64_t>(std::llround(lat.value_or(0) * 1e6)));
-      l.full_duplex = string_at(dev, {"properties", "duplex"}) == "full";
+      l.bw_in = *sim.bw_in;
+      l.bw_out = *sim.bw_out;
+      l.latency = Nanos(static_cast<int64_t>(std::llround(sim.latency_ms.value_or(0) * 1e6)));
+      l.full_duplex = sim.full_duplex;
       l.queue_depth = std::max<uint32_t>(1, b.device.queue_depth);
       l.source = "the sim device's parameters in " + w;
       c.link = l;
@@ -128,53 +96,45 @@ Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::s
   return c;
 }
 
-Result<PlaceCandidate> from_predict(const json& doc, std::string_view what) {
+Result<PlaceCandidate> from_predict(const json& doc, int version, std::string_view what) {
   const std::string w(what);
-  auto need = [&](std::initializer_list<const char*> path, const char* name) -> Result<double> {
-    auto v = number_at(doc, path);
-    if (!v)
+  auto read = read_predict(doc, version, what);
+  if (!read) return tl::unexpected(read.error());
+  const PredictDoc& d = *read;
+  const Prediction& p = d.prediction;
+  const PredictSource& s = d.source;
+  // The figures a placement needs, named as the document names them.
+  const std::pair<double, const char*> needed[] = {
+      {p.rate, "results.prediction.rate_per_s"},
+      {p.lone_ms, "results.prediction.lone_ms"},
+      {s.compute_ms, "results.source.compute_ms"},
+      {p.compute_ms_per_frame, "results.prediction.compute_ms_per_frame"},
+      {p.link.bw_in, "settings.link.bw_in_bytes_per_s"},
+      {p.link.bw_out, "settings.link.bw_out_bytes_per_s"},
+      {s.bytes_in, "results.source.bytes_in"},
+      {s.bytes_out, "results.source.bytes_out"}};
+  for (const auto& [v, name] : needed)
+    if (!std::isfinite(v))
       return fail(ErrorCode::invalid_argument, w + ": field '" + name + "' is missing or null");
-    return *v;
-  };
+  if (!(p.rate > 0) || !(p.link.bw_in > 0) || !(p.link.bw_out > 0))
+    return fail(ErrorCode::invalid_argument, w + ": a zero rate or bandwidth cannot be placed");
   PlaceCandidate c;
   c.source = w;
   c.predicted = true;
-  auto rate = need({"results", "prediction", "rate_per_s"}, "results.prediction.rate_per_s");
-  auto lone = need({"results", "prediction", "lone_ms"}, "results.prediction.lone_ms");
-  auto compute = need({"results", "source", "compute_ms"}, "results.source.compute_ms");
-  auto per_frame = need({"results", "prediction", "compute_ms_per_frame"},
-                        "results.prediction.compute_ms_per_frame");
-  auto bw_in = need({"settings", "link", "bw_in_bytes_per_s"}, "settings.link.bw_in_bytes_per_s");
-  auto bw_out =
-      need({"settings", "link", "bw_out_bytes_per_s"}, "settings.link.bw_out_bytes_per_s");
-  auto lat = need({"settings", "link", "latency_ms"}, "settings.link.latency_ms");
-  auto in = need({"results", "source", "bytes_in"}, "results.source.bytes_in");
-  auto out = need({"results", "source", "bytes_out"}, "results.source.bytes_out");
-  for (const auto* r : {&rate, &lone, &compute, &per_frame, &bw_in, &bw_out, &lat, &in, &out})
-    if (!*r) return tl::unexpected(r->error());
-  if (!(*rate > 0) || !(*bw_in > 0) || !(*bw_out > 0))
-    return fail(ErrorCode::invalid_argument, w + ": a zero rate or bandwidth cannot be placed");
-  c.rate_per_s = *rate;
-  c.lone_ms = *lone;
-  c.compute_ms = *compute;
-  c.compute_ms_per_frame = *per_frame;
-  c.bytes_in = *in;
-  c.bytes_out = *out;
-  if (auto depth = number_at(doc, {"settings", "depth"}); depth && *depth >= 1)
-    c.depth = static_cast<uint32_t>(*depth);
-  LinkProfile l;
-  l.name = string_at(doc, {"settings", "link", "name"});
-  l.bw_in = *bw_in;
-  l.bw_out = *bw_out;
-  l.latency = Nanos(static_cast<int64_t>(std::llround(*lat * 1e6)));
-  l.full_duplex = string_at(doc, {"settings", "link", "duplex"}) == "full";
-  l.source = string_at(doc, {"settings", "link", "source"});
+  c.rate_per_s = p.rate;
+  c.lone_ms = p.lone_ms;
+  c.compute_ms = s.compute_ms;
+  c.compute_ms_per_frame = p.compute_ms_per_frame;
+  c.bytes_in = s.bytes_in;
+  c.bytes_out = s.bytes_out;
+  if (p.depth >= 1) c.depth = p.depth;
+  LinkProfile l = p.link;
+  l.queue_depth = LinkProfile{}.queue_depth;  // the link's, not the predicted device's
   c.link = l;
-  c.device = string_at(doc, {"results", "source", "device_spec"}) + " on " + l.name;
-  c.model_name = string_at(doc, {"results", "source", "model"});
-  c.model_sha256 = string_at(doc, {"results", "source", "model_sha256"});
-  c.caveats.push_back(w + ": predicted for " + l.name + " from " +
-                      string_at(doc, {"settings", "result"}) +
+  c.device = s.device_spec + " on " + p.link.name;
+  c.model_name = s.model_name;
+  c.model_sha256 = s.model_sha256;
+  c.caveats.push_back(w + ": predicted for " + p.link.name + " from " + d.result_path +
                       ", not measured (its verdict is in that result)");
   return c;
 }
@@ -194,9 +154,9 @@ json link_json(const std::optional<LinkProfile>& l) {
 Result<PlaceCandidate> read_place_candidate(std::string_view text, std::string_view what) {
   auto read = read_document(text, what, "", "place");
   if (!read) return tl::unexpected(read.error());
-  const std::string tool = read->first["tool"].get<std::string>();
-  if (tool == "rig bench") return from_bench(read->first, text, what);
-  if (tool == "rig predict") return from_predict(read->first, what);
+  const std::string tool = document_tool(read->first);
+  if (tool == "rig bench") return from_bench(text, what);
+  if (tool == "rig predict") return from_predict(read->first, read->second, what);
   return fail(ErrorCode::invalid_argument, std::string(what) + ": a '" + tool +
                                                "' result; place reads rig bench and rig predict "
                                                "--json results");
