@@ -78,10 +78,7 @@ void ab_fields(Io& io, AbResult& r) {
     e.object("device_a", [&](Io& d) { device_fields(d, r.device_a); });
     e.object("device_b", [&](Io& d) { device_fields(d, r.device_b); });
   });
-  io.object("model", [&](Io& m) {
-    model_summary_fields(m, r.model);
-    m.value("path", r.model_path);
-  });
+  io.object("model", [&](Io& m) { model_summary_fields(m, r.model, r.model_path); });
   io.object("results", [&](Io& x) {
     x.value("shared_device", r.shared_device);
     x.value("depth_a", r.depth_a);

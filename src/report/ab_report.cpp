@@ -56,11 +56,7 @@ std::string format_ab_text(const AbResult& r) {
 }
 
 std::string ab_to_json(const AbResult& result) {
-  json doc = document("rig ab");
-  AbResult r = result;
-  JsonWriter io(doc);
-  ab_fields(io, r);
-  return dump(doc);
+  return write_document("rig ab", result, ab_fields<JsonWriter>);
 }
 
 }  // namespace rig

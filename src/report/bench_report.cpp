@@ -20,11 +20,7 @@ using report::json;
 using namespace report;
 
 std::string bench_to_json(const BenchResult& result) {
-  json doc = document("rig bench");
-  BenchResult r = result;
-  JsonWriter io(doc);
-  bench_fields(io, r);
-  return dump(doc);
+  return write_document("rig bench", result, bench_fields<JsonWriter>);
 }
 
 Result<BenchResult> read_bench_json(std::string_view text, std::string_view what,

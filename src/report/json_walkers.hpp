@@ -419,6 +419,17 @@ class JsonReader {
   std::string_view expected_;
 };
 
+// A result's document, serialized: the header naming `tool`, then every key
+// of `fields` (a table walked by a JsonWriter).
+template <class T, class F>
+std::string write_document(std::string_view tool, const T& result, F&& fields) {
+  json doc = document(tool);
+  T r = result;
+  JsonWriter io(doc);
+  fields(io, r);
+  return dump(doc);
+}
+
 // Reads `node` leniently (absent keys and keys of the wrong type keep T's
 // defaults) through a table of keys: fields(reader, value).
 template <class T, class F>

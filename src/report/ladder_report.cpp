@@ -105,11 +105,7 @@ std::string format_ladder_text(const LadderResult& r) {
 }
 
 std::string ladder_to_json(const LadderResult& result) {
-  json doc = document("rig ladder");
-  LadderResult r = result;
-  JsonWriter io(doc);
-  ladder_fields(io, r);
-  return dump(doc);
+  return write_document("rig ladder", result, ladder_fields<JsonWriter>);
 }
 
 Result<LinkProfile> read_ladder_link(std::string_view text, std::string_view what,

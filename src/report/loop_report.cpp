@@ -91,11 +91,7 @@ std::string format_loop_text(const LoopResult& r) {
 }
 
 std::string loop_to_json(const LoopResult& result) {
-  json doc = document("rig loop");
-  LoopResult r = result;
-  JsonWriter io(doc);
-  loop_fields(io, r);
-  return dump(doc);
+  return write_document("rig loop", result, loop_fields<JsonWriter>);
 }
 
 }  // namespace rig

@@ -98,11 +98,7 @@ std::string format_prediction_text(const PredictSource& s, const Prediction& p) 
 
 std::string prediction_to_json(const std::string& path, const PredictSource& s,
                                const Prediction& p) {
-  json doc = document("rig predict");
-  PredictDoc d{path, s, p};
-  JsonWriter io(doc);
-  predict_fields(io, d);
-  return dump(doc);
+  return write_document("rig predict", PredictDoc{path, s, p}, predict_fields<JsonWriter>);
 }
 
 }  // namespace rig

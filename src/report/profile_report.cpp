@@ -41,11 +41,7 @@ std::string format_profile_text(const ProfileResult& r) {
 }
 
 std::string profile_to_json(const ProfileResult& result) {
-  json doc = document("rig profile");
-  ProfileResult r = result;
-  JsonWriter io(doc);
-  profile_fields(io, r);
-  return dump(doc);
+  return write_document("rig profile", result, profile_fields<JsonWriter>);
 }
 
 }  // namespace rig

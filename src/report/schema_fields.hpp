@@ -131,11 +131,12 @@ void model_fields(Io& io, ModelInfo& m) {
       "normalization", [&](Io& n) { normalization_fields(n, m.normalization); }, 3);
 }
 
-// The model summary (sweep, ab): name, sha256 and the bytes of a frame each
-// way. Read back, each direction's bytes are one u8 tensor holding the
-// total (the document names no tensors).
+// The model summary (sweep, ab): name, sha256, the bytes of a frame each
+// way, and where the model came from. Read back, each direction's bytes are
+// one u8 tensor holding the total (the document names no tensors).
 template <class Io>
-void model_summary_fields(Io& io, ModelInfo& m) {
+void model_summary_fields(Io& io, ModelInfo& m, std::string& path) {
+  io.value("path", path);
   io.value("name", m.name);
   io.value("sha256", m.sha256, 3);
   uint64_t in = m.input_bytes(), out = m.output_bytes();

@@ -35,10 +35,7 @@ template <class Io>
 void sweep_fields(Io& io, SweepResult& r) {
   requested_effective_fields(io, r.requested, r.effective, sweep_settings_fields<Io>);
   environment_device_fields(io, r.environment, r.virtual_clock, r.device);
-  io.object("model", [&](Io& m) {
-    model_summary_fields(m, r.model);
-    m.value("path", r.model_path);
-  });
+  io.object("model", [&](Io& m) { model_summary_fields(m, r.model, r.model_path); });
   io.object("results", [&](Io& x) {
     x.array("points", r.points, sweep_point_fields<Io>);
     x.value("skipped_depths", r.skipped);
@@ -115,10 +112,7 @@ void rate_sweep_fields(Io& io, RateSweepResult& r) {
   io.derived("kind", "rate");
   requested_effective_fields(io, r.requested, r.effective, rate_sweep_settings_fields<Io>);
   environment_device_fields(io, r.environment, r.virtual_clock, r.device);
-  io.object("model", [&](Io& m) {
-    model_summary_fields(m, r.model);
-    m.value("path", r.model_path);
-  });
+  io.object("model", [&](Io& m) { model_summary_fields(m, r.model, r.model_path); });
   io.object("results", [&](Io& x) {
     x.array("probes", r.search.probes, rate_probe_fields<Io>);
     x.number("best_rate_per_s", r.search.best_rate);

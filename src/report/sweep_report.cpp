@@ -50,11 +50,7 @@ std::string format_rate_sweep_text(const RateSweepResult& r) {
 }
 
 std::string rate_sweep_to_json(const RateSweepResult& result) {
-  json doc = document("rig sweep");
-  RateSweepResult r = result;
-  JsonWriter io(doc);
-  rate_sweep_fields(io, r);
-  return dump(doc);
+  return write_document("rig sweep", result, rate_sweep_fields<JsonWriter>);
 }
 
 std::string format_sweep_text(const SweepResult& r) {
@@ -126,11 +122,7 @@ std::string format_sweep_text(const SweepResult& r) {
 }
 
 std::string sweep_to_json(const SweepResult& result) {
-  json doc = document("rig sweep");
-  SweepResult r = result;
-  JsonWriter io(doc);
-  sweep_fields(io, r);
-  return dump(doc);
+  return write_document("rig sweep", result, sweep_fields<JsonWriter>);
 }
 
 }  // namespace rig
