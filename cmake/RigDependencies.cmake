@@ -44,7 +44,12 @@ target_compile_definitions(rig_onnx INTERFACE ONNX_NAMESPACE=onnx ONNX_ML=1)
 set(RIG_WITH_HAILO AUTO CACHE STRING "Build the hailo device: AUTO, ON or OFF")
 set_property(CACHE RIG_WITH_HAILO PROPERTY STRINGS AUTO ON OFF)
 set(RIG_HAVE_HAILORT OFF)
-if(NOT RIG_WITH_HAILO STREQUAL "OFF")
+# AUTO/ON/OFF in any case; anything else is refused by name.
+string(TOUPPER "${RIG_WITH_HAILO}" _rig_hailo_mode)
+if(NOT _rig_hailo_mode MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "RIG_WITH_HAILO=${RIG_WITH_HAILO}: must be AUTO, ON or OFF")
+endif()
+if(NOT _rig_hailo_mode STREQUAL "OFF")
   find_package(HailoRT 5.1.1 CONFIG QUIET)
   if(HailoRT_FOUND AND TARGET HailoRT::libhailort)
     set(RIG_HAVE_HAILORT ON)
@@ -59,7 +64,7 @@ if(NOT RIG_WITH_HAILO STREQUAL "OFF")
           " and a different API; rig's hailo device needs HailoRT 5.x (Hailo-10H, Hailo-15)")
       endif()
     endif()
-    if(RIG_WITH_HAILO STREQUAL "ON")
+    if(_rig_hailo_mode STREQUAL "ON")
       message(FATAL_ERROR
         "RIG_WITH_HAILO=ON, but ${_found}. Install HailoRT >= 5.1.1 (libhailort with its "
         "CMake package, from Hailo's developer zone, Raspberry Pi OS's h10-hailort package, or "

@@ -14,6 +14,12 @@
 //    flight at a time.
 //  * Times reported by the device (Completion::completed_at, timings) are on
 //    the device's clock(); the engine reads time only through that clock.
+//
+// rig's devices derive from DeviceBase (src/core/device_base.hpp), which
+// implements the calls below once: the bindings, the in-flight count and
+// every argument and state check, in a documented order; each device
+// implements only its do_* hooks. tests/devices/device_conformance_test.cpp
+// runs this contract against every device.
 #pragma once
 
 #include <cstddef>
@@ -228,7 +234,7 @@ bool timings_on_clock(const DeviceInfo& info, const Clock& clock);
 
 struct DeviceInfo {
   std::string spec;          // the effective spec, all parameters spelled out
-  std::string kind;          // "cpu", "sim", "remote"
+  std::string kind;          // "cpu", "sim", "null", "remote", "hailo"
   std::string description;   // human readable
   uint32_t queue_depth = 1;  // max requests in flight
   bool in_process = true;    // false when a link is crossed
@@ -283,29 +289,36 @@ class Device {
   virtual Clock& clock() = 0;
 
   // Loads (reads, parses, compiles) a model, replacing any loaded one and
-  // releasing its bindings. The caller times the call; timings break it down.
+  // releasing its bindings; refused (invalid_argument) with requests in
+  // flight. The caller times the call; timings break it down.
   virtual Result<LoadTimings> load(const ModelSource& source) = 0;
   // Valid after a successful load().
   virtual const ModelInfo& model_info() const = 0;
 
-  // Registers caller-owned buffers; sizes must equal model_info() exactly.
+  // Registers caller-owned buffers; sizes must equal model_info() exactly
+  // (check_bindings), else invalid_argument.
   virtual Result<BindingId> bind(const Bindings& buffers) = 0;
 
   // Runs one inference synchronously on a binding.
   virtual Result<InferenceTimings> run(BindingId binding) = 0;
 
   // Queues one inference; fails with queue_full when queue_depth requests are
-  // already in flight. `tag` is returned in the Completion.
+  // already in flight, with invalid_argument when the binding is unknown or
+  // has a request in flight. `tag` is returned in the Completion.
   virtual Result<void> submit(BindingId binding, uint64_t tag) = 0;
   // Blocks until the next completion (any order) or `timeout` passes on the
-  // device clock (timeout error). Fails with invalid_argument when nothing is
-  // in flight.
+  // device clock (timeout error; the request stays in flight). Fails with
+  // invalid_argument when nothing is in flight.
   virtual Result<Completion> wait_next(Nanos timeout) = 0;
+  // Requests on the device: submitted and not yet returned by wait_next,
+  // less those a device already finished and holds for wait_next (sim,
+  // remote), which no longer count against queue_depth.
   virtual uint32_t in_flight() const = 0;
 
-  // Loops the model on the device on one binding's inputs for `duration`,
-  // sleeping `sleep_between_frames` between frames, with no per-frame
-  // transfers. The outputs of the last completed frame land in the binding.
+  // Loops the model on the device on one binding's inputs for `duration`
+  // (> 0), sleeping `sleep_between_frames` (>= 0) between frames, with no
+  // per-frame transfers; refused (invalid_argument) with requests in flight.
+  // The outputs of the last completed frame land in the binding.
   virtual Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
                                                Nanos sleep_between_frames) = 0;
 
@@ -337,11 +350,10 @@ class Device {
 Result<void> check_bindings(const ModelInfo& model, const Bindings& buffers);
 
 // Opens a device from its parsed spec (rig/device_spec.hpp), or from spec
-// text, parsed by parse_device_spec:
-//   cpu[:threads=N,workers=N,depth=N]
-//   sim:compute=2.27ms,bw=290MB/s,lat=0.45ms,depth=32,... (link=PROFILE expanded)
-//   tcp://host:port, unix:/path
-// Implemented by the device registry (src/devices/registry.cpp).
+// text, parsed by parse_device_spec. The kinds (cpu, sim, null, hailo, and a
+// remote one at tcp://HOST:PORT or unix:PATH), their parameters and whether
+// this binary has each are the registry's table (rig/device_registry.hpp;
+// `rig devices` prints it). Implemented by src/devices/registry.cpp.
 struct DeviceSpec;
 Result<std::unique_ptr<Device>> open_device(const DeviceSpec& spec);
 Result<std::unique_ptr<Device>> open_device(std::string_view spec);

@@ -5,10 +5,12 @@
 // spec text (parse_spec in rig/units.hpp is the key=value splitter it uses).
 //
 // Grammar:
-//   cpu[:KEY=VALUE,...]   sim[:KEY=VALUE,...]   (keys unique, values non-empty)
-//   tcp://HOST:PORT[?timeout=T&token=...]       unix:PATH[?...]
-// A sim's link=PROFILE names a link profile (rig/link_profile.hpp); its
-// parameters fill in every link parameter the spec does not give itself.
+//   KIND[:KEY=VALUE,...]   (cpu, sim, null, hailo; keys unique, values non-empty)
+//   tcp://HOST:PORT[?OPTION=VALUE&...]   unix:PATH[?...]   (kind "remote")
+// Each kind's parameters are listed in the registry's table
+// (rig/device_registry.hpp; `rig devices`). A sim's link=PROFILE names a link
+// profile (rig/link_profile.hpp); its parameters fill in every link parameter
+// the spec does not give itself.
 #pragma once
 
 #include <map>
@@ -20,7 +22,7 @@
 namespace rig {
 
 struct DeviceSpec {
-  std::string kind;  // "cpu", "sim" or "remote"
+  std::string kind;  // a row of the registry's table: "cpu", "sim", "null", "hailo", "remote"
   // The parameters as given (a sim's link=NAME stays a name): what A/B knobs
   // edit. Empty for a remote device.
   std::map<std::string, std::string> given;
@@ -65,7 +67,7 @@ std::string redact_secrets(std::string_view endpoint);
 
 // Parses spec text. Errors are invalid_argument and name the problem: an
 // empty spec, a malformed or duplicate parameter, an unknown device kind
-// (listing the known ones), an unknown link profile. Parameters a kind does
+// (with the nearest known one, listing them all), an unknown link profile. Parameters a kind does
 // not know are the device's to refuse when it is opened.
 Result<DeviceSpec> parse_device_spec(std::string_view text);
 

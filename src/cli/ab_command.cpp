@@ -77,7 +77,7 @@ int run_ab_command(const AbOptions& o) {
   if (!model) return report_error(model.error());
   if (!o.quiet)
     std::fprintf(stderr, "rig: A/B of %s on %s: %u pairs of %s runs...\n",
-                 model_display_name(*model).c_str(), display_spec(o.device).c_str(), s.pairs,
+                 model_display_name(*model).c_str(), base.spec.given_text().c_str(), s.pairs,
                  format_duration(s.point.duration).c_str());
   auto open = [](const DeviceSpec& side) { return open_device(side); };
   auto observers =
@@ -103,8 +103,7 @@ Command add_ab_command(CLI::App& app) {
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->point.shapes);
   add_input_option(sub, o->point.inputs);
-  sub->add_option("-d,--device", o->device, "base device spec: cpu, sim:..., tcp://HOST:PORT")
-      ->capture_default_str();
+  add_device_option(sub, o->device, "base device spec");
   sub->add_option("--a", o->a,
                   "knob of side A, KNOB=VALUE (repeatable): depth=N, or a device spec parameter "
                   "such as threads=N (cpu), link=PROFILE or compute=2ms (sim)")

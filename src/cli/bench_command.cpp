@@ -41,7 +41,8 @@ struct BenchOptions {
 int run_bench_command(const BenchOptions& o) {
   BenchSettings s;
   s.model = o.model;
-  s.device = display_spec(o.device);
+  const DeviceOption device_option = parse_device_option(o.device);
+  s.device = device_option.display;
   auto depth_given = depth_option(o.depth);
   if (!depth_given) return report_error(depth_given.error());
   s.depth = *depth_given;
@@ -70,7 +71,7 @@ int run_bench_command(const BenchOptions& o) {
     s.offered.late_threshold = *late;
   }
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  auto opened = open_model_on_device(o.json, o.model, o.point.shapes, o.device);
+  auto opened = open_model_on_device(o.json, o.model, o.point.shapes, device_option);
   if (!opened) return report_error(opened.error());
   auto& model = opened->model;
   auto& device = opened->device;
@@ -113,9 +114,7 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->point.shapes);
   add_input_option(sub, o->point.inputs);
-  sub->add_option("-d,--device", o->device,
-                  "device spec: cpu[:threads=N], sim:..., tcp://HOST:PORT")
-      ->capture_default_str();
+  add_device_option(sub, o->device);
   sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
   sub->add_option("--duration", o->point.duration,
                   "measured time per repeat, at least (then the adaptive stop), e.g. 10s")

@@ -24,12 +24,13 @@ struct CheckOptions {
 
 int run_check_command(const CheckOptions& o) {
   CheckSettings s;
-  s.device = display_spec(o.device);
+  const DeviceOption device_option = parse_device_option(o.device);
+  s.device = device_option.display;
   s.allow_nondeterministic = o.allow_nondeterministic;
   s.seed = o.seed;
   s.guard_bytes = o.guard_bytes;
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  auto opened = open_model_on_device(o.json, o.model, o.shapes, o.device);
+  auto opened = open_model_on_device(o.json, o.model, o.shapes, device_option);
   if (!opened) return report_error(opened.error());
   auto& model = opened->model;
   auto& device = opened->device;
@@ -52,8 +53,7 @@ Command add_check_command(CLI::App& app) {
       "wrong-size buffers are refused, nothing is written outside a buffer (exit 1 on a failure)");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->shapes);
-  sub->add_option("-d,--device", o->device, "device spec: cpu, sim:..., tcp://HOST:PORT")
-      ->capture_default_str();
+  add_device_option(sub, o->device);
   sub->add_flag("--allow-nondeterministic", o->allow_nondeterministic,
                 "report the largest difference of a rerun instead of failing");
   sub->add_option("--seed", o->seed, "seed of the generated inputs")->capture_default_str();

@@ -90,5 +90,6 @@ Command add_history_command(CLI::App& app);
 Command add_diff_command(CLI::App& app);
 Command add_place_command(CLI::App& app);
 Command add_profile_command(CLI::App& app);
+Command add_devices_command(CLI::App& app);  // the device registry's table
 
 }  // namespace rig::cli

@@ -23,7 +23,8 @@ struct CompareOptions {
 
 int run_compare_command(const CompareOptions& o) {
   CompareSettings s;
-  s.device = display_spec(o.device);
+  const DeviceOption device_option = parse_device_option(o.device);
+  s.device = device_option.display;
   s.inputs = o.inputs;
   s.seed = o.seed;
   if (!o.json.empty())
@@ -35,7 +36,7 @@ int run_compare_command(const CompareOptions& o) {
     s.models.push_back(model_origin(*model));
     models.push_back(std::move(*model));
   }
-  auto device = open_spec(o.device);
+  auto device = open_spec(device_option);
   if (!device) return report_error(device.error());
   auto result = run_compare(**device, models, s);
   if (!result) return report_error(result.error());
@@ -55,8 +56,7 @@ Command add_compare_command(CLI::App& app) {
       ->required()
       ->expected(2, 1000);
   add_shape_option(sub, o->shapes);
-  sub->add_option("-d,--device", o->device, "device spec: cpu, sim:..., tcp://HOST:PORT")
-      ->capture_default_str();
+  add_device_option(sub, o->device);
   sub->add_option("--input", o->inputs,
                   "input files for every variant, as rig run's --input (default: generated)")
       ->delimiter(',');

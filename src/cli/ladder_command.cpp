@@ -47,12 +47,13 @@ int run_ladder_command(const LadderOptions& o) {
   if (!o.json.empty())
     if (auto ok = check_writable("--json", o.json); !ok) return report_error(ok.error());
 
-  auto device = open_spec(o.device);
+  const DeviceOption device_option = parse_device_option(o.device);
+  auto device = open_spec(device_option);
   if (!device) return report_error(device.error());
   if (!o.quiet)
     std::fprintf(stderr,
                  "rig: ladder on %s: %zu sizes in-heavy and out-heavy, %u repeats of %s each...\n",
-                 display_spec(o.device).c_str(), s.sizes.size(), s.point.repeats,
+                 device_option.display.c_str(), s.sizes.size(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
   auto observers = RunObservers::make(
       o.observe,
@@ -79,9 +80,7 @@ Command add_ladder_command(CLI::App& app) {
       "ladder",
       "Characterize the link: transport models at each frame size, fitted bandwidth "
       "and fixed latency");
-  sub->add_option("-d,--device", o->device,
-                  "device spec: cpu, sim:... (sim:link=usb3-gen2,...), tcp://HOST:PORT")
-      ->capture_default_str();
+  add_device_option(sub, o->device);
   sub->add_option("--sizes", o->sizes, "frame sizes: 512p, 720p, 1080p, 4k or WxH")
       ->delimiter(',')
       ->capture_default_str();

@@ -62,7 +62,8 @@ Result<Nanos> sleep_option(const std::string& text) {
 int run_loop_command(const LoopOptions& o) {
   LoopSettings s;
   s.model = o.model;
-  s.device = display_spec(o.device);
+  const DeviceOption device_option = parse_device_option(o.device);
+  s.device = device_option.display;
   auto duration = positive_duration("--duration", o.duration);
   if (!duration) return report_error(duration.error());
   s.point.duration = *duration;
@@ -82,14 +83,14 @@ int run_loop_command(const LoopOptions& o) {
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  auto opened = open_model_on_device(o.json_path, o.model, o.shapes, o.device);
+  auto opened = open_model_on_device(o.json_path, o.model, o.shapes, device_option);
   if (!opened) return report_error(opened.error());
   auto& model = opened->model;
   auto& device = opened->device;
   s.model = model_origin(model);
   if (!o.quiet)
     std::fprintf(stderr, "rig: looping %s on %s for %s, then pipelining it...\n",
-                 model_display_name(model).c_str(), display_spec(o.device).c_str(),
+                 model_display_name(model).c_str(), device_option.display.c_str(),
                  format_duration(*duration).c_str());
   auto observers =
       RunObservers::make(o.observe, {"rig loop", 1, s.point.duration}, o.quiet, o.json_path);
@@ -119,8 +120,7 @@ Command add_loop_command(CLI::App& app) {
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->shapes);
   add_input_option(sub, o->inputs);
-  sub->add_option("-d,--device", o->device, "device spec: cpu[:...], sim:..., tcp://HOST:PORT")
-      ->capture_default_str();
+  add_device_option(sub, o->device);
   sub->add_option("--duration", o->duration, "length of the loop and of the pipelined run")
       ->capture_default_str();
   sub->add_option("--sleep-between-frames", o->sleep,

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       add_check_command(app),   add_compare_command(app), add_report_command(app),
       add_export_command(app),  add_soak_command(app),    add_fit_command(app),
       add_history_command(app), add_diff_command(app),    add_place_command(app),
-      add_profile_command(app),
+      add_profile_command(app), add_devices_command(app),
   };
   try {
     app.parse(argc, argv);

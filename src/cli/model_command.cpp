@@ -108,7 +108,7 @@ int run_inspect(const ModelOptions& o) {
     // The cpu device's own answer: it loads the model, as bench would, and
     // runs one inference on generated inputs (some models import, then fail
     // at their first forward).
-    auto device = open_spec("cpu:workers=1");
+    auto device = open_spec(parse_device_option("cpu:workers=1"));
     if (!device) return report_error(device.error());
     RunSettings once;
     once.device = "cpu:workers=1";

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
+#include "rig/device_registry.hpp"
 #include "rig/device_spec.hpp"
 #include "rig/history.hpp"
 #include "rig/output_file.hpp"
@@ -21,21 +22,6 @@
 namespace rig::cli {
 
 namespace {
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 // The word where the subcommand belongs: the first argument that is not an
 // option of the app itself (--history takes a value).
@@ -90,13 +76,9 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& error, int ar
   if (!chosen) {
     const auto word = command_word(argc, argv);
     if (word && std::find(names.begin(), names.end(), *word) == names.end()) {
-      std::string nearest;
-      size_t best = SIZE_MAX;
-      for (const auto& name : names)
-        if (const size_t d = edit_distance(*word, name); d < best) best = d, nearest = name;
+      const std::string nearest = nearest_word(*word, names);
       message = "unknown command '" + *word + "'";
-      if (best <= std::max<size_t>(2, word->size() / 3))
-        message += " (did you mean '" + nearest + "'?)";
+      if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
       message += "; rig --help lists the commands";
     } else if (!word && dynamic_cast<const CLI::RequiredError*>(&error)) {
       message = "a command is required; rig --help lists them";
@@ -145,9 +127,14 @@ Result<ModelSource> resolve_model(const std::string& path) {
   return source;
 }
 
-std::string display_spec(const std::string& spec) {
-  auto parsed = parse_device_spec(spec);
-  return parsed ? parsed->given_text() : redact_secrets(spec);
+CLI::Option* add_device_option(CLI::App* sub, std::string& device, std::string_view role) {
+  return sub->add_option("-d,--device", device, device_option_help(role))->capture_default_str();
+}
+
+DeviceOption parse_device_option(const std::string& text) {
+  DeviceOption device{parse_device_spec(text), {}};
+  device.display = device.spec ? device.spec->given_text() : redact_secrets(text);
+  return device;
 }
 
 namespace {
@@ -208,16 +195,15 @@ Result<std::shared_ptr<const InputFiles>> input_files_option(
   return read_input_files(inputs);
 }
 
-Result<std::unique_ptr<Device>> open_spec(const std::string& spec) {
+Result<std::unique_ptr<Device>> open_spec(const DeviceOption& device) {
   if (auto ok = check_history_before_measuring(); !ok) return tl::unexpected(ok.error());
-  auto parsed = parse_device_spec(spec);
-  if (!parsed) return tl::unexpected(parsed.error());
-  return open_device(*parsed);
+  if (!device.spec) return tl::unexpected(device.spec.error());
+  return open_device(*device.spec);
 }
 
 Result<ModelOnDevice> open_model_on_device(const std::string& json, const std::string& model,
                                            const std::vector<std::string>& shapes,
-                                           const std::string& device) {
+                                           const DeviceOption& device) {
   if (!json.empty())
     if (auto ok = check_writable("--json", json); !ok) return tl::unexpected(ok.error());
   auto source = resolve_model(model, shapes);

@@ -3,16 +3,19 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <memory>
 #include <vector>
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 #include "rig/clock.hpp"
 #include "rig/device.hpp"
+#include "rig/device_spec.hpp"
 #include "rig/error.hpp"
 #include "rig/input_data.hpp"
 #include "rig/model.hpp"
@@ -51,12 +54,24 @@ void add_input_option(CLI::App* sub, std::vector<std::string>& inputs);
 Result<std::shared_ptr<const InputFiles>> input_files_option(
     const std::vector<std::string>& inputs);
 
-// A -d spec as every output and result shows it: the parsed spec's display
-// form (DeviceSpec::given_text), secrets redacted.
-std::string display_spec(const std::string& spec);
+// -d,--device bound to `device`, its default shown, its help the registry's
+// (device_option_help: `role`, the kinds built into this binary).
+CLI::Option* add_device_option(CLI::App* sub, std::string& device,
+                               std::string_view role = "device spec");
 
-// Parses a -d spec once and opens the device it names.
-Result<std::unique_ptr<Device>> open_spec(const std::string& spec);
+// A -d spec, parsed once per command. `display` is the spec as every output
+// and result shows it: the parsed spec's display form (DeviceSpec::given_text),
+// secrets redacted; the text with its secrets redacted when it does not parse.
+// A parse error is reported where the command opens the device (open_spec),
+// so the settings' own checks come first.
+struct DeviceOption {
+  Result<DeviceSpec> spec;
+  std::string display;
+};
+DeviceOption parse_device_option(const std::string& text);
+
+// Opens the device a parsed -d spec names, or returns its parse error.
+Result<std::unique_ptr<Device>> open_spec(const DeviceOption& device);
 
 // What a command that runs one model on one device opens once its settings
 // are valid, in this order: the --json file's check (when `json` is given),
@@ -67,7 +82,7 @@ struct ModelOnDevice {
 };
 Result<ModelOnDevice> open_model_on_device(const std::string& json, const std::string& model,
                                            const std::vector<std::string>& shapes,
-                                           const std::string& device);
+                                           const DeviceOption& device);
 
 // The end of every measuring subcommand: prints the text on stdout, writes
 // the JSON document to `json_path` when one was given (write_output_file;

@@ -30,17 +30,18 @@ struct ProfileOptions {
 
 int run_profile_command(const ProfileOptions& o) {
   ProfileSettings s;
-  s.device = display_spec(o.device);
+  const DeviceOption device_option = parse_device_option(o.device);
+  s.device = device_option.display;
   s.runs = o.runs;
   s.top = o.top;
   s.seed = o.seed;
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  auto opened = open_model_on_device(o.json_path, o.model, o.shapes, o.device);
+  auto opened = open_model_on_device(o.json_path, o.model, o.shapes, device_option);
   if (!opened) return report_error(opened.error());
   s.model = model_origin(opened->model);
   if (!o.quiet)
     std::fprintf(stderr, "rig: profiling %s on %s (%u runs)...\n",
-                 model_display_name(opened->model).c_str(), display_spec(o.device).c_str(), o.runs);
+                 model_display_name(opened->model).c_str(), device_option.display.c_str(), o.runs);
   auto result = run_profile(*opened->device, opened->model, s);
   if (!result) return report_error(result.error());
   add_library_versions(result->environment);
@@ -56,9 +57,7 @@ Command add_profile_command(CLI::App& app) {
       "profile", "Per-layer profile: the layers that take the time, from the runtime's profiler");
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->shapes);
-  sub->add_option("-d,--device", o->device,
-                  "device spec: cpu[:runtime=ort|opencv,...] (the devices that offer a profile)")
-      ->capture_default_str();
+  add_device_option(sub, o->device, "device spec (cpu offers a per-layer profile)");
   sub->add_option("--runs", o->runs, "inferences profiled after the cold start")
       ->check(in_range<uint32_t>(1, 100000))
       ->capture_default_str();

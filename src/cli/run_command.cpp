@@ -64,14 +64,15 @@ Result<void> write_outputs(const RunResult& r, const std::string& dir, bool bin,
 
 int run_run_command(const RunOptions& o) {
   RunSettings s;
-  s.device = display_spec(o.device);
+  const DeviceOption device_option = parse_device_option(o.device);
+  s.device = device_option.display;
   s.inputs = o.inputs;
   s.references = o.references;
   s.atol = o.atol;
   s.rtol = o.rtol;
   s.seed = o.seed;
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  auto opened = open_model_on_device(o.json, o.model, o.shapes, o.device);
+  auto opened = open_model_on_device(o.json, o.model, o.shapes, device_option);
   if (!opened) return report_error(opened.error());
   auto& model = opened->model;
   auto& device = opened->device;
@@ -95,8 +96,7 @@ Command add_run_command(CLI::App& app) {
       "run", "Run a model once on exact input bytes; write and describe its outputs");
   sub->add_option("model", o->model, "ONNX model (or server:NAME)")->required();
   add_shape_option(sub, o->shapes);
-  sub->add_option("-d,--device", o->device, "device spec: cpu, sim:..., tcp://HOST:PORT")
-      ->capture_default_str();
+  add_device_option(sub, o->device);
   sub->add_option("--input", o->inputs,
                   "input files in the model's input order, or NAME=FILE: raw .bin of the "
                   "input's byte size, or .npy (dtype and shape checked); default: generated")

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/options.hpp"
 #include "proto/wire.hpp"
 #include "rig/device.hpp"
 #include "rig/model.hpp"
@@ -207,8 +208,7 @@ int run_serve_command(const ServeOptions& o) {
 Command add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* sub = app.add_subcommand("serve", "Host a local device for remote clients (rig serve)");
-  sub->add_option("-d,--device", o->device, "device to host: cpu[:...], sim:...")
-      ->capture_default_str();
+  add_device_option(sub, o->device, "device to host");
   sub->add_option("--listen", o->listen,
                   "HOST:PORT, :PORT or unix:PATH; port 0 picks a free one; a non-loopback "
                   "address requires --token")

@@ -50,7 +50,8 @@ Result<Nanos> nonnegative(const std::string& option, const std::string& text) {
 int run_soak_command(const SoakOptions& o) {
   SoakSettings s;
   s.model = o.model;
-  s.device = display_spec(o.device);
+  const DeviceOption device_option = parse_device_option(o.device);
+  s.device = device_option.display;
   auto depth = depth_option(o.depth);
   if (!depth) return report_error(depth.error());
   s.depth = *depth;
@@ -76,7 +77,7 @@ int run_soak_command(const SoakOptions& o) {
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
-  auto opened = open_model_on_device(o.json, o.model, o.shapes, o.device);
+  auto opened = open_model_on_device(o.json, o.model, o.shapes, device_option);
   if (!opened) return report_error(opened.error());
   auto& model = opened->model;
   auto& device = opened->device;
@@ -107,7 +108,7 @@ Command add_soak_command(CLI::App& app) {
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->shapes);
   add_input_option(sub, o->inputs);
-  sub->add_option("-d,--device", o->device, "device spec")->capture_default_str();
+  add_device_option(sub, o->device);
   sub->add_option("--depth", o->depth, "requests in flight (default: the device's queue depth)");
   sub->add_option("--duration", o->duration, "measured time after warm-up, e.g. 10m")
       ->capture_default_str();

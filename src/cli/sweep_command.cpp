@@ -55,12 +55,12 @@ std::string given(const std::vector<std::pair<std::string, CLI::Option*>>& optio
 }
 
 // What both sweeps do once their settings are valid: the output file's
-// check, the model, the device, the observers, the run and its report.
-// `announce(model)` prints the line that says what is about to run.
+// check, the model, the device (-d, parsed once), the observers, the run and
+// its report. `announce(model)` prints the line that says what is about to run.
 template <class Settings, class Announce, class Run, class Text, class Json>
-int measure_and_report(const SweepOptions& o, Settings s, Announce announce, Run run, Text text,
-                       Json to_json) {
-  auto opened = open_model_on_device(o.json, o.model, o.point.shapes, o.device);
+int measure_and_report(const SweepOptions& o, const DeviceOption& device_option, Settings s,
+                       Announce announce, Run run, Text text, Json to_json) {
+  auto opened = open_model_on_device(o.json, o.model, o.point.shapes, device_option);
   if (!opened) return report_error(opened.error());
   auto& model = opened->model;
   auto& device = opened->device;
@@ -110,16 +110,17 @@ int run_rate_sweep_command(const SweepOptions& o) {
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
+  const DeviceOption device_option = parse_device_option(o.device);
   auto announce = [&](const ModelSource& model) {
     std::fprintf(stderr,
                  "rig: searching %s..%s frames/s for p99 <= %s on %s of %s (up to %u probes of "
                  "%s each)...\n",
                  format_fixed(s.min_rate, 2).c_str(), format_fixed(s.max_rate, 2).c_str(),
-                 format_duration(s.latency_bound).c_str(), display_spec(o.device).c_str(),
+                 format_duration(s.latency_bound).c_str(), device_option.display.c_str(),
                  model_display_name(model).c_str(), s.max_probes,
                  format_duration(s.point.duration).c_str());
   };
-  return measure_and_report(o, s, announce, run_rate_sweep, format_rate_sweep_text,
+  return measure_and_report(o, device_option, s, announce, run_rate_sweep, format_rate_sweep_text,
                             rate_sweep_to_json);
 }
 
@@ -144,13 +145,15 @@ int run_sweep_command(const SweepOptions& o) {
   if (auto ok = apply_monitor_options(o.monitor, s.monitor, s.confounds); !ok)
     return report_error(ok.error());
   if (auto ok = validate(s); !ok) return report_error(ok.error());
+  const DeviceOption device_option = parse_device_option(o.device);
   auto announce = [&](const ModelSource& model) {
     std::fprintf(stderr, "rig: sweeping depth %u..%u of %s on %s (%u repeats of %s each)...\n",
                  s.min_depth, s.max_depth, model_display_name(model).c_str(),
-                 display_spec(o.device).c_str(), s.point.repeats,
+                 device_option.display.c_str(), s.point.repeats,
                  format_duration(s.point.duration).c_str());
   };
-  return measure_and_report(o, s, announce, run_sweep, format_sweep_text, sweep_to_json);
+  return measure_and_report(o, device_option, s, announce, run_sweep, format_sweep_text,
+                            sweep_to_json);
 }
 
 }  // namespace
@@ -162,9 +165,7 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("model", o->model, "ONNX model (default: the built-in demo CNN)");
   add_shape_option(sub, o->point.shapes);
   add_input_option(sub, o->point.inputs);
-  sub->add_option("-d,--device", o->device,
-                  "device spec: cpu, sim:... (sim:link=usb3-gen2,...), tcp://HOST:PORT")
-      ->capture_default_str();
+  add_device_option(sub, o->device);
   auto* depth =
       sub->add_option("--depth", o->depth, "depths to sweep: LO..HI or HI (powers of two between)")
           ->capture_default_str();

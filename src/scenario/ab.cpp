@@ -13,6 +13,7 @@
 #include "rig/units.hpp"
 #include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
+#include "scenario/rules.hpp"
 
 namespace rig {
 namespace {
@@ -346,6 +347,63 @@ Result<AbResult> run_ab(const DeviceOpener& open, const ModelSource& model, cons
   if (r.virtual_clock) r.notes.push_back(kVirtualClockNote);
   r.judgement = judge(r);
   return r;
+}
+
+// ---------------------------------------------------------------------------
+// The verdict: enough pairs, a resolved answer, each device's confounds.
+
+namespace {
+
+RuleOutcome enough_pairs(size_t pairs, double alpha) {
+  const uint32_t least = ab_min_pairs(alpha);
+  RuleOutcome o = outcome("enough_pairs", Severity::invalidates,
+                          std::to_string(pairs) + " pairs; the U test reaches alpha " +
+                              format_fixed(alpha, 2) + " from " + std::to_string(least));
+  if (pairs < least)
+    finding(o, "insufficient data: " + std::to_string(pairs) +
+                   " pair(s); the Mann-Whitney U test cannot reach alpha " +
+                   format_fixed(alpha, 2) + " with fewer than " + std::to_string(least) +
+                   " (google/benchmark recommends at least " + std::to_string(kAbRecommendedPairs) +
+                   "); raise --pairs");
+  return o;
+}
+
+RuleOutcome ab_resolved(const AbResult& r) {
+  RuleOutcome o =
+      outcome("ab_resolved", Severity::warns, "verdict " + std::string(to_string(r.verdict)));
+  if (r.verdict == AbVerdict::ambiguous)
+    finding(o, "the A/B result is ambiguous" +
+                   (r.pairs_recommended ? ": about " + std::to_string(*r.pairs_recommended) +
+                                              " pairs would likely resolve it (raise --pairs)"
+                                        : std::string()));
+  return o;
+}
+
+}  // namespace
+
+Verdict judge(const AbResult& r) {
+  Verdict v;
+  v.add(depth_within_queue(r.depth_notes));
+  v.add(enough_pairs(r.ratios.size(), r.settings.alpha));
+  v.add(ab_resolved(r));
+  v.add(quiet_host(r.environment, r.virtual_clock));
+  if (r.shared_device) {
+    v.add(device_without_warnings(r.device_a));
+  } else {
+    v.add(device_without_warnings(r.device_a, "device_a_without_warnings", "device A: "));
+    v.add(device_without_warnings(r.device_b, "device_b_without_warnings", "device B: "));
+  }
+  v.add(real_clock(r.virtual_clock, kVirtualClockNote));
+  if (r.shared_device) {
+    v.add(clock_across_link(r.device_a, nullptr));
+  } else {
+    v.add(clock_across_link(r.device_a, nullptr, "clock_across_link_a", "device A: "));
+    v.add(clock_across_link(r.device_b, nullptr, "clock_across_link_b", "device B: "));
+  }
+  add_environment_confounds(v, r.environment, r.virtual_clock, r.settings.confounds.strict);
+  add_confound_rules(v, confound_inputs(r.monitor, r.settings.confounds, r.environment, r.device_a,
+                                        r.virtual_clock));
+  return v;
 }
 
 }  // namespace rig

@@ -1,6 +1,7 @@
 // rig bench: cold start, lone frames, then the steady-state repeats; the
 // bytes and the rig's own overhead derived from them. The verdict is
-// judge(BenchResult) (verdict.cpp).
+// judge(BenchResult), at the end of this file, over the shared rules
+// (scenario/rules.hpp) and the offered-load run's own.
 #include "rig/scenario/bench.hpp"
 
 #include <algorithm>
@@ -8,6 +9,9 @@
 
 #include "rig/model_graph.hpp"
 #include "rig/units.hpp"
+#include "scenario/analysis_notes.hpp"
+#include "scenario/monitored_run.hpp"
+#include "scenario/rules.hpp"
 
 namespace rig {
 namespace {
@@ -116,10 +120,9 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   const uint32_t depth = settle_depth(r);
 
   // The monitor watches every phase beside any observer the caller attached.
-  Monitor monitor(settings.monitor, device);
-  FanOutObserver fan({&monitor, settings.point.observer});
-  EngineObserver* observer = settings.monitor.enabled ? &fan : settings.point.observer;
-  monitor.start();
+  MonitoredRun watch(settings.monitor, device, settings.point.observer);
+  Monitor& monitor = watch.monitor();
+  EngineObserver* observer = watch.observer();
 
   auto cold =
       cold_start(device, model, depth, settings.point.seed, observer, settings.point.inputs.get());
@@ -192,6 +195,147 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
                                 [](const SteadyRepeat& rep) { return rep.stable; }) &&
                     !(r.steady.rate.spread && *r.steady.rate.spread > settings.repeat_tolerance);
   return r;
+}
+
+// ---------------------------------------------------------------------------
+// The verdict: the shared rules (scenario/rules.hpp) and the offered-load ones.
+
+namespace {
+
+RuleOutcome offered_run_completed(const OfferedRun& o) {
+  RuleOutcome out = outcome("offered_run_completed", Severity::invalidates,
+                            std::to_string(o.completed) + " of " + std::to_string(o.arrivals) +
+                                " measured frames completed");
+  if (o.device_stuck)
+    finding(out,
+            "the device did not return every request (its buffers are kept alive); "
+            "restart the device");
+  else if (o.aborted)
+    finding(out, "the offered-load run aborted: " +
+                     (o.first_error ? o.first_error->to_string() : std::string("aborted")));
+  if (o.arrivals == 0) finding(out, "no frame arrived in the measured time; raise --duration");
+  return out;
+}
+
+RuleOutcome frames_on_time(const OfferedRun& o, Nanos threshold) {
+  RuleOutcome out =
+      outcome("frames_on_time", Severity::warns,
+              std::to_string(o.late) + " of " + std::to_string(o.submitted) + " frames (" +
+                  format_fixed(o.late_share * 100, 2) + "%) submitted more than " +
+                  format_duration(threshold) + " after their arrival, at most " +
+                  format_fixed(kLateShareLimit * 100, 0) + "% wanted");
+  if (o.late_share > kLateShareLimit)
+    finding(out, format_fixed(o.late_share * 100, 1) + "% of frames were submitted late (median " +
+                     (o.lateness_ms.median ? format_ms(*o.lateness_ms.median) : "n/a") + ", max " +
+                     (o.lateness_ms.max ? format_ms(*o.lateness_ms.max) : "n/a") +
+                     " behind schedule): every request slot was busy, or the host could not "
+                     "keep the schedule; the latency from arrival includes the wait");
+  return out;
+}
+
+RuleOutcome no_dropped_frames(const OfferedRun& o) {
+  RuleOutcome out =
+      outcome("no_dropped_frames", Severity::warns, std::to_string(o.dropped) + " frames dropped");
+  if (o.dropped > 0)
+    finding(out, std::to_string(o.dropped) + " of " + std::to_string(o.arrivals) +
+                     " frames were dropped with every request slot in flight (--on-full drop)");
+  return out;
+}
+
+RuleOutcome keeps_up(const OfferedRun& o) {
+  RuleOutcome out = outcome("keeps_up", Severity::warns,
+                            "achieved " + format_fixed(o.achieved_rate, 2) + " frames/s of " +
+                                format_fixed(o.scheduled_rate, 2) + " arrived (" +
+                                format_fixed(o.offered_rate, 2) + " offered)");
+  if (!o.keeps_up && !o.aborted)
+    finding(out, "the device does not keep up with " + format_fixed(o.offered_rate, 2) +
+                     " frames/s: it completed " + format_fixed(o.achieved_rate, 2) +
+                     " frames/s; lower --rate or find the highest rate with rig sweep --rate");
+  return out;
+}
+
+RuleOutcome rig_not_limiting(const OverheadResult& overhead) {
+  RuleOutcome o = outcome("rig_not_limiting", Severity::warns,
+                          overhead.measured ? overhead.note : "not measured");
+  if (overhead.limiting) finding(o, overhead.note);
+  return o;
+}
+
+std::string cut_where(const BenchResult& r) {
+  if (r.latency.cut_short)
+    return "during the lone frames, after " + std::to_string(r.latency.samples);
+  if (r.offered)
+    return "during the offered-load run, after " + std::to_string(r.offered->arrivals) +
+           " measured arrivals";
+  const auto& reps = r.steady.repeats;
+  return reps.empty() ? std::string("before the steady state")
+                      : "in repeat " + std::to_string(reps.size()) + " of " +
+                            std::to_string(r.effective.point.repeats) + ", after " +
+                            std::to_string(reps.back().inferences) + " measured inferences";
+}
+
+// Both paths end with the lone frames' rules, consistency and the confounds
+// every result is checked for.
+void add_lone_frames_and_confounds(Verdict& v, const BenchResult& r) {
+  v.add(enough_lone_frames(r.latency.samples));
+  v.add(percentiles_resolved(r.latency.overall_ms, "lone-frame latency",
+                             "raise --latency-samples or --latency-duration",
+                             "lone_percentiles_resolved"));
+  v.add(figures_consistent(r.device, r.model, &r.ttfo, &r.latency));
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClockNote,
+                r.effective.confounds.strict, &r.latency);
+}
+
+}  // namespace
+
+Verdict judge(const BenchResult& r) {
+  Verdict v;
+  v.add(not_cut_short(r.cut_short, cut_where(r)));
+  if (r.offered) {
+    const OfferedRun& o = *r.offered;
+    v.add(depth_within_queue(r.depth_note));
+    v.add(no_errors(r.latency.errors + o.errors,
+                    r.latency.first_error ? r.latency.first_error : o.first_error,
+                    "in lone frames and the offered-load run"));
+    v.add(offered_run_completed(o));
+    v.add(frames_on_time(o, r.effective.offered.late_threshold));
+    v.add(no_dropped_frames(o));
+    v.add(keeps_up(o));
+    v.add(percentiles_resolved(o.latency_ms, "latency at the offered rate", "raise --duration"));
+    add_lone_frames_and_confounds(v, r);
+    return v;
+  }
+  const auto& repeats = r.steady.repeats;
+  uint64_t errors = r.latency.errors;
+  std::optional<Error> first = r.latency.first_error;
+  for (const auto& rep : repeats) {
+    errors += rep.errors;
+    if (!first && rep.first_error) first = rep.first_error;
+  }
+  v.saw(r.latency.first_error);
+  for (const auto& rep : repeats) v.saw(rep.first_error);
+  v.add(depth_within_queue(r.depth_note));
+  v.add(no_errors(errors, first, "in lone frames and repeats"));
+  v.add(all_repeats_ran(repeats.size(), r.effective.point.repeats));
+  v.add(rig_not_limiting(r.overhead));
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    v.add(enough_samples(repeats[i], i, r.effective.point.min_inferences));
+    v.add(device_returned_requests(repeats[i], i));
+    v.add(repeat_stable(repeats[i], i, r.effective.point.stability_tolerance));
+    v.add(rate_precise(repeats[i], i, r.effective.point.rate_tolerance));
+    v.add(warmup_settled(repeats[i], i, r.effective.point.warmup_max));
+    v.add(within_declared_cap(repeat_name(i), repeats[i].rate, repeats[i].declared_cap,
+                              cap_rounding(r.virtual_clock)));
+  }
+  v.add(repeats_agree(r.steady.rate, r.effective.repeat_tolerance));
+  add_lone_frames_and_confounds(v, r);
+  ConfoundInputs in = confound_inputs(r);
+  for (const auto& rep : repeats) in.runs.push_back(&rep.windows);
+  if (r.ttfo.total > Nanos(0)) in.first_inference = r.ttfo.first_inference;
+  in.time_per_frame_ms = r.steady.time_per_frame_ms;
+  if (!repeats.empty()) in.warmup_inferences = repeats.front().warmup_inferences;
+  add_confound_rules(v, in);
+  return v;
 }
 
 }  // namespace rig

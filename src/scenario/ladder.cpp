@@ -17,6 +17,7 @@
 #include "rig/units.hpp"
 #include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
+#include "scenario/rules.hpp"
 
 namespace rig {
 namespace {
@@ -493,6 +494,67 @@ std::optional<LinkProfile> measured_link(const LadderResult& r) {
   link.full_duplex = r.duplex == Duplex::full;
   link.source = "rig ladder on " + r.device.spec;
   return link;
+}
+
+// ---------------------------------------------------------------------------
+// The verdict: the points' rules, each rung's consistency, the confounds.
+
+namespace {
+
+// A ladder's rungs, each a model of its own size: every rung's lone frames
+// hold its device compute and, with declared costs, the declared lone frame
+// for the rung's bytes.
+RuleOutcome rungs_consistent(const DeviceInfo& device, const std::vector<LadderRung>& rungs) {
+  RuleOutcome o =
+      outcome("figures_consistent", Severity::invalidates,
+              "each rung: lone frame >= device compute" +
+                  std::string(device.declared_costs ? " and >= the declared lone frame" : ""));
+  for (const auto& rung : rungs) {
+    const Summary& all = rung.lone_ms;
+    if (all.median && rung.compute_ms &&
+        *all.median < *rung.compute_ms * (1 - kDeclaredCapRounding))
+      finding(o, rung.label() + ": lone frame p50 " + format_ms(*all.median) +
+                     " is shorter than its device compute p50 " + format_ms(*rung.compute_ms) +
+                     " (lone frame >= device compute)");
+    if (const auto& c = device.declared_costs; c && all.min && c->bw_in > 0 && c->bw_out > 0) {
+      const double floor_ms =
+          (rung.bytes_in / c->bw_in + to_seconds(c->latency) + to_seconds(c->compute) +
+           rung.bytes_out / c->bw_out + to_seconds(c->latency)) *
+          1e3;
+      if (*all.min < floor_ms * (1 - kDeclaredCapRounding))
+        finding(o, rung.label() + ": fastest lone frame " + format_ms(*all.min) +
+                       " is shorter than the " + format_ms(floor_ms) +
+                       " the device's declared costs allow (lone frame >= in + latency + compute "
+                       "+ out + latency)");
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+Verdict judge(const LadderResult& r) {
+  NamedPoints points;
+  uint64_t lone_errors = 0;
+  std::optional<Error> lone_first;
+  for (const auto& rung : r.rungs) {
+    points.emplace_back(rung.label(), &rung.pipelined);
+    lone_errors += rung.lone_errors;
+    if (!lone_first && rung.lone_first_error) lone_first = rung.lone_first_error;
+  }
+  Verdict v;
+  for (const auto& rung : r.rungs) v.saw(rung.lone_first_error);
+  for (const auto& [name, p] : points) v.saw(p->first_error);
+  v.add(depth_within_queue(r.depth_note));
+  v.add(points_without_errors(points));
+  v.add(no_errors(lone_errors, lone_first, "in lone frames", "no_lone_frame_errors"));
+  v.add(points_stable(points));
+  v.add(points_within_declared_cap(points, cap_rounding(r.virtual_clock)));
+  v.add(rungs_consistent(r.device, r.rungs));
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClockNote,
+                r.effective.confounds.strict);
+  add_confound_rules(v, confound_inputs(r));
+  return v;
 }
 
 }  // namespace rig

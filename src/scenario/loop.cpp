@@ -1,10 +1,13 @@
 // rig loop: the device's own rate beside the host-observed pipelined rate.
-// The verdict is judge(LoopResult) (verdict.cpp).
+// The verdict is judge(LoopResult), at the end of this file.
 #include "rig/scenario/loop.hpp"
+
+#include <cmath>
 
 #include "rig/model_graph.hpp"
 #include "rig/units.hpp"
 #include "scenario/monitored_run.hpp"
+#include "scenario/rules.hpp"
 
 namespace rig {
 
@@ -105,6 +108,137 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   r.monitor.energy.reason = "unavailable: rig loop states no energy figure (rig bench does)";
   r.verdict = judge(r);
   return r;
+}
+
+// ---------------------------------------------------------------------------
+// The verdict: the device loop's own rules, then the shared ones.
+
+namespace {
+
+RuleOutcome loop_ran(const std::optional<Error>& loop_error) {
+  RuleOutcome o =
+      outcome("loop_ran", Severity::invalidates,
+              loop_error ? loop_error->to_string() : std::string("the device's loop returned"));
+  if (loop_error)
+    finding(o,
+            "the device's loop failed: " + loop_error->message + "; nothing after it was measured");
+  return o;
+}
+
+RuleOutcome loop_completed_frames(const DurationRun& loop) {
+  if (!loop.frames_completed) {
+    // The device gives a rate only (HailoRT): a rate of 0 is the only sign.
+    RuleOutcome o = outcome("loop_completed_frames", Severity::warns,
+                            "frame count unknown; rate " + format_fixed(loop.frames_per_second, 0) +
+                                (loop.rate_step > 0 ? " (truncated)" : "") + " frames/s");
+    if (loop.frames_per_second == 0)
+      finding(o,
+              "the device reported 0 frames/s: fewer than one frame per second completed (its "
+              "rate is truncated to an integer); lengthen --duration or shorten --sleep");
+    return o;
+  }
+  RuleOutcome o = outcome("loop_completed_frames", Severity::warns,
+                          std::to_string(*loop.frames_completed) + " frames looped");
+  if (*loop.frames_completed == 0)
+    finding(o, "the device loop completed no frame; raise --duration");
+  return o;
+}
+
+// The loop figure is the device's own loop, not a host-driven fallback.
+RuleOutcome loop_on_device(const DurationRun& loop) {
+  RuleOutcome o = outcome(
+      "loop_on_device", Severity::warns,
+      loop.includes_transfers ? "host-driven pipelined loop (fallback)" : "the device's own loop");
+  if (loop.includes_transfers)
+    finding(o,
+            "the device's own loop was not available, so the loop rate is a host-driven "
+            "pipelined loop on the same input and includes the per-frame transfers (see the "
+            "loop's notes)");
+  return o;
+}
+
+RuleOutcome comparable_clocks(bool mixed) {
+  RuleOutcome o = outcome("comparable_clocks", Severity::warns,
+                          mixed ? "device virtual, host real" : "one kind of clock");
+  if (mixed)
+    finding(o,
+            "the server's device runs on a virtual clock while the host's is real: the two "
+            "rates are not comparable, so no transfer cost is given");
+  return o;
+}
+
+// The device rate's interval (N / (T + sleep) .. (N + 1) / T) is narrow
+// enough to state the rate: at most kLoopRateResolution either side.
+RuleOutcome device_rate_resolved(const LoopResult& r) {
+  RuleOutcome o =
+      outcome("device_rate_resolved", Severity::warns,
+              r.device_rate_uncertainty
+                  ? "+/-" + format_fixed(*r.device_rate_uncertainty * 100, 2) + "% device rate"
+                  : std::string("no device rate"));
+  o.threshold = "+/-" + format_fixed(kLoopRateResolution * 100, 0) + "%";
+  if (!r.device_rate_uncertainty || *r.device_rate_uncertainty <= kLoopRateResolution) return o;
+  // Half-width 1 / (2N + 1) of the midpoint: N frames resolve it.
+  const double frames = std::ceil((1 / kLoopRateResolution - 1) / 2);
+  finding(o, "the device loop completed too few frames to state its rate: it lies in [" +
+                 format_fixed(*r.device_rate_lower, 3) + ", " +
+                 format_fixed(*r.device_rate_upper, 3) + "] frames/s (+/-" +
+                 format_fixed(*r.device_rate_uncertainty * 100, 1) +
+                 "%), because the frame cut off at the end ran but is not counted; a loop of " +
+                 format_duration(std::chrono::duration_cast<Nanos>(
+                     std::chrono::duration<double>(frames / *r.device_rate_lower))) +
+                 " or more (--duration) states it within +/-" +
+                 format_fixed(kLoopRateResolution * 100, 0) + "%");
+  return o;
+}
+
+RuleOutcome cost_is_transfers(const LoopResult& r) {
+  RuleOutcome o = outcome("cost_is_transfers", Severity::warns,
+                          r.transfer_cost_ms ? "cost " + format_ms(*r.transfer_cost_ms)
+                                             : std::string("no transfer cost"));
+  if (!r.transfer_cost_ms) return o;
+  const double lower = r.transfer_cost_lower_ms.value_or(*r.transfer_cost_ms);
+  const double upper = r.transfer_cost_upper_ms.value_or(*r.transfer_cost_ms);
+  if (r.effective.sleep_between_frames > Nanos(0))
+    finding(o,
+            "the device rate includes the sleeps between frames, so the difference is not the "
+            "transfer cost alone");
+  else if (upper < 0)
+    finding(o,
+            "the host pipeline was faster than the device loop; the difference is noise or the "
+            "loop runs one frame at a time where the pipeline overlaps");
+  else if (lower < 0)
+    finding(o, "the transfer cost lies in [" + format_ms(lower) + ", " + format_ms(upper) +
+                   "]: it holds 0, so the device rate's uncertainty (too few frames in the loop) "
+                   "hides it; a negative figure in it is not a saving; raise --duration");
+  return o;
+}
+
+}  // namespace
+
+Verdict judge(const LoopResult& r) {
+  Verdict v;
+  v.saw(r.loop_error);
+  v.add(loop_ran(r.loop_error));
+  v.saw(r.steady.first_error);
+  v.add(depth_within_queue(r.depth_note));
+  v.add(pipelined_run_completed(r.steady));
+  v.add(pipelined_run_stable(r.steady, r.effective.point.stability_tolerance));
+  v.add(loop_completed_frames(r.loop));
+  v.add(loop_on_device(r.loop));
+  v.add(comparable_clocks(r.mixed_clocks));
+  v.add(device_rate_resolved(r));
+  v.add(cost_is_transfers(r));
+  v.add(figures_consistent(r.device, r.model, &r.ttfo, nullptr));
+  add_confounds(v, r.environment, r.device, r.virtual_clock,
+                r.device.kind + " runs on a virtual clock; both rates are simulated",
+                r.effective.confounds.strict);
+  ConfoundInputs in = confound_inputs(r);
+  in.runs.push_back(&r.steady.windows);
+  if (r.ttfo.total > Nanos(0)) in.first_inference = r.ttfo.first_inference;
+  if (r.host_rate && *r.host_rate > 0) in.time_per_frame_ms = 1e3 / *r.host_rate;
+  in.warmup_inferences = r.steady.warmup_inferences;
+  add_confound_rules(v, in);
+  return v;
 }
 
 }  // namespace rig

@@ -5,7 +5,6 @@
 
 #include "rig/fanout_observer.hpp"
 #include "rig/monitor/monitor.hpp"
-#include "rig/scenario/confounds.hpp"
 #include "rig/scenario/settings.hpp"
 
 namespace rig {
@@ -36,18 +35,5 @@ class MonitoredRun {
   FanOutObserver fan_;
   EngineObserver* observer_;
 };
-
-// The confound rules' inputs common to every result that has one device:
-// its monitor record, thresholds, environment, device and clock.
-template <class R>
-ConfoundInputs confound_inputs(const R& r) {
-  ConfoundInputs in;
-  in.monitor = &r.monitor;
-  in.settings = &r.effective.confounds;
-  in.environment = &r.environment;
-  in.device = &r.device;
-  in.virtual_clock = r.virtual_clock;
-  return in;
-}
 
 }  // namespace rig

@@ -10,6 +10,7 @@
 #include "rig/units.hpp"
 #include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
+#include "scenario/rules.hpp"
 
 namespace rig {
 
@@ -199,6 +200,143 @@ Result<RateSweepResult> run_rate_sweep(Device& device, const ModelSource& model,
   add_notes(r);
   r.verdict = judge(r);
   return r;
+}
+
+// ---------------------------------------------------------------------------
+// rig sweep --rate: every probe ran, the search bracketed and resolved the
+// best rate, each probe's p99 had the samples its interval needs.
+namespace {
+
+std::string probe_name(const RateProbe& p) {
+  return "probe at " + format_fixed(p.rate, 2) + "/s";
+}
+
+RuleOutcome probes_completed(const RateSearch& s) {
+  size_t failed = 0;
+  for (const auto& p : s.probes) failed += p.run.aborted || p.run.errors > 0 ? 1 : 0;
+  RuleOutcome o = outcome("probes_completed", Severity::invalidates,
+                          std::to_string(s.probes.size() - failed) + " of " +
+                              std::to_string(s.probes.size()) + " probes ran without errors");
+  if (s.probes.empty()) finding(o, "no probe ran");
+  for (const auto& p : s.probes) {
+    if (p.run.device_stuck)
+      finding(o, probe_name(p) +
+                     ": the device did not return every request (its buffers are kept alive); "
+                     "restart the device");
+    else if (p.run.aborted || p.run.errors > 0)
+      finding(o, probe_name(p) + ": " + std::to_string(p.run.errors) +
+                     " inference(s) failed; first: " +
+                     (p.run.first_error ? p.run.first_error->to_string() : std::string("aborted")));
+  }
+  return o;
+}
+
+RuleOutcome rate_bracketed(const RateSweepResult& r) {
+  const auto& s = r.search;
+  RuleOutcome o =
+      outcome("rate_bracketed", Severity::warns,
+              "best " + (s.best_rate ? format_fixed(*s.best_rate, 2) + "/s" : std::string("none")) +
+                  ", first failing " +
+                  (s.first_failing_rate ? format_fixed(*s.first_failing_rate, 2) + "/s"
+                                        : std::string("none")) +
+                  " in " + format_fixed(r.effective.min_rate, 2) + ".." +
+                  format_fixed(r.effective.max_rate, 2) + "/s");
+  o.threshold = "latency_bound " + format_duration(r.effective.latency_bound);
+  if (s.end == RateSearchEnd::max_rate_met)
+    finding(o, "the highest rate of the range met the bound, so the best rate is at least " +
+                   format_fixed(r.effective.max_rate, 2) + "/s; raise --rate's upper end");
+  else if (s.end == RateSearchEnd::min_rate_failed)
+    finding(o, "no rate in the range met p99 <= " + format_duration(r.effective.latency_bound) +
+                   "; lower --rate's lower end or raise --latency-bound");
+  return o;
+}
+
+RuleOutcome search_resolved(const RateSweepResult& r) {
+  const auto& s = r.search;
+  RuleOutcome o = outcome("search_resolved", Severity::warns,
+                          std::to_string(s.probes.size()) + " probes of at most " +
+                              std::to_string(r.effective.max_probes) +
+                              ", stopped: " + std::string(to_string(s.end)));
+  o.threshold = "resolution " + format_fixed(r.effective.resolution, 3);
+  if (s.end == RateSearchEnd::probes_exhausted)
+    finding(o, "the probes ran out with the best rate " +
+                   (s.best_rate ? format_fixed(*s.best_rate, 2) : std::string("n/a")) +
+                   "/s and the first failing " +
+                   (s.first_failing_rate ? format_fixed(*s.first_failing_rate, 2)
+                                         : std::string("n/a")) +
+                   "/s further apart than " + format_fixed(r.effective.resolution * 100, 1) +
+                   "%; raise --max-probes");
+  return o;
+}
+
+// A probe's p99 without an interval: its meets / fails rests on a point
+// estimate from too few frames. The frames a probe measures are about its
+// achieved rate x duration.
+RuleOutcome probe_percentiles_resolved(const RateSweepResult& r) {
+  const auto& s = r.search;
+  size_t resolved = 0;
+  for (const auto& p : s.probes) resolved += p.p99_enough ? 1 : 0;
+  RuleOutcome o = outcome("probe_percentiles_resolved", Severity::warns,
+                          std::to_string(resolved) + " of " + std::to_string(s.probes.size()) +
+                              " probes have a p99 interval");
+  for (const auto& p : s.probes) {
+    const PercentileInterval& ci = p.run.latency_ms.p99_ci;
+    if (p.p99_enough || p.run.aborted) continue;
+    // Frames come back at the achieved rate (below the offered one when the
+    // device falls behind).
+    const double per_s = p.run.achieved_rate > 0 ? p.run.achieved_rate : p.rate;
+    const double seconds = per_s > 0 ? static_cast<double>(ci.needs) / per_s : 0;
+    finding(o, probe_name(p) + ": p99 from arrival: not enough samples (n = " +
+                   std::to_string(ci.count) + ", p99 needs >= " + std::to_string(ci.needs) +
+                   " for a " + format_fixed(ci.confidence * 100, 0) + "% interval); " +
+                   std::to_string(ci.more_needed()) +
+                   " more samples needed (raise --duration to at least " +
+                   format_fixed(std::ceil(seconds), 0) + "s)");
+  }
+  return o;
+}
+
+// The two probes that decide the answer (the best rate and the first failing
+// one): a bound inside a p99's interval means that probe's side of the
+// bound rests on the point estimate, within the noise of its sample.
+RuleOutcome bound_outside_intervals(const RateSweepResult& r) {
+  const auto& s = r.search;
+  const double bound_ms = to_ms(r.effective.latency_bound);
+  RuleOutcome o = outcome("bound_outside_intervals", Severity::warns,
+                          "the best and the first failing probe's p99 interval against the bound");
+  o.threshold = "latency_bound " + format_duration(r.effective.latency_bound);
+  for (const auto& p : s.probes) {
+    const bool deciding = (s.best_rate && p.rate == *s.best_rate) ||
+                          (s.first_failing_rate && p.rate == *s.first_failing_rate);
+    const PercentileInterval& ci = p.run.latency_ms.p99_ci;
+    if (!deciding || !ci.enough() || !p.keeps_up) continue;
+    if (*ci.lower <= bound_ms && bound_ms <= *ci.upper)
+      finding(o, probe_name(p) + ": the bound " + format_ms(bound_ms) + " lies inside its p99's " +
+                     format_fixed(ci.confidence * 100, 0) + "% interval (" + format_ms(*ci.lower) +
+                     " - " + format_ms(*ci.upper) + "): whether it " +
+                     (p.meets ? "meets" : "misses") +
+                     " the bound is within the noise of its frames; raise --duration");
+  }
+  return o;
+}
+
+}  // namespace
+
+Verdict judge(const RateSweepResult& r) {
+  Verdict v;
+  v.saw(r.lone.first_error);
+  for (const auto& p : r.search.probes) v.saw(p.run.first_error);
+  v.add(depth_within_queue(r.depth_note));
+  v.add(no_errors(r.lone.errors, r.lone.first_error, "in lone frames", "no_lone_frame_errors"));
+  v.add(probes_completed(r.search));
+  v.add(rate_bracketed(r));
+  v.add(search_resolved(r));
+  v.add(probe_percentiles_resolved(r));
+  v.add(bound_outside_intervals(r));
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClockNote,
+                r.effective.confounds.strict);
+  add_confound_rules(v, confound_inputs(r));
+  return v;
 }
 
 }  // namespace rig

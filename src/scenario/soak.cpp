@@ -1,6 +1,6 @@
 // rig soak: cooldown, cold start, idle power, one long pipelined run; then
 // the windows split into the short-run and long-run spans. The verdict is
-// judge(SoakResult) (verdict.cpp).
+// judge(SoakResult), at the end of this file.
 #include "rig/scenario/soak.hpp"
 
 #include <algorithm>
@@ -9,6 +9,9 @@
 #include "rig/scenario/settings.hpp"
 #include "rig/stats.hpp"
 #include "rig/units.hpp"
+#include "scenario/analysis_notes.hpp"
+#include "scenario/monitored_run.hpp"
+#include "scenario/rules.hpp"
 
 namespace rig {
 namespace {
@@ -94,10 +97,9 @@ Result<SoakResult> run_soak(Device& device, const ModelSource& model,
   r.effective.window = soak_window(settings);
   const uint32_t depth = settle_depth(r);
 
-  Monitor monitor(settings.monitor, device);
-  FanOutObserver fan({&monitor, settings.observer});
-  EngineObserver* observer = settings.monitor.enabled ? &fan : settings.observer;
-  monitor.start();
+  MonitoredRun watch(settings.monitor, device, settings.observer);
+  Monitor& monitor = watch.monitor();
+  EngineObserver* observer = watch.observer();
   // Cooldown: waited on the device's clock (no wall time on a virtual one).
   monitor.wait(settings.cooldown, "cooldown");
 
@@ -150,6 +152,64 @@ Result<SoakResult> run_soak(Device& device, const ModelSource& model,
   r.monitor.energy = energy_per_inference(r.monitor, tpf, settings.monitor.idle);
   r.verdict = judge(r);
   return r;
+}
+
+// ---------------------------------------------------------------------------
+// The verdict: the run itself, the drift between its spans, then the
+// confounds.
+
+namespace {
+
+RuleOutcome spans_measured(const SoakResult& r) {
+  RuleOutcome o = outcome("spans_measured", Severity::invalidates,
+                          std::to_string(r.short_run.windows) + " short-run and " +
+                              std::to_string(r.long_run.windows) + " long-run windows");
+  if (!r.short_run.rate || !r.long_run.rate)
+    finding(o,
+            "the run has no complete short-run or long-run span; lengthen --duration or "
+            "shorten --window");
+  return o;
+}
+
+RuleOutcome drift_within_noise(const SoakResult& r) {
+  RuleOutcome o = outcome("drift_within_noise", Severity::warns,
+                          r.drift ? "drift " + format_fixed(*r.drift * 100, 2) + "%, noise " +
+                                        format_fixed(r.noise.value_or(0) * 100, 2) + "%"
+                                  : std::string("drift n/a"));
+  o.threshold = "the larger of the two spans' window spread, at least " +
+                format_fixed(r.effective.drift_floor * 100, 1) + "%";
+  if (r.drift_exceeds_noise)
+    finding(o, "long-run rate " + format_fixed(*r.long_run.rate, 2) + " /s differs from the " +
+                   "short-run rate " + format_fixed(*r.short_run.rate, 2) + " /s by " +
+                   format_fixed(*r.drift * 100, 1) +
+                   "%, beyond the noise: a short benchmark does not give the sustained rate; "
+                   "quote the long-run rate");
+  return o;
+}
+
+}  // namespace
+
+Verdict judge(const SoakResult& r) {
+  Verdict v;
+  v.add(not_cut_short(r.run.cut_short, "after " + format_duration(r.run.elapsed) +
+                                           " of the soak, " + std::to_string(r.run.inferences) +
+                                           " inferences"));
+  v.add(depth_within_queue(r.depth_note));
+  v.add(no_errors(r.run.errors, r.run.first_error, "in the soak run"));
+  v.saw(r.run.first_error);
+  v.add(pipelined_run_completed(r.run, "soak_run_completed"));
+  v.add(spans_measured(r));
+  v.add(drift_within_noise(r));
+  v.add(figures_consistent(r.device, r.model, &r.ttfo, nullptr));
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClockNote,
+                r.effective.confounds.strict);
+  ConfoundInputs in = confound_inputs(r);
+  in.runs.push_back(&r.run.windows);
+  if (r.ttfo.total > Nanos(0)) in.first_inference = r.ttfo.first_inference;
+  if (r.run.rate > 0) in.time_per_frame_ms = 1e3 / r.run.rate;
+  in.warmup_inferences = r.run.warmup_inferences;
+  add_confound_rules(v, in);
+  return v;
 }
 
 }  // namespace rig

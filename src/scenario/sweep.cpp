@@ -10,6 +10,7 @@
 #include "rig/units.hpp"
 #include "scenario/analysis_notes.hpp"
 #include "scenario/monitored_run.hpp"
+#include "scenario/rules.hpp"
 
 namespace rig {
 namespace {
@@ -267,6 +268,27 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model,
   r.monitor.energy.reason = "unavailable: rig sweep states no energy figure (rig bench does)";
   r.verdict = judge(r);
   return r;
+}
+
+// ---------------------------------------------------------------------------
+// The verdict: the points' rules, consistency, the confounds.
+
+Verdict judge(const SweepResult& r) {
+  NamedPoints points;
+  for (const auto& p : r.points)
+    points.emplace_back("depth " + std::to_string(p.result.depth), &p.result);
+  Verdict v;
+  v.saw(r.lone.first_error);
+  for (const auto& [name, p] : points) v.saw(p->first_error);
+  v.add(points_without_errors(points));
+  v.add(no_errors(r.lone.errors, r.lone.first_error, "in lone frames", "no_lone_frame_errors"));
+  v.add(points_stable(points));
+  v.add(points_within_declared_cap(points, cap_rounding(r.virtual_clock)));
+  v.add(figures_consistent(r.device, r.model, &r.ttfo, &r.lone));
+  add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClockNote,
+                r.effective.confounds.strict);
+  add_confound_rules(v, confound_inputs(r));
+  return v;
 }
 
 }  // namespace rig

@@ -3,10 +3,12 @@
 // with no profile, a runtime that is not built and a bad spec.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli_support.hpp"
 #include "rig/model.hpp"
@@ -90,6 +92,29 @@ TEST_F(ProfileCli, RefusesByNameAndWritesNothing) {
   } else {
     EXPECT_NE(ort.output.find("onnxruntime"), std::string::npos) << ort.output;
   }
+}
+
+// ONNX Runtime's profiler writes a file; rig reads it and leaves nothing
+// behind in the temporary directory.
+TEST_F(ProfileCli, OnnxRuntimeProfileLeavesNoFileBehind) {
+  const std::filesystem::path tmp = path("tmp");
+  std::filesystem::create_directories(tmp);
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before ? before : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  const CliRun ok =
+      rig("profile " + cnn_ + " -d cpu:runtime=ort,threads=1 --runs 2 -q --no-history");
+  if (before)
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  if (ok.status == 2 && ok.output.find("not built") != std::string::npos)
+    GTEST_SKIP() << "ONNX Runtime is not built here";
+  ASSERT_EQ(ok.status, 0) << ok.output;
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp))
+    left.push_back(entry.path().filename().string());
+  EXPECT_TRUE(left.empty()) << "left in TMPDIR: " << (left.empty() ? "" : left.front());
 }
 
 }  // namespace

@@ -28,11 +28,11 @@ TEST(NullDevice, CompletesAtOnceUpToItsDepth) {
   Device& dev = **d;
   EXPECT_EQ(dev.info().kind, "null");
   EXPECT_EQ(dev.info().queue_depth, 2u);
-  auto cs = cold_start(dev, small_model(), 2, 1);
+  auto cs = cold_start(dev, small_model(), 3, 1);
   ASSERT_TRUE(cs) << cs.error().to_string();
   ASSERT_TRUE(dev.submit(cs->workspace.bindings[0], 7));
   ASSERT_TRUE(dev.submit(cs->workspace.bindings[1], 8));
-  auto full = dev.submit(cs->workspace.bindings[0], 9);
+  auto full = dev.submit(cs->workspace.bindings[2], 9);
   ASSERT_FALSE(full);
   EXPECT_EQ(full.error().code, ErrorCode::queue_full);
   EXPECT_EQ(dev.in_flight(), 2u);

@@ -1,8 +1,16 @@
-// The device registry: spec text parsed once into a DeviceSpec, and opened;
-// the typed facts the sim and cpu devices report.
+// The device registry: its table against what each device accepts and the
+// README's table; spec text parsed once into a DeviceSpec, and opened; the
+// typed facts the sim and cpu devices report.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "known_params.hpp"
 #include "rig/device.hpp"
+#include "rig/device_registry.hpp"
 #include "rig/device_spec.hpp"
 #include "rig/link_profile.hpp"
 #include "rig/model.hpp"
@@ -12,6 +20,132 @@ namespace rig {
 namespace {
 
 using Params = std::map<std::string, std::string>;
+
+// A spec of `kind` with one parameter set (a remote one as a query option
+// on a socket nobody serves: the option is parsed before connecting).
+std::string spec_with(const DeviceKind& kind, const std::string& key, const std::string& value,
+                      const std::string& needs = {}) {
+  if (!kind.prefixes.empty()) return "unix:/nonexistent-rig-dir/rig.sock?" + key + "=" + value;
+  return kind.name + ":" + (needs.empty() ? "" : needs + ",") + key + "=" + value;
+}
+
+TEST(DeviceRegistry, EveryKindHasAFormAnOpenFunctionAndHelpedParameters) {
+  std::set<std::string> names;
+  for (const auto& kind : device_kinds()) {
+    EXPECT_TRUE(names.insert(kind.name).second) << kind.name << " listed twice";
+    EXPECT_EQ(find_device_kind(kind.name), &kind);
+    EXPECT_FALSE(kind.forms.empty()) << kind.name;
+    EXPECT_FALSE(kind.summary.empty()) << kind.name;
+    EXPECT_NE(kind.open, nullptr) << kind.name;
+    if (!kind.built) {
+      EXPECT_FALSE(kind.availability.empty()) << kind.name << ": say why not built";
+    }
+    std::set<std::string> params;
+    for (const auto& p : kind.params) {
+      EXPECT_TRUE(params.insert(p.name).second) << kind.name << "." << p.name << " listed twice";
+      EXPECT_FALSE(p.value.empty() || p.default_text.empty() || p.help.empty() || p.example.empty())
+          << kind.name << "." << p.name;
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"cpu", "sim", "null", "hailo", "remote"}));
+  EXPECT_EQ(find_device_kind("gpu"), nullptr);
+}
+
+// The table's grammar is what each device accepts: every parameter with its
+// example value opens the device (a remote one gets past its own options to
+// the connection), and an unknown one is refused by the device, which lists
+// exactly the table's parameters as the known ones.
+TEST(DeviceRegistry, EveryParameterIsAcceptedByItsDeviceAndNoOtherIs) {
+  for (const auto& kind : device_kinds()) {
+    if (!kind.built) continue;
+    for (const auto& p : kind.params) {
+      const bool needs_missing =
+          p.needs == "runtime=ort" &&
+          kind.availability.find("runtime=ort not built") != std::string::npos;
+      const std::string text = spec_with(kind, p.name, p.example, p.needs);
+      auto device = open_device(text);
+      if (kind.name == "cpu" || kind.name == "sim" || kind.name == "null") {
+        if (needs_missing) {
+          ASSERT_FALSE(device) << text;
+          EXPECT_EQ(device.error().code, ErrorCode::unsupported) << device.error().message;
+        } else {
+          EXPECT_TRUE(device) << text << ": " << device.error().to_string();
+        }
+      } else if (!device) {  // hailo without hardware, remote without a server
+        EXPECT_NE(device.error().code, ErrorCode::invalid_argument)
+            << text << ": " << device.error().to_string();
+      }
+    }
+    const std::string bogus = spec_with(kind, "bogus_knob", "1");
+    auto refused = open_device(bogus);
+    ASSERT_FALSE(refused) << bogus;
+    EXPECT_EQ(refused.error().code, ErrorCode::invalid_argument) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("'bogus_knob'"), std::string::npos)
+        << refused.error().message;
+    std::set<std::string> listed;
+    for (const auto& p : kind.params)
+      if (p.name != "link") listed.insert(p.name);  // the registry expands a sim's link=
+    EXPECT_EQ(test::known_in(refused.error().message), listed) << refused.error().message;
+  }
+}
+
+TEST(DeviceRegistry, AKindNotBuiltIsParsedAndRefusedAtOpenSayingHowToBuildIt) {
+  const DeviceKind* hailo = find_device_kind("hailo");
+  ASSERT_NE(hailo, nullptr);
+  auto spec = parse_device_spec("hailo:depth=4");
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  if (hailo->built) GTEST_SKIP() << "HailoRT is built in";
+  EXPECT_NE(hailo->availability.find("HailoRT"), std::string::npos) << hailo->availability;
+  auto device = open_device(*spec);
+  ASSERT_FALSE(device);
+  EXPECT_EQ(device.error().code, ErrorCode::unsupported);
+  EXPECT_NE(device.error().message.find("-DRIG_WITH_HAILO=ON"), std::string::npos);
+  EXPECT_EQ(device_option_help().find("hailo"), std::string::npos) << device_option_help();
+}
+
+TEST(DeviceRegistry, AnUnknownKindIsNamedWithTheNearestKnownOne) {
+  auto expect = [](const char* text, const std::string& needle) {
+    auto spec = parse_device_spec(text);
+    ASSERT_FALSE(spec) << text;
+    EXPECT_EQ(spec.error().code, ErrorCode::invalid_argument);
+    EXPECT_NE(spec.error().message.find(needle), std::string::npos)
+        << text << ": " << spec.error().message;
+  };
+  expect("smi", "unknown device 'smi' (did you mean 'sim'? known: ");
+  expect("nul:depth=2", "(did you mean 'null'?");
+  expect("unx", "(did you mean 'unix:PATH'?");
+  expect("remote", "unknown device 'remote' (known: ");  // written tcp:// or unix:, never so
+  expect("accelerator", "unknown device 'accelerator' (known: cpu[:...], sim[:...]");
+  EXPECT_EQ(edit_distance("smi", "sim"), 2u);
+  EXPECT_EQ(edit_distance("", "cpu"), 3u);
+  EXPECT_EQ(nearest_word("bnech", {"bench", "model"}), "bench");
+  EXPECT_EQ(nearest_word("xyz", {"bench", "model"}), "");
+}
+
+TEST(DeviceRegistry, TheHelpTextNamesTheKindsBuiltIn) {
+  const std::string help = device_option_help("device to host");
+  EXPECT_EQ(help.rfind("device to host: cpu[:...], sim[:...], null[:...]", 0), 0u) << help;
+  EXPECT_NE(help.find("tcp://HOST:PORT, unix:PATH"), std::string::npos) << help;
+  EXPECT_NE(help.find("rig devices"), std::string::npos) << help;
+}
+
+// The README's device table is the registry's (rig devices --markdown prints it).
+TEST(DeviceRegistry, TheReadmeTableIsTheRegistrys) {
+  std::ifstream in(std::string(RIG_SOURCE_DIR) + "/README.md");
+  ASSERT_TRUE(in) << "README.md";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string readme = buffer.str();
+  const std::string begin = "<!-- device table: generated by `rig devices --markdown` -->\n";
+  const std::string end = "<!-- end of device table -->";
+  const size_t from = readme.find(begin);
+  ASSERT_NE(from, std::string::npos) << "README.md lacks: " << begin;
+  const size_t to = readme.find(end, from);
+  ASSERT_NE(to, std::string::npos) << "README.md lacks: " << end;
+  EXPECT_EQ(readme.substr(from + begin.size(), to - from - begin.size()), device_table_markdown())
+      << "README.md's device table differs from the registry's: replace it with the output of "
+         "`rig devices --markdown`";
+}
 
 TEST(ParseDeviceSpec, KnowsCpuAndSim) {
   auto cpu = parse_device_spec("cpu");
@@ -81,9 +215,9 @@ TEST(ParseDeviceSpec, ErrorsNameTheProblem) {
   expect("", "empty device spec");
   expect("sim:compute", "expected key=value");
   expect("sim:depth=1,depth=2", "given twice");
-  expect(
-      "gpu:depth=1",
-      "unknown device 'gpu' (known: cpu, sim:..., null, hailo[:...], tcp://HOST:PORT, unix:PATH)");
+  expect("gpu:depth=1",
+         "unknown device 'gpu' (did you mean 'cpu'? known: cpu[:...], sim[:...], null[:...], "
+         "hailo[:...], tcp://HOST:PORT, unix:PATH; rig devices lists them)");
   expect("sim:link=usb9", "sim parameter link: unknown link profile 'usb9'");
   expect("sim:link=bw=1GB/s", "sim parameter link takes a profile name");
 }

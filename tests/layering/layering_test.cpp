@@ -91,7 +91,7 @@ const std::vector<Component> kComponents = {
    {"rig_core"}},
   {"devices",  // cpu (OpenCV, ONNX Runtime when found: its profiler writes JSON), sim,
                // remote (speaks the wire protocol) and hailo (HailoRT, when found)
-   {"src/devices/"},
+   {"src/devices/", "include/rig/device_registry.hpp"},
    {"rig_devices"},
    {"rig_core", "rig_model", "rig_proto", "rig_opencv", "rig_onnx", "rig_onnxruntime",
     "HailoRT::libhailort", "nlohmann_json::nlohmann_json"}},

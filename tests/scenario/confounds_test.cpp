@@ -467,7 +467,7 @@ TEST(Confounds, OneOddWindowIsNotAStep) {
     ConfoundInputs in;
     in.monitor = &m;
     in.settings = &s;
-    in.runs = {&run};
+    in.runs.push_back(&run);  // not = {&run}: gcc 14 -Warray-bounds misreads the copy
     Verdict v;
     add_confound_rules(v, in);
     for (const auto& r : v.rules)

@@ -128,6 +128,11 @@ struct AbResult {
   Verdict judgement;  // judge(AbResult): the rules behind `verdict`, for --strict and JSON
 };
 
+// The rules behind the A/B verdict: the depths, enough pairs, a resolved
+// answer, then the host's and each device's confounds (one device's when
+// both sides shared it). Pure.
+Verdict judge(const AbResult& result);
+
 // The test, the effect and the verdict of the rates (fills ratios, the
 // summaries, test, pairs_recommended, verdict and verdict_text).
 void decide_ab(AbResult& result);

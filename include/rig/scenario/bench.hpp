@@ -104,6 +104,13 @@ struct BenchResult {
   std::optional<std::string> depth_note;
 };
 
+// The verdict's rules, in the order reported: not_cut_short, the depth, the
+// errors, then with --rate the offered run's rules, else each repeat's
+// (samples, stability, precision, warm-up, the declared cap) and their
+// agreement; the lone frames' samples and percentiles, consistency, the
+// confounds. Pure: reads the result only.
+Verdict judge(const BenchResult& result);
+
 // Runs the whole benchmark on an opened device. Fails only when nothing can be
 // measured (the model does not load or bind); later failures make the result
 // INVALID with reasons and keep what was seen.

@@ -1,5 +1,5 @@
 // The confounds: what may have spoiled a measurement, each a named verdict
-// rule (src/scenario/verdict.cpp) over the monitor's series, the device's
+// rule (src/scenario/confound_rules.cpp) over the monitor's series, the device's
 // warnings, the cold start and the environment. They warn; with
 // --strict-confounds each raised one invalidates. Thresholds are settings;
 // docs/methodology.md (section 9) gives the anchors they were compared with.
@@ -13,6 +13,7 @@
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
 #include "rig/monitor/monitor.hpp"
+#include "rig/scenario/verdict.hpp"
 
 namespace rig {
 
@@ -58,6 +59,15 @@ struct ConfoundInputs {
   std::optional<double> time_per_frame_ms;
   std::optional<uint64_t> warmup_inferences;
 };
+
+// The confound rules over a result's monitor record, cold start and
+// environment, in the order reported: host_contention, steal_time,
+// thermal_drift, clock_drop, power_limited, device_warnings, cold_caches,
+// shared_link, device_shared (a device behind rig serve that other
+// connections used during the run; its model reloads invalidate). Each
+// warns, or invalidates when inputs.settings->strict. A null monitor or
+// settings reads as an empty record and the default thresholds.
+void add_confound_rules(Verdict& verdict, const ConfoundInputs& inputs);
 
 // A run's rate trend: the least-squares slope of window rate against the
 // window's middle, as the relative change from the first window to the last,

@@ -144,6 +144,11 @@ struct LadderResult {
   Verdict verdict;                        // judge(): errors, stability, the clock, confounds
 };
 
+// The verdict's rules: the depth, errors (pipelined, then lone frames as
+// no_lone_frame_errors), the points' stability and declared cap, each rung's
+// consistency, the confounds. Pure.
+Verdict judge(const LadderResult& result);
+
 // Builds each transport model (u8, 4 channels, output 1/4 of the input, and
 // with out_heavy output 4x the input), cold-starts it, times lone frames, then measures pipelined
 // repeats. Fails when a size is malformed or a model does not load; a rung whose inferences fail is

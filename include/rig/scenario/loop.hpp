@@ -82,6 +82,11 @@ struct LoopResult {
   Verdict verdict;  // judge(LoopResult)
 };
 
+// The verdict's rules: the loop ran, the depth, the pipelined run, the
+// loop's frames and where it ran, the clocks, the device rate's resolution,
+// the transfer cost, consistency, the confounds. Pure.
+Verdict judge(const LoopResult& result);
+
 // Cold-starts the model, loops it on the device, then pipelines it. Fails
 // when the model does not load or bind, or the loop itself fails; a pipelined
 // run that aborts makes the result INVALID and keeps what was seen.

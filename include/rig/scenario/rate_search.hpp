@@ -110,6 +110,12 @@ struct RateSweepResult {
   Verdict verdict;        // judge(RateSweepResult): errors, the search, the clock, confounds
 };
 
+// The verdict's rules: the depth, lone-frame errors, every probe ran, the
+// search bracketed and resolved the best rate, each probe's p99 had the
+// samples its interval needs and the bound lies outside the deciding
+// probes' intervals, then the confounds. Pure.
+Verdict judge(const RateSweepResult& result);
+
 // Fails only when nothing can be measured (the model does not load or bind);
 // a probe that fails makes the result INVALID and ends the search.
 Result<RateSweepResult> run_rate_sweep(Device& device, const ModelSource& model,

@@ -83,6 +83,9 @@ struct SoakResult {
   Verdict verdict;  // judge(SoakResult)
 };
 
+// The verdict's rules: not_cut_short, the depth, errors, the run completed,
+// both spans measured, the drift within the noise, consistency, the
+// confounds. Pure.
 Verdict judge(const SoakResult& result);
 
 // Short and long spans of a run's windows, the drift and the noise: pure

@@ -89,6 +89,11 @@ struct SweepResult {
   Verdict verdict;        // judge(): errors, stability, the clock, confounds
 };
 
+// The verdict's rules: errors (the points', then lone frames as
+// no_lone_frame_errors), the points' stability and declared cap,
+// consistency, the confounds. Pure.
+Verdict judge(const SweepResult& result);
+
 Result<SweepResult> run_sweep(Device& device, const ModelSource& model,
                               const SweepSettings& settings);
 

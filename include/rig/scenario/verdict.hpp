@@ -1,9 +1,11 @@
 // The verdict of a result: every rule checked, each met or not with its
 // evidence and what to change, in the way MLPerf LoadGen names each
 // constraint. A rule that is not met either invalidates the result (a reason)
-// or warns (a confound that does not invalidate it). judge() composes the
-// rules that apply to each scenario; the rules themselves are small named
-// functions in src/scenario/verdict.cpp.
+// or warns (a confound that does not invalidate it). Each scenario's
+// judge(XResult), declared beside its result (rig/scenario/bench.hpp, ...),
+// composes the rules that apply to it; the rules themselves are small named
+// functions: the shared ones in src/scenario/rules.cpp and
+// confound_rules.cpp, each scenario's own beside its judge.
 #pragma once
 
 #include <optional>
@@ -46,29 +48,6 @@ struct Verdict {
   // none was recorded yet.
   void saw(const std::optional<Error>& error);
 };
-
-struct BenchResult;
-struct LoopResult;
-struct LadderResult;
-struct SweepResult;
-struct RateSweepResult;
-struct AbResult;
-struct ConfoundInputs;
-
-Verdict judge(const BenchResult& result);
-Verdict judge(const LoopResult& result);
-Verdict judge(const LadderResult& result);
-Verdict judge(const SweepResult& result);
-Verdict judge(const RateSweepResult& result);
-Verdict judge(const AbResult& result);
-
-// The confound rules over a result's monitor record, cold start and
-// environment (rig/scenario/confounds.hpp), in the order reported:
-// host_contention, steal_time, thermal_drift, clock_drop, power_limited,
-// device_warnings, cold_caches, shared_link, device_shared (a device behind
-// rig serve that other connections used during the run; its model reloads
-// invalidate). Each warns, or invalidates when inputs.settings->strict.
-void add_confound_rules(Verdict& verdict, const ConfoundInputs& inputs);
 
 // The exit status for a verdict: 3 when the device or link failed during the
 // run (Verdict::failure), else with --strict 1 when INVALID, else 0.

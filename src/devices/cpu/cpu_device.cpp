@@ -5,13 +5,15 @@
 // owns one runtime Session (all made from the same bytes) and takes requests
 // from a queue bounded by `depth`; finished requests go to a completion queue
 // that wait_next() drains. run(), run_for_duration() and profile_layers()
-// borrow worker 0's Session under its mutex, so they are safe even while
-// requests are in flight.
+// borrow worker 0's Session under its mutex; run() is safe even while
+// requests are in flight (the other two are refused then: DeviceBase).
+// The bindings, the in-flight count and the checks are DeviceBase's.
 //
 // Timing of one inference (InferenceTimings): the runtime's (Session::infer),
 // plus queue_wait (submit only): from submit() until a worker starts it.
 #include "devices/cpu/cpu_device.hpp"
 
+#include "core/device_base.hpp"
 #include "devices/cpu/cpu_runtime.hpp"
 
 #include <algorithm>
@@ -31,7 +33,7 @@ namespace {
 struct Request {
   BindingId binding = 0;
   uint64_t tag = 0;
-  cpu::BoundBuffers* buffers = nullptr;  // owned by CpuDevice::bindings_, stable while in flight
+  cpu::BoundBuffers* buffers = nullptr;  // owned by CpuDevice::bound_, stable while in flight
   Nanos submitted_at{0};
 };
 
@@ -41,7 +43,7 @@ struct Worker {
   std::thread thread;
 };
 
-class CpuDevice final : public Device {
+class CpuDevice final : public DeviceBase {
  public:
   CpuDevice(cpu::CpuConfig config, std::unique_ptr<cpu::Runtime> runtime)
       : config_(std::move(config)), runtime_(std::move(runtime)) {}
@@ -80,20 +82,6 @@ class CpuDevice final : public Device {
 
   Clock& clock() override { return steady_clock(); }
 
-  Result<LoadTimings> load(const ModelSource& source) override;
-
-  const ModelInfo& model_info() const override { return model_; }
-
-  Result<BindingId> bind(const Bindings& buffers) override;
-  Result<InferenceTimings> run(BindingId binding) override;
-  Result<void> submit(BindingId binding, uint64_t tag) override;
-  Result<Completion> wait_next(Nanos timeout) override;
-
-  uint32_t in_flight() const override {
-    std::lock_guard lock(mutex_);
-    return in_flight_;
-  }
-
   void cancel() override {
     {
       std::lock_guard lock(cancel_mu_);
@@ -102,22 +90,24 @@ class CpuDevice final : public Device {
     }
     cancel_cv_.notify_all();
   }
-  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
-                                       Nanos sleep_between_frames) override;
 
   ByteCounters bytes() const override {
     return ByteCounters{payload_in_.load(), payload_out_.load(), 0, 0};
   }
 
-  Result<LayerProfile> profile_layers(BindingId binding, uint32_t runs) override;
+ protected:
+  Result<LoadTimings> do_load(const ModelSource& source, ModelInfo& model) override;
+  Result<void> do_bind(BindingId id, const Bindings& buffers) override;
+  Result<InferenceTimings> do_run(BindingId binding) override;
+  Result<void> do_submit(BindingId binding, uint64_t tag) override;
+  Result<Completion> do_wait_next(Nanos timeout) override;
+  Result<DurationRun> do_run_for_duration(BindingId binding, Nanos duration,
+                                          Nanos sleep_between_frames) override;
+  bool has_layer_profiler() const override { return true; }
+  Result<LayerProfile> do_profile_layers(BindingId binding, uint32_t runs) override;
+  uint32_t queue_depth() const override { return config_.depth; }
 
  private:
-  struct Binding {
-    std::unique_ptr<cpu::BoundBuffers> bound;
-    bool busy = false;  // a request is in flight; touched by the engine thread only
-  };
-
-  Result<Binding*> usable_binding(BindingId id);
   // cancel(): a running run_for_duration stops after the frame in progress
   // (counted as aborted) or during its sleep between frames.
   std::mutex cancel_mu_;
@@ -135,24 +125,22 @@ class CpuDevice final : public Device {
 
   Result<InferenceTimings> infer(Worker& worker, cpu::BoundBuffers& buffers);
   void release_model();
-  void start_workers(std::vector<std::unique_ptr<cpu::Session>> sessions);  // after model_ is set
+  void start_workers(
+      std::vector<std::unique_ptr<cpu::Session>> sessions);  // after the model is set
   void worker_loop(Worker& worker);
   void stop_workers();
 
   const cpu::CpuConfig config_;
   const std::unique_ptr<cpu::Runtime> runtime_;
-  ModelInfo model_;
-  bool loaded_ = false;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::map<BindingId, std::unique_ptr<Binding>> bindings_;
-  BindingId next_binding_ = 1;
+  // The runtime's side of each binding, by id; stable while requests are in flight.
+  std::vector<std::unique_ptr<cpu::BoundBuffers>> bound_;
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
   std::deque<Request> queue_;
   std::deque<Completion> done_;
-  uint32_t in_flight_ = 0;  // submitted and not yet returned by wait_next
   bool stopping_ = false;
 
   std::atomic<uint64_t> payload_in_{0};
@@ -172,14 +160,9 @@ void CpuDevice::stop_workers() {
   stopping_ = false;
   queue_.clear();
   done_.clear();
-  in_flight_ = 0;
 }
 
-Result<LoadTimings> CpuDevice::load(const ModelSource& source) {
-  if (in_flight() > 0)
-    return fail(ErrorCode::invalid_argument,
-                "load() with " + std::to_string(in_flight()) +
-                    " requests in flight; collect them with wait_next() first");
+Result<LoadTimings> CpuDevice::do_load(const ModelSource& source, ModelInfo& info) {
   // A failed load leaves no model loaded: the old one is released up front.
   release_model();
 
@@ -194,17 +177,14 @@ Result<LoadTimings> CpuDevice::load(const ModelSource& source) {
   auto loaded =
       runtime_->load(std::move(*model), model_display_name(source), source.shapes, timings);
   if (!loaded) return tl::unexpected(loaded.error());
-  model_ = std::move(loaded->info);
+  info = std::move(loaded->info);
   start_workers(std::move(loaded->sessions));
-  loaded_ = true;
   return timings;
 }
 
 void CpuDevice::release_model() {
   stop_workers();
-  bindings_.clear();
-  loaded_ = false;
-  model_ = ModelInfo{};
+  bound_.clear();
 }
 
 void CpuDevice::start_workers(std::vector<std::unique_ptr<cpu::Session>> sessions) {
@@ -217,79 +197,52 @@ void CpuDevice::start_workers(std::vector<std::unique_ptr<cpu::Session>> session
     worker->thread = std::thread([this, w = worker.get()] { worker_loop(*w); });
 }
 
-Result<BindingId> CpuDevice::bind(const Bindings& buffers) {
-  if (!loaded_) return fail(ErrorCode::invalid_argument, "bind() before a model is loaded");
-  if (auto ok = check_bindings(model_, buffers); !ok) return tl::unexpected(ok.error());
-  auto bound = runtime_->bind(model_, buffers);
+Result<void> CpuDevice::do_bind(BindingId id, const Bindings& buffers) {
+  auto bound = runtime_->bind(model_info(), buffers);
   if (!bound) return tl::unexpected(bound.error());
-  const BindingId id = next_binding_++;
-  bindings_.emplace(id, std::make_unique<Binding>(Binding{std::move(*bound), false}));
-  return id;
-}
-
-Result<CpuDevice::Binding*> CpuDevice::usable_binding(BindingId id) {
-  if (!loaded_) return fail(ErrorCode::invalid_argument, "no model is loaded");
-  auto it = bindings_.find(id);
-  if (it == bindings_.end())
-    return fail(ErrorCode::not_found, "binding " + std::to_string(id) + " does not exist");
-  if (it->second->busy)
-    return fail(ErrorCode::invalid_argument,
-                "binding " + std::to_string(id) + " already has a request in flight");
-  return it->second.get();
+  bound_.resize(std::max<size_t>(bound_.size(), id + size_t{1}));
+  bound_[id] = std::move(*bound);
+  return {};
 }
 
 // Caller holds worker.net_mutex.
 Result<InferenceTimings> CpuDevice::infer(Worker& worker, cpu::BoundBuffers& buffers) {
   auto timings = worker.session->infer(buffers);
   if (timings) {
-    payload_in_ += model_.input_bytes();
-    payload_out_ += model_.output_bytes();
+    payload_in_ += model_info().input_bytes();
+    payload_out_ += model_info().output_bytes();
   }
   return timings;
 }
 
-Result<InferenceTimings> CpuDevice::run(BindingId id) {
-  auto binding = usable_binding(id);
-  if (!binding) return tl::unexpected(binding.error());
+Result<InferenceTimings> CpuDevice::do_run(BindingId id) {
   Worker& worker = *workers_.front();
   std::lock_guard lock(worker.net_mutex);
-  return infer(worker, *(*binding)->bound);
+  return infer(worker, *bound_[id]);
 }
 
-Result<void> CpuDevice::submit(BindingId id, uint64_t tag) {
-  auto binding = usable_binding(id);
-  if (!binding) return tl::unexpected(binding.error());
+Result<void> CpuDevice::do_submit(BindingId id, uint64_t tag) {
   {
     std::lock_guard lock(mutex_);
-    if (in_flight_ >= config_.depth)
-      return fail(ErrorCode::queue_full, "queue full: " + std::to_string(in_flight_) +
-                                             " requests in flight (depth " +
-                                             std::to_string(config_.depth) + ")");
-    queue_.push_back(Request{id, tag, (*binding)->bound.get(), clock().now()});
-    ++in_flight_;
+    queue_.push_back(Request{id, tag, bound_[id].get(), clock().now()});
   }
-  (*binding)->busy = true;
   work_cv_.notify_one();
   return {};
 }
 
-Result<Completion> CpuDevice::wait_next(Nanos timeout) {
+Result<Completion> CpuDevice::do_wait_next(Nanos timeout) {
   // Bounded so that now() + timeout cannot overflow.
   const Nanos bounded = std::clamp(timeout, Nanos{0}, Nanos{std::chrono::hours(24 * 365)});
   Completion completion;
   {
     std::unique_lock lock(mutex_);
-    if (in_flight_ == 0)
-      return fail(ErrorCode::invalid_argument, "wait_next() with nothing in flight");
     const auto deadline = std::chrono::steady_clock::now() + bounded;
     if (!done_cv_.wait_until(lock, deadline, [&] { return !done_.empty(); }))
       return fail(ErrorCode::timeout, "no completion within " + format_duration(timeout) + " (" +
-                                          std::to_string(in_flight_) + " in flight)");
+                                          std::to_string(outstanding()) + " in flight)");
     completion = std::move(done_.front());
     done_.pop_front();
-    --in_flight_;
   }
-  if (auto it = bindings_.find(completion.binding); it != bindings_.end()) it->second->busy = false;
   return completion;
 }
 
@@ -325,15 +278,9 @@ void CpuDevice::worker_loop(Worker& worker) {
   }
 }
 
-Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
-                                                Nanos sleep_between_frames) {
-  if (duration <= Nanos{0})
-    return fail(ErrorCode::invalid_argument, "run_for_duration: duration must be > 0");
-  if (sleep_between_frames < Nanos{0})
-    return fail(ErrorCode::invalid_argument, "run_for_duration: sleep must be >= 0");
-  auto binding = usable_binding(id);
-  if (!binding) return tl::unexpected(binding.error());
-  cpu::BoundBuffers& buffers = *(*binding)->bound;
+Result<DurationRun> CpuDevice::do_run_for_duration(BindingId id, Nanos duration,
+                                                   Nanos sleep_between_frames) {
+  cpu::BoundBuffers& buffers = *bound_[id];
 
   Worker& worker = *workers_.front();
   std::lock_guard lock(worker.net_mutex);
@@ -353,7 +300,7 @@ Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
   } loop_end{*this};
   uint64_t completed = 0, aborted = 0;
   if (auto ok = worker.session->loop_begin(buffers); !ok) return tl::unexpected(ok.error());
-  payload_in_ += model_.input_bytes();
+  payload_in_ += model_info().input_bytes();
   const Nanos start = clk.now();
   Nanos deadline = start + duration;
   // A frame that ends after the deadline, or after cancel(), is aborted,
@@ -373,7 +320,7 @@ Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
   // the last completed frame's, even when a later frame was aborted.
   if (completed > 0) {
     if (auto ok = worker.session->loop_end(buffers); !ok) return tl::unexpected(ok.error());
-    payload_out_ += model_.output_bytes();
+    payload_out_ += model_info().output_bytes();
   }
   run.frames_completed = completed;
   run.frames_aborted = aborted;
@@ -382,16 +329,10 @@ Result<DurationRun> CpuDevice::run_for_duration(BindingId id, Nanos duration,
   return run;
 }
 
-Result<LayerProfile> CpuDevice::profile_layers(BindingId id, uint32_t runs) {
-  if (runs < 1) return fail(ErrorCode::invalid_argument, "profile_layers: runs must be >= 1");
-  if (in_flight() > 0)
-    return fail(ErrorCode::invalid_argument,
-                "profile_layers() with " + std::to_string(in_flight()) + " requests in flight");
-  auto binding = usable_binding(id);
-  if (!binding) return tl::unexpected(binding.error());
+Result<LayerProfile> CpuDevice::do_profile_layers(BindingId id, uint32_t runs) {
   Worker& worker = *workers_.front();
   std::lock_guard lock(worker.net_mutex);
-  auto profile = worker.session->profile(*(*binding)->bound, runs);
+  auto profile = worker.session->profile(*bound_[id], runs);
   if (!profile) return tl::unexpected(profile.error());
   profile->runs = runs;
   return profile;

@@ -15,13 +15,14 @@
 //
 // ONNX Runtime throws Ort::Exception; every call is wrapped. A model it
 // refuses at session creation is `unsupported` with its message.
-#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 
 #include <onnxruntime_cxx_api.h>
 #include <nlohmann/json.hpp>
@@ -58,19 +59,55 @@ ONNXTensorElementDataType ort_type(ElementType t) {
   return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
 
-// While alive, std::cerr writes nowhere. Debian 13's ONNX Runtime registers
-// ONNX's operator schemas again when its environment is made (the shared
-// libonnx registered them when it loaded), and ONNX reports each duplicate,
-// 567 lines of "Schema error: ... already registered", on std::cerr.
+// While any is alive, std::cerr writes nowhere. Debian 13's ONNX Runtime
+// registers ONNX's operator schemas again when its environment is made (the
+// shared libonnx registered them when it loaded), and ONNX reports each
+// duplicate, 567 lines of "Schema error: ... already registered", on
+// std::cerr. The swap is process-wide, so it is counted under a lock: the
+// first one in silences, the last one out restores what was there, however
+// sessions are created across threads. Another thread's std::cerr output in
+// that span is lost too; rig writes to std::cerr only from the thread that
+// drives the device.
 class SilencedCerr {
  public:
-  SilencedCerr() : saved_(std::cerr.rdbuf(nullptr)) {}
-  ~SilencedCerr() { std::cerr.rdbuf(saved_); }
+  SilencedCerr() {
+    std::lock_guard lock(mutex_);
+    if (count_++ == 0) saved_ = std::cerr.rdbuf(nullptr);
+  }
+  ~SilencedCerr() {
+    std::lock_guard lock(mutex_);
+    if (--count_ == 0) std::cerr.rdbuf(saved_);
+  }
   SilencedCerr(const SilencedCerr&) = delete;
   SilencedCerr& operator=(const SilencedCerr&) = delete;
 
  private:
-  std::streambuf* saved_;
+  static inline std::mutex mutex_;
+  static inline int count_ = 0;
+  static inline std::streambuf* saved_ = nullptr;
+};
+
+// A fresh folder under the temporary directory, removed with everything in
+// it when this goes out of scope, whatever path the caller leaves by.
+class TempFolder {
+ public:
+  TempFolder() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "rig-ort-profile-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+
+  // Empty when the folder could not be made.
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
 };
 
 // One environment per process, as ONNX Runtime asks; its log shows errors only.
@@ -219,9 +256,14 @@ class OrtSession final : public Session {
   Result<LayerProfile> profile(BoundBuffers& bound, uint32_t runs) override {
     LayerProfile profile;
     profile.profiler = "onnxruntime " + ort_version();
-    const std::string prefix =
-        (std::filesystem::temp_directory_path() / ("rig-ort-profile-" + std::to_string(::getpid())))
-            .string();
+    // ONNX Runtime writes PREFIX_<date>.json; each profile gets its own
+    // folder, so concurrent profiles never share a name and nothing is left
+    // behind when profiling fails.
+    TempFolder folder;
+    if (folder.path().empty())
+      return fail(ErrorCode::io, "cannot make a folder for ONNX Runtime's profile under " +
+                                     std::filesystem::temp_directory_path().string());
+    const std::string prefix = folder.path() + "/rig-ort-profile";
     std::string path;
     try {
       Ort::SessionOptions options = session_options(config_);
@@ -239,8 +281,6 @@ class OrtSession final : public Session {
       return fail(ErrorCode::device, "ONNX Runtime profiling failed: " + first_line(e.what()));
     }
     auto layers = parse_profile(path);
-    std::error_code ignored;
-    std::filesystem::remove(path, ignored);
     if (!layers) return tl::unexpected(layers.error());
     profile.layers = std::move(*layers);
     return profile;

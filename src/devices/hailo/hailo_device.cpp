@@ -29,6 +29,7 @@
 #include <deque>
 #include <mutex>
 
+#include "core/device_base.hpp"
 #include "devices/hailo/hailo_log.hpp"
 #include "devices/hailo/hailo_status.hpp"
 #include "rig/model.hpp"
@@ -244,7 +245,7 @@ struct Shared {
   std::deque<Completion> ready;
 };
 
-class HailoDevice final : public Device {
+class HailoDevice final : public DeviceBase {
  public:
   HailoDevice(HailoParams p, Clock& clock) : p_(std::move(p)), clock_(clock) {}
   ~HailoDevice() override { release_model(); }
@@ -311,7 +312,8 @@ class HailoDevice final : public Device {
 
   Clock& clock() override { return clock_; }
 
-  Result<LoadTimings> load(const ModelSource& source) override {
+ protected:
+  Result<LoadTimings> do_load(const ModelSource& source, ModelInfo& info) override {
     release_model();
     LoadTimings t;
     Nanos t0 = clock_.now();
@@ -340,14 +342,13 @@ class HailoDevice final : public Device {
     t0 = clock_.now();
     if (auto ok = configure("configure"); !ok) return load_failed(ok.error());
     t.compile = clock_.now() - t0;
-    info_ = ModelInfo{};
-    info_.name = name;
+    info.name = name;
     for (const auto& s : model_->inputs()) {
-      info_.inputs.push_back(tensor_of(s));
+      info.inputs.push_back(tensor_of(s));
       properties_["input." + s.name()] = describe_stream(s);
     }
     for (const auto& s : model_->outputs()) {
-      info_.outputs.push_back(tensor_of(s));
+      info.outputs.push_back(tensor_of(s));
       properties_["output." + s.name()] = describe_stream(s);
     }
     auto queue = configured_.get_async_queue_size();
@@ -359,27 +360,22 @@ class HailoDevice final : public Device {
     return t;
   }
 
-  const ModelInfo& model_info() const override { return info_; }
-
-  Result<BindingId> bind(const Bindings& b) override {
-    if (!loaded_) return fail(ErrorCode::invalid_argument, "bind: no model loaded");
-    if (auto ok = check_bindings(info_, b); !ok) return tl::unexpected(ok.error());
+  // `id` is bindings_.size(): the base numbers bindings in order.
+  Result<void> do_bind(BindingId, const Bindings& b) override {
     Bound bound;
     bound.buffers = b;
-    if (auto ok = attach(bound); !ok) return tl::unexpected(ok.error());
+    if (auto ok = attach(bound); !ok) return ok;
     if (p_.dma_map) map_buffers(bound);
     bindings_.push_back(std::move(bound));
-    return static_cast<BindingId>(bindings_.size() - 1);
+    return {};
   }
 
-  Result<InferenceTimings> run(BindingId binding) override {
-    auto b = usable(binding);
-    if (!b) return tl::unexpected(b.error());
+  Result<InferenceTimings> do_run(BindingId binding) override {
     if (auto ok = ready_to_infer(); !ok) return tl::unexpected(ok.error());
-    const auto st = configured_.run((*b)->hailo, ceil_ms(kRunTimeout));
-    payload_in_ += info_.input_bytes();
+    const auto st = configured_.run(bindings_[binding].hailo, ceil_ms(kRunTimeout));
+    payload_in_ += model_info().input_bytes();
     if (st != HAILO_SUCCESS) return infer_failed(status_error(st, "ConfiguredInferModel::run"));
-    payload_out_ += info_.output_bytes();
+    payload_out_ += model_info().output_bytes();
     ++frames_since_configure_;
     // No per-frame compute: HailoRT's latency measurement is a mean since
     // configure and, on H10, an RPC round trip; it is read outside the timed
@@ -387,12 +383,7 @@ class HailoDevice final : public Device {
     return InferenceTimings{};
   }
 
-  Result<void> submit(BindingId binding, uint64_t tag) override {
-    auto b = usable(binding);
-    if (!b) return tl::unexpected(b.error());
-    if (in_flight_ >= queue_depth())
-      return fail(ErrorCode::queue_full,
-                  "hailo: " + std::to_string(queue_depth()) + " requests already in flight");
+  Result<void> do_submit(BindingId binding, uint64_t tag) override {
     if (auto ok = ready_to_infer(); !ok) return tl::unexpected(ok.error());
     // rig's depth may exceed HailoRT's queue: then submit waits for room.
     if (auto st = configured_.wait_for_async_ready(ceil_ms(kRunTimeout)); st != HAILO_SUCCESS)
@@ -400,7 +391,8 @@ class HailoDevice final : public Device {
     auto shared = shared_;
     Clock* clock = &clock_;
     auto job = configured_.run_async(
-        (*b)->hailo, [shared, clock, tag, binding](const hailort::AsyncInferCompletionInfo& c) {
+        bindings_[binding].hailo,
+        [shared, clock, tag, binding](const hailort::AsyncInferCompletionInfo& c) {
           Completion done;
           done.tag = tag;
           done.binding = binding;
@@ -414,16 +406,13 @@ class HailoDevice final : public Device {
           shared->cv.notify_all();
         });
     if (!job) return infer_failed(status_error(job.status(), "ConfiguredInferModel::run_async"));
-    (*b)->busy = true;
-    ++in_flight_;
-    payload_in_ += info_.input_bytes();
+    payload_in_ += model_info().input_bytes();
     jobs_.push_back(Job{tag, job.release()});
     return {};
   }
 
-  Result<Completion> wait_next(Nanos timeout) override {
+  Result<Completion> do_wait_next(Nanos timeout) override {
     if (auto c = pop_ready()) return *c;
-    if (in_flight_ == 0) return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
     if (timeout < kQuietWait) {
       quiet_wait(clock_.now() + std::max(timeout, Nanos(0)));
       if (auto c = pop_ready()) return *c;
@@ -436,11 +425,15 @@ class HailoDevice final : public Device {
     return tl::unexpected(status_error(st, "AsyncInferJob::wait"));
   }
 
-  uint32_t in_flight() const override { return in_flight_; }
+  Result<DurationRun> do_run_for_duration(BindingId binding, Nanos duration,
+                                          Nanos sleep_between) override;
 
-  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
-                                       Nanos sleep_between) override;
+  uint32_t queue_depth() const override {
+    if (p_.depth != 0) return p_.depth;
+    return async_queue_size_ != 0 ? async_queue_size_ : kDepthBeforeLoad;
+  }
 
+ public:
   ByteCounters bytes() const override {
     ByteCounters b;
     b.payload_in = payload_in_;
@@ -476,18 +469,12 @@ class HailoDevice final : public Device {
   struct Bound {
     Bindings buffers;
     hailort::ConfiguredInferModel::Bindings hailo;
-    bool busy = false;
     bool mapped = false;
   };
   struct Job {
     uint64_t tag;
     hailort::AsyncInferJob job;
   };
-
-  uint32_t queue_depth() const {
-    if (p_.depth != 0) return p_.depth;
-    return async_queue_size_ != 0 ? async_queue_size_ : kDepthBeforeLoad;
-  }
 
   std::string describe_stream(const hailort::InferModel::InferStream& s) const {
     const auto sh = s.shape();
@@ -630,24 +617,24 @@ class HailoDevice final : public Device {
     auto created = configured_.create_bindings();
     if (!created) return tl::unexpected(status_error(created.status(), "create_bindings"));
     b.hailo = created.release();
-    for (size_t i = 0; i < info_.inputs.size(); ++i) {
-      auto stream = b.hailo.input(info_.inputs[i].name);
+    for (size_t i = 0; i < model_info().inputs.size(); ++i) {
+      auto stream = b.hailo.input(model_info().inputs[i].name);
       if (!stream) return tl::unexpected(status_error(stream.status(), "Bindings::input"));
       const auto& span = b.buffers.inputs[i];
       auto st =
           stream->set_buffer(hailort::MemoryView(const_cast<std::byte*>(span.data()), span.size()));
       if (st != HAILO_SUCCESS)
         return tl::unexpected(
-            status_error(st, "set_buffer of input '" + info_.inputs[i].name + "'"));
+            status_error(st, "set_buffer of input '" + model_info().inputs[i].name + "'"));
     }
-    for (size_t i = 0; i < info_.outputs.size(); ++i) {
-      auto stream = b.hailo.output(info_.outputs[i].name);
+    for (size_t i = 0; i < model_info().outputs.size(); ++i) {
+      auto stream = b.hailo.output(model_info().outputs[i].name);
       if (!stream) return tl::unexpected(status_error(stream.status(), "Bindings::output"));
       const auto& span = b.buffers.outputs[i];
       auto st = stream->set_buffer(hailort::MemoryView(span.data(), span.size()));
       if (st != HAILO_SUCCESS)
         return tl::unexpected(
-            status_error(st, "set_buffer of output '" + info_.outputs[i].name + "'"));
+            status_error(st, "set_buffer of output '" + model_info().outputs[i].name + "'"));
     }
     return {};
   }
@@ -705,7 +692,6 @@ class HailoDevice final : public Device {
       std::lock_guard lock(shared_->mu);
       shared_->ready.clear();
     }
-    in_flight_ = 0;
     if (vdevice_)
       for (auto& b : bindings_) unmap(b);
     bindings_.clear();
@@ -715,16 +701,6 @@ class HailoDevice final : public Device {
     needs_reconfigure_ = false;
     async_queue_size_ = 0;
     frames_since_configure_ = 0;
-  }
-
-  Result<Bound*> usable(BindingId id) {
-    if (!loaded_) return fail(ErrorCode::invalid_argument, "no model loaded");
-    if (id >= bindings_.size())
-      return fail(ErrorCode::invalid_argument, "unknown binding " + std::to_string(id));
-    if (bindings_[id].busy)
-      return fail(ErrorCode::invalid_argument,
-                  "binding " + std::to_string(id) + " already has a request in flight");
-    return &bindings_[id];
   }
 
   // After a loop HailoRT has shut the configured model down; re-configuring
@@ -774,10 +750,8 @@ class HailoDevice final : public Device {
     auto it =
         std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.tag == c->tag; });
     if (it != jobs_.end()) jobs_.erase(it);
-    if (c->binding < bindings_.size()) bindings_[c->binding].busy = false;
-    --in_flight_;
     if (!c->error) {
-      payload_out_ += info_.output_bytes();
+      payload_out_ += model_info().output_bytes();
       ++frames_since_configure_;
     }
     return c;
@@ -809,14 +783,12 @@ class HailoDevice final : public Device {
   std::shared_ptr<hailort::InferModel> model_;
   hailort::ConfiguredInferModel configured_;
   std::vector<std::byte> hef_;
-  ModelInfo info_;
-  bool loaded_ = false;
+  bool loaded_ = false;  // a configured model (the base's loaded() follows it)
   bool needs_reconfigure_ = false;
   uint32_t async_queue_size_ = 0;
   std::vector<Bound> bindings_;
   std::deque<Job> jobs_;
   std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
-  uint32_t in_flight_ = 0;
   uint64_t payload_in_ = 0, payload_out_ = 0;
   hailo::LogTail log_;
   std::vector<std::string> open_warnings_, pending_warnings_;
@@ -830,17 +802,9 @@ class HailoDevice final : public Device {
   std::atomic<bool> cancel_{false};
 };
 
-Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos duration,
-                                                  Nanos sleep_between) {
-  auto b = usable(binding);
-  if (!b) return tl::unexpected(b.error());
-  if (in_flight_ > 0)
-    return fail(ErrorCode::invalid_argument, "run_for_duration: requests still in flight");
-  if (duration <= Nanos(0))
-    return fail(ErrorCode::invalid_argument, "run_for_duration: duration must be > 0");
-  if (sleep_between < Nanos(0))
-    return fail(ErrorCode::invalid_argument,
-                "run_for_duration: sleep between frames must not be negative");
+Result<DurationRun> HailoDevice::do_run_for_duration(BindingId binding, Nanos duration,
+                                                     Nanos sleep_between) {
+  Bound* b = &bindings_[binding];
   if (auto ok = ready_to_infer(); !ok) return tl::unexpected(ok.error());
   cancel_.store(false);
   DurationRun run;
@@ -859,8 +823,7 @@ Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos durat
   auto outcome = std::make_shared<Outcome>();
   const Nanos t0 = clock_.now();
   auto job = configured_.run_async_for_duration(
-      (*b)->hailo, static_cast<uint32_t>(duration_ms.count()),
-      static_cast<uint32_t>(sleep_ms.count()),
+      b->hailo, static_cast<uint32_t>(duration_ms.count()), static_cast<uint32_t>(sleep_ms.count()),
       [outcome](const hailort::AsyncInferCompletionInfo& info, uint32_t fps) {
         std::lock_guard lock(outcome->mu);
         outcome->status = info.status;
@@ -868,7 +831,7 @@ Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos durat
       });
   if (!job)
     return infer_failed(status_error(job.status(), "ConfiguredInferModel::run_async_for_duration"));
-  payload_in_ += info_.input_bytes();
+  payload_in_ += model_info().input_bytes();
   const auto budget = duration_ms + sleep_ms + 15s;
   const auto wait_status = job->wait(budget);
   const Nanos wall = clock_.now() - t0;
@@ -897,7 +860,7 @@ Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos durat
   auto reconfigured = reconfigure(&run.notes);
   collect_log(pending_warnings_);
   if (status == HAILO_SUCCESS) {
-    payload_out_ += info_.output_bytes();
+    payload_out_ += model_info().output_bytes();
     run.frames_completed.reset();
     run.frames_aborted.reset();
     run.elapsed = duration_ms;
@@ -946,7 +909,7 @@ Result<DurationRun> HailoDevice::run_for_duration(BindingId binding, Nanos durat
     return fail(ErrorCode::device, explanation + " (fallback=none: no loop figure)");
   if (cancel_.load())
     return fail(ErrorCode::device, explanation + "; cancelled before the fallback loop ran");
-  auto fallback = host_loop(**b, duration, sleep_between);
+  auto fallback = host_loop(*b, duration, sleep_between);
   if (!fallback) return fallback;
   DurationRun out = std::move(*fallback);
   out.notes.insert(out.notes.begin(), run.notes.begin(), run.notes.end());
@@ -973,14 +936,14 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
     auto created = configured_.create_bindings();
     if (!created) return infer_failed(status_error(created.status(), "create_bindings"));
     slot.hailo = created.release();
-    for (size_t i = 0; i < info_.inputs.size(); ++i) {
+    for (size_t i = 0; i < model_info().inputs.size(); ++i) {
       const auto& src = source.buffers.inputs[i];
       slot.inputs.push_back(std::make_unique<PageBuffer>(src.size()));
       if (slot.inputs.back()->data == nullptr)
         return fail(ErrorCode::limit_exceeded,
                     "hailo: cannot allocate the fallback loop's buffers");
       std::memcpy(slot.inputs.back()->data, src.data(), src.size());
-      auto stream = slot.hailo.input(info_.inputs[i].name);
+      auto stream = slot.hailo.input(model_info().inputs[i].name);
       if (!stream) return infer_failed(status_error(stream.status(), "Bindings::input"));
       if (auto st = stream->set_buffer(hailort::MemoryView(slot.inputs.back()->data, src.size()));
           st != HAILO_SUCCESS)
@@ -989,13 +952,13 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
                                           HAILO_DMA_BUFFER_DIRECTION_H2D) == HAILO_SUCCESS)
         slot.mapped = true;
     }
-    for (size_t i = 0; i < info_.outputs.size(); ++i) {
-      const size_t n = info_.outputs[i].bytes;
+    for (size_t i = 0; i < model_info().outputs.size(); ++i) {
+      const size_t n = model_info().outputs[i].bytes;
       slot.outputs.push_back(std::make_unique<PageBuffer>(n));
       if (slot.outputs.back()->data == nullptr)
         return fail(ErrorCode::limit_exceeded,
                     "hailo: cannot allocate the fallback loop's buffers");
-      auto stream = slot.hailo.output(info_.outputs[i].name);
+      auto stream = slot.hailo.output(model_info().outputs[i].name);
       if (!stream) return infer_failed(status_error(stream.status(), "Bindings::output"));
       if (auto st = stream->set_buffer(hailort::MemoryView(slot.outputs.back()->data, n));
           st != HAILO_SUCCESS)
@@ -1043,7 +1006,7 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
       } else if (d.at <= stopped_at) {
         ++completed;
         last = d.slot;
-        payload_out_ += info_.output_bytes();
+        payload_out_ += model_info().output_bytes();
       } else {
         ++aborted;  // finished after the end: cut off, never completed
       }
@@ -1070,7 +1033,7 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
       free_slots.pop_back();
       jobs.emplace_back(s, job.release());
       ++submitted;
-      payload_in_ += info_.input_bytes();
+      payload_in_ += model_info().input_bytes();
       if (sleep_between > Nanos(0)) next_submit = clock_.now() + sleep_between;
       continue;
     }
@@ -1099,17 +1062,17 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
   for (auto& slot : slots) {
     if (!slot.mapped || unfinished) continue;
     for (size_t i = 0; i < slot.inputs.size(); ++i)
-      vdevice_->dma_unmap(slot.inputs[i]->data, info_.inputs[i].bytes,
+      vdevice_->dma_unmap(slot.inputs[i]->data, model_info().inputs[i].bytes,
                           HAILO_DMA_BUFFER_DIRECTION_H2D);
     for (size_t i = 0; i < slot.outputs.size(); ++i)
-      vdevice_->dma_unmap(slot.outputs[i]->data, info_.outputs[i].bytes,
+      vdevice_->dma_unmap(slot.outputs[i]->data, model_info().outputs[i].bytes,
                           HAILO_DMA_BUFFER_DIRECTION_D2H);
   }
   if (failure && completed == 0) return infer_failed(*failure);
   if (last)
-    for (size_t i = 0; i < info_.outputs.size(); ++i)
+    for (size_t i = 0; i < model_info().outputs.size(); ++i)
       std::memcpy(source.buffers.outputs[i].data(), slots[*last].outputs[i]->data,
-                  info_.outputs[i].bytes);
+                  model_info().outputs[i].bytes);
   DurationRun run;
   run.frames_completed = completed;
   run.frames_aborted = aborted;

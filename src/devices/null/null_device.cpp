@@ -2,6 +2,8 @@
 // off; no thread, no copy, no sleep. Its clock is the host's steady clock.
 #include "devices/null/null_device.hpp"
 
+#include "core/device_base.hpp"
+
 #include <atomic>
 #include <deque>
 
@@ -11,7 +13,7 @@
 namespace rig {
 namespace {
 
-class NullDevice final : public Device {
+class NullDevice final : public DeviceBase {
  public:
   explicit NullDevice(uint32_t depth) : depth_(depth) {}
 
@@ -28,38 +30,27 @@ class NullDevice final : public Device {
 
   Clock& clock() override { return steady_clock(); }
 
-  Result<LoadTimings> load(const ModelSource& source) override {
-    bindings_.clear();
+  // Nothing is read or written: no bytes move.
+  ByteCounters bytes() const override { return {}; }
+
+  void cancel() override { cancelled_.store(true); }
+
+ protected:
+  Result<LoadTimings> do_load(const ModelSource& source, ModelInfo& model) override {
     ready_.clear();
-    loaded_ = false;
-    auto model = read_model_source(source);
-    if (!model) return tl::unexpected(model.error());
-    auto info = inspect_onnx(model->bytes, model_display_name(source));
+    auto bytes = read_model_source(source);
+    if (!bytes) return tl::unexpected(bytes.error());
+    auto info = inspect_onnx(bytes->bytes, model_display_name(source));
     if (!info) return tl::unexpected(info.error());
-    model_ = std::move(*info);
-    loaded_ = true;
+    model = std::move(*info);
     return LoadTimings{};
   }
 
-  const ModelInfo& model_info() const override { return model_; }
+  Result<InferenceTimings> do_run(BindingId) override { return InferenceTimings{}; }
 
-  Result<BindingId> bind(const Bindings& b) override {
-    if (!loaded_) return fail(ErrorCode::invalid_argument, "bind: no model loaded");
-    if (auto ok = check_bindings(model_, b); !ok) return tl::unexpected(ok.error());
-    bindings_.push_back(true);
-    return static_cast<BindingId>(bindings_.size() - 1);
-  }
-
-  Result<InferenceTimings> run(BindingId binding) override {
-    if (auto ok = usable(binding); !ok) return tl::unexpected(ok.error());
-    return InferenceTimings{};
-  }
-
-  Result<void> submit(BindingId binding, uint64_t tag) override {
-    if (auto ok = usable(binding); !ok) return ok;
-    if (ready_.size() >= depth_)
-      return fail(ErrorCode::queue_full,
-                  "null queue depth " + std::to_string(depth_) + " already in flight");
+  // The request stays in flight (it holds its queue slot) until wait_next
+  // returns it.
+  Result<void> do_submit(BindingId binding, uint64_t tag) override {
     Completion c;
     c.tag = tag;
     c.binding = binding;
@@ -68,25 +59,13 @@ class NullDevice final : public Device {
     return {};
   }
 
-  Result<Completion> wait_next(Nanos /*timeout*/) override {
-    if (ready_.empty()) return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
+  Result<Completion> do_wait_next(Nanos /*timeout*/) override {
     Completion c = ready_.front();
     ready_.pop_front();
     return c;
   }
 
-  uint32_t in_flight() const override { return static_cast<uint32_t>(ready_.size()); }
-
-  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
-                                       Nanos sleep_between) override {
-    if (auto ok = usable(binding); !ok) return tl::unexpected(ok.error());
-    if (!ready_.empty())
-      return fail(ErrorCode::invalid_argument, "run_for_duration: requests still in flight");
-    if (duration <= Nanos(0))
-      return fail(ErrorCode::invalid_argument, "run_for_duration: duration must be > 0");
-    if (sleep_between < Nanos(0))
-      return fail(ErrorCode::invalid_argument,
-                  "run_for_duration: sleep between frames must not be negative");
+  Result<DurationRun> do_run_for_duration(BindingId, Nanos duration, Nanos sleep_between) override {
     cancelled_.store(false);
     Clock& clock = steady_clock();
     const Nanos start = clock.now(), end = start + duration;
@@ -105,23 +84,10 @@ class NullDevice final : public Device {
     return r;
   }
 
-  // Nothing is read or written: no bytes move.
-  ByteCounters bytes() const override { return {}; }
-
-  void cancel() override { cancelled_.store(true); }
+  uint32_t queue_depth() const override { return depth_; }
 
  private:
-  Result<void> usable(BindingId binding) const {
-    if (!loaded_) return fail(ErrorCode::invalid_argument, "no model loaded");
-    if (binding >= bindings_.size())
-      return fail(ErrorCode::invalid_argument, "unknown binding " + std::to_string(binding));
-    return {};
-  }
-
   uint32_t depth_;
-  ModelInfo model_;
-  bool loaded_ = false;
-  std::vector<bool> bindings_;
   std::deque<Completion> ready_;
   std::atomic<bool> cancelled_{false};
 };

@@ -39,6 +39,11 @@
 // unwritten when submit() returns; its inputs must stay untouched until its
 // completion (the Device contract). Driven by one thread at a time, like
 // every Device.
+//
+// Two parts, as the server's Connection and Session: remote_connection.hpp
+// (the socket, framing, hello, calibration, the request pump and its fast
+// paths) and remote_device.cpp (the Device adaptor on DeviceBase: what the
+// hello reply says of the hosted device, model upload, each call a request).
 #pragma once
 
 #include <memory>

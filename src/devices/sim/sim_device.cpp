@@ -16,6 +16,8 @@
 // loop share one simulated device's state and its virtual clock.
 #include "devices/sim/sim_device.hpp"
 
+#include "core/device_base.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
@@ -239,7 +241,7 @@ Nanos transfer_time(size_t bytes, double bw) {
   return saturated_nanos(static_cast<double>(bytes) / bw * 1e9);
 }
 
-class SimDevice final : public Device {
+class SimDevice final : public DeviceBase {
  public:
   explicit SimDevice(SimParams p) : p_(p), rng_(p.seed | 1) {
     clock_.set_sleeper([this](Nanos t) { run_events_until(t); });
@@ -283,7 +285,8 @@ class SimDevice final : public Device {
 
   Clock& clock() override { return clock_; }
 
-  Result<LoadTimings> load(const ModelSource& source) override {
+ protected:
+  Result<LoadTimings> do_load(const ModelSource& source, ModelInfo& model) override {
     catch_up();
     reset_model();
     auto prepared = prepare_onnx_model(source);  // the same normalisation as the cpu device's
@@ -299,8 +302,7 @@ class SimDevice final : public Device {
                         format_bytes(static_cast<double>(bytes)) + ") at " + format_rate(bw) +
                         " would take longer than the simulation's limit of 1e6 s per step; "
                         "raise the bandwidth");
-    model_ = std::move(prepared->info);
-    loaded_ = true;
+    model = std::move(prepared->info);
     first_pending_ = true;
     if (!p_.warn.empty()) warnings_.push_back(p_.warn);
     advance_to(clock_.now() + p_.load);
@@ -309,51 +311,26 @@ class SimDevice final : public Device {
     return t;
   }
 
-  const ModelInfo& model_info() const override { return model_; }
-
-  Result<BindingId> bind(const Bindings& b) override {
-    if (!loaded_) return fail(ErrorCode::invalid_argument, "bind: no model loaded");
-    if (auto ok = check_bindings(model_, b); !ok) return tl::unexpected(ok.error());
-    bindings_.push_back(b);
-    return static_cast<BindingId>(bindings_.size() - 1);
-  }
-
-  Result<InferenceTimings> run(BindingId binding) override {
+  Result<InferenceTimings> do_run(BindingId binding) override {
     const uint64_t tag = kSyncTag;
     if (auto ok = start(binding, tag); !ok) return tl::unexpected(ok.error());
     for (;;) {
       auto c = next_completion(Nanos::max());
       if (!c) return tl::unexpected(c.error());
       if (c->tag == kSyncTag && c->binding == binding) return c->timings;
-      ready_.push_back(*c);  // someone else's; keep it for wait_next
+      deliver(*c);  // someone else's; keep it for wait_next
     }
   }
 
-  Result<void> submit(BindingId binding, uint64_t tag) override { return start(binding, tag); }
+  // Its slot frees when it lands: a completion waits in the base (deliver).
+  Result<void> do_submit(BindingId binding, uint64_t tag) override { return start(binding, tag); }
 
-  Result<Completion> wait_next(Nanos timeout) override {
-    if (!ready_.empty()) {
-      Completion c = ready_.front();
-      ready_.pop_front();
-      return c;
-    }
-    if (in_flight_ == 0) return fail(ErrorCode::invalid_argument, "wait_next: nothing in flight");
-    return next_completion(timeout);
-  }
+  Result<Completion> do_wait_next(Nanos timeout) override { return next_completion(timeout); }
 
-  uint32_t in_flight() const override { return in_flight_; }
+  uint32_t queue_depth() const override { return p_.depth; }
 
-  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration,
-                                       Nanos sleep_between) override {
-    if (binding >= bindings_.size())
-      return fail(ErrorCode::invalid_argument, "run_for_duration: unknown binding");
-    if (in_flight_ > 0)
-      return fail(ErrorCode::invalid_argument, "run_for_duration: requests still in flight");
-    if (duration <= Nanos(0))
-      return fail(ErrorCode::invalid_argument, "run_for_duration: duration must be > 0");
-    if (sleep_between < Nanos(0))
-      return fail(ErrorCode::invalid_argument,
-                  "run_for_duration: sleep between frames must not be negative");
+  Result<DurationRun> do_run_for_duration(BindingId binding, Nanos duration,
+                                          Nanos sleep_between) override {
     // A server passes a client's figures through: keep the clock's sums in range.
     if (duration > kMaxDuration || sleep_between > kMaxDuration)
       return fail(ErrorCode::invalid_argument,
@@ -361,7 +338,7 @@ class SimDevice final : public Device {
                   "1e6 s each");
     catch_up();
     // The input crosses once, the device loops on it, the output crosses once.
-    const size_t in = model_.input_bytes(), out = model_.output_bytes();
+    const size_t in = model_info().input_bytes(), out = model_info().output_bytes();
     advance_to(clock_.now() + transfer_time(in, p_.bw_in) + p_.latency);
     payload_in_ += in;
     const Nanos start = clock_.now();
@@ -410,6 +387,7 @@ class SimDevice final : public Device {
     return r;
   }
 
+ public:
   ByteCounters bytes() const override {
     ByteCounters b;
     b.payload_in = payload_in_;
@@ -478,13 +456,10 @@ class SimDevice final : public Device {
   }
 
   void reset_model() {
-    bindings_.clear();
     requests_.clear();
-    ready_.clear();
     events_ = {};
     in_ch_ = out_ch_ = compute_ = Resource{};
     in_flight_ = 0;
-    loaded_ = false;
   }
 
   // Realtime: sleeps until the virtual time `end`, or until cancel(); then
@@ -536,11 +511,10 @@ class SimDevice final : public Device {
 
   void push(Nanos t, Stage s, uint64_t id) { events_.push(Event{t, seq_++, s, id}); }
 
+  // A request enters the pipeline (submit, or run's own). The base checked
+  // the binding and, for submit, the queue depth; run checks it here.
   Result<void> start(BindingId binding, uint64_t tag) {
-    if (!loaded_) return fail(ErrorCode::invalid_argument, "no model loaded");
     catch_up();
-    if (binding >= bindings_.size())
-      return fail(ErrorCode::invalid_argument, "unknown binding " + std::to_string(binding));
     if (in_flight_ >= p_.depth)
       return fail(ErrorCode::queue_full,
                   "sim queue depth " + std::to_string(p_.depth) + " already in flight");
@@ -551,7 +525,7 @@ class SimDevice final : public Device {
     r.submitted = clock_.now();
     requests_.emplace(id, r);
     ++in_flight_;
-    payload_in_ += model_.input_bytes();
+    payload_in_ += model_info().input_bytes();
     push(clock_.now(), Stage::want_in, id);
     return {};
   }
@@ -572,10 +546,10 @@ class SimDevice final : public Device {
     const Nanos now = clock_.now();
     if (output) {
       r.out_start = now;
-      push(now + transfer_time(model_.output_bytes(), p_.bw_out), Stage::out_done, id);
+      push(now + transfer_time(model_info().output_bytes(), p_.bw_out), Stage::out_done, id);
     } else {
       r.in_start = now;
-      push(now + transfer_time(model_.input_bytes(), p_.bw_in), Stage::in_done, id);
+      push(now + transfer_time(model_info().input_bytes(), p_.bw_in), Stage::in_done, id);
     }
   }
   void release_channel(Resource& ch) {
@@ -598,10 +572,10 @@ class SimDevice final : public Device {
     // Deterministic outputs derived from the inputs (a checksum), so
     // determinism checks have something to compare.
     uint64_t h = 1469598103934665603ull;
-    for (const auto& in : bindings_[binding].inputs)
+    for (const auto& in : bound(binding).inputs)
       for (size_t i = 0; i < in.size(); i += 64)
         h = (h ^ static_cast<uint64_t>(in[i])) * 1099511628211ull;
-    for (const auto& out : bindings_[binding].outputs)
+    for (const auto& out : bound(binding).outputs)
       for (size_t i = 0; i < out.size(); i += 64)
         out[i] = static_cast<std::byte>((h >> (i % 56)) & 0xff);
   }
@@ -622,12 +596,12 @@ class SimDevice final : public Device {
   }
 
   // Clock::sleep_until: the events before t happen (completions wait in
-  // ready_ for wait_next), then the clock stands at t.
+  // the base for wait_next: deliver), then the clock stands at t.
   void run_events_until(Nanos t) {
     while (!events_.empty() && events_.top().time <= t) {
       const Event e = events_.top();
       events_.pop();
-      if (auto c = process(e)) ready_.push_back(*c);
+      if (auto c = process(e)) deliver(*c);
     }
     advance_to(t);
   }
@@ -676,7 +650,7 @@ class SimDevice final : public Device {
         c.timings.queue_wait = r.compute_start - r.arrived;
         c.timings.compute = r.compute_end - r.compute_start;
         c.timings.transfer_out = r.out_end - r.out_start;
-        payload_out_ += model_.output_bytes();
+        payload_out_ += model_info().output_bytes();
         fill_outputs(r.binding);
         requests_.erase(e.request);
         --in_flight_;
@@ -696,13 +670,9 @@ class SimDevice final : public Device {
   std::condition_variable cancel_cv_;
   bool looping_ = false, cancelled_ = false;
   uint64_t rng_;
-  ModelInfo model_;
-  bool loaded_ = false;
   bool first_pending_ = false;
-  std::vector<Bindings> bindings_;
   std::unordered_map<uint64_t, Request> requests_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::deque<Completion> ready_;
   std::vector<std::string> warnings_;  // raised since the last take_warnings()
   Resource in_ch_, out_ch_, compute_;
   uint64_t next_id_ = 0, seq_ = 0;

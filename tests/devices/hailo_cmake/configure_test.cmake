@@ -1,10 +1,16 @@
 # Configures rig with RIG_WITH_HAILO=ON three times: with no HailoRT, with a
 # HailoRT 5.0.0 package and with a 4.20.0 one (the Hailo-8 runtime); each
 # must fail at configure and say what to install, naming a version found.
+# The first spells the value in lower case (the switch is case-insensitive);
+# a value that is none of AUTO, ON and OFF is refused by name.
 foreach(case none old four)
   set(dir ${WORK_DIR}/${case})
   file(REMOVE_RECURSE ${dir})
-  set(args -S ${SOURCE_DIR} -B ${dir} -DRIG_WITH_HAILO=ON -DRIG_BUILD_TESTS=OFF
+  set(mode ON)
+  if(case STREQUAL "none")
+    set(mode on)
+  endif()
+  set(args -S ${SOURCE_DIR} -B ${dir} -DRIG_WITH_HAILO=${mode} -DRIG_BUILD_TESTS=OFF
            -DRIG_BUILD_BENCH=OFF)
   if(case STREQUAL "old")
     list(APPEND args -DHailoRT_DIR=${FAKE_OLD})
@@ -30,3 +36,13 @@ foreach(case none old four)
   endif()
   file(REMOVE_RECURSE ${dir})
 endforeach()
+
+set(dir ${WORK_DIR}/bogus)
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${dir} -DRIG_WITH_HAILO=maybe
+                        -DRIG_BUILD_TESTS=OFF -DRIG_BUILD_BENCH=OFF
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REGEX REPLACE "[ \t\r\n]+" " " err "${err}")
+if(rc EQUAL 0 OR NOT err MATCHES "RIG_WITH_HAILO=maybe: must be AUTO, ON or OFF")
+  message(FATAL_ERROR "bogus: RIG_WITH_HAILO=maybe was not refused by name:\n${err}")
+endif()
+file(REMOVE_RECURSE ${dir})
