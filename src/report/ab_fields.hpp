@@ -3,6 +3,7 @@
 // Private to the reporters.
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "report/monitor_fields.hpp"
@@ -49,7 +50,8 @@ void ab_config_fields(Io& io, AbConfig& c) {
 struct AbPair {
   uint64_t pair = 0;  // 1-based
   std::string order;  // "AB" or "BA"
-  double a_rate = 0, b_rate = 0, ratio = 0;
+  // NaN until read: a pair's figure a document does not hold reads as absent.
+  double a_rate = std::numeric_limits<double>::quiet_NaN(), b_rate = a_rate, ratio = a_rate;
 };
 
 template <class Io>

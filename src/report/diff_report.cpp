@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "report/diff_fields.hpp"
 #include "report/json_common.hpp"
 #include "report/schema_fields.hpp"
 #include "report/text_common.hpp"
@@ -299,35 +300,7 @@ std::string format_diff_text(const DiffResult& r) {
 }
 
 std::string diff_to_json(const DiffResult& r) {
-  json doc = document("rig diff");
-  doc["kind"] = "diff";
-  doc["settings"] = {{"a", r.a.label}, {"b", r.b.label}};
-  json figures = json::array();
-  for (const auto& f : r.figures)
-    figures.push_back({{"path", f.path},
-                       {"a", json_number(f.a)},
-                       {"b", json_number(f.b)},
-                       {"change", json_number(f.change)},
-                       {"a_low", json_number(f.a_low)},
-                       {"a_high", json_number(f.a_high)},
-                       {"b_low", json_number(f.b_low)},
-                       {"b_high", json_number(f.b_high)},
-                       {"range", f.range_kind},
-                       {"noise", std::string(to_string(f.noise))}});
-  json env = json::array();
-  for (const auto& e : r.environment)
-    env.push_back({{"key", e.key},
-                   {"a", e.a ? json(*e.a) : json(nullptr)},
-                   {"b", e.b ? json(*e.b) : json(nullptr)}});
-  doc["results"] = {{"tool", r.tool},
-                    {"model_a", r.model_a},
-                    {"model_b", r.model_b},
-                    {"figures", figures},
-                    {"outside_noise", r.outside},
-                    {"environment_differs", !r.environment.empty()},
-                    {"environment", env}};
-  doc["notes"] = r.notes;
-  return dump(doc);
+  return write_document("rig diff", r, diff_fields<JsonWriter>);
 }
 
 }  // namespace rig

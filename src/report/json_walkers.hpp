@@ -21,9 +21,11 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "report/json_common.hpp"
@@ -57,6 +59,26 @@ constexpr std::initializer_list<SourceKind> kSourceKinds = {SourceKind::host, So
                                                             SourceKind::scripted};
 constexpr std::initializer_list<SourceState> kSourceStates = {
     SourceState::available, SourceState::unavailable, SourceState::not_sampled};
+
+// The fields a lenient read did not find in the document (absent, null
+// where a plain number or count belongs, or of the wrong type), by address:
+// a field left at its struct default is told apart from a figure the
+// document holds, so a reader shows it as absent ("n/a"), never as 0. Every
+// field under an absent object is absent. Addresses are those of the value
+// read into: it must stay in place while this is asked (Typed in the page).
+class Absent {
+ public:
+  void add(const void* field, size_t size) { fields_.emplace(field, size); }
+  // A field found after all (an older version's name for it, read second).
+  void remove(const void* field, size_t size) { fields_.erase({field, size}); }
+  template <class T>
+  bool operator()(const T& field) const {
+    return fields_.count({static_cast<const void*>(&field), sizeof(T)}) > 0;
+  }
+
+ private:
+  std::set<std::pair<const void*, size_t>> fields_;
+};
 
 class JsonWriter {
  public:
@@ -123,6 +145,16 @@ class JsonWriter {
       list.push_back(std::move(element));
     }
   }
+  // An object whose keys are data (a model's weights by type): each value
+  // through `fields`.
+  template <class T, class F>
+  void map(const char* key, const std::map<std::string, T>& items, F&& fields, int = 1) {
+    json& object = node_[key] = json::object();
+    for (const auto& [k, item] : items) {
+      JsonWriter sub(object[k] = json::object());
+      fields(sub, const_cast<T&>(item));
+    }
+  }
   // The environment's facts sit beside its other keys.
   void facts(std::map<std::string, std::string>& facts) {
     for (const auto& [k, v] : facts) node_[k] = v;
@@ -147,9 +179,13 @@ class JsonReader {
         lenient_(lenient),
         expected_(expected) {}
   int version() const { return version_; }
+  // A lenient reader records in `absent` each field the document does not
+  // hold (Absent above); the reader's sub-readers share it.
+  void track(Absent& absent) { absent_ = &absent; }
 
   template <class T>
   void value(const char* key, T& v, int since = 1) {
+    at(v);
     const json* j = find(key, since);
     if (!j) return;
     if constexpr (std::is_same_v<T, bool>) {
@@ -169,6 +205,7 @@ class JsonReader {
     }
   }
   void value(const char* key, std::optional<std::string>& v, int since = 1) {
+    at(v);
     const json* j = find(key, since);
     if (!j) return;
     v.reset();
@@ -178,6 +215,7 @@ class JsonReader {
       bad(key, "is not a string or null");
   }
   void number(const char* key, std::optional<double>& v, int since = 1) {
+    at(v);
     const json* j = find(key, since);
     if (!j) return;
     if (j->is_null()) {
@@ -190,6 +228,7 @@ class JsonReader {
   }
   // null reads as NaN: the writer writes a non-finite figure as null.
   void number(const char* key, double& v, int since = 1) {
+    at(v);
     const json* j = find(key, since);
     if (!j) return;
     if (j->is_null()) {
@@ -201,6 +240,7 @@ class JsonReader {
     }
   }
   void numbers(const char* key, std::vector<double>& v, int since = 1) {
+    at(v);
     const json* j = find(key, since);
     if (!j) return;
     if (!j->is_array()) return bad(key, "is not an array");
@@ -274,13 +314,14 @@ class JsonReader {
     ci.upper_rank = hi ? std::optional<size_t>(*hi) : std::nullopt;
   }
   void error(const char* key, std::optional<Error>& e) {
+    at(e);
     const json* j = find(key, 1);
     if (!j) return;
     e.reset();
     if (j->is_null()) return;
     Error out;
     std::string code;
-    JsonReader io(*j, path_ + key + ".", version_, what_, error_, lenient_, expected_);
+    JsonReader io = sub(*j, path_ + key + ".");
     io.value("code", code);
     io.value("message", out.message);
     auto c = enum_from(code, kErrorCodes);
@@ -290,7 +331,7 @@ class JsonReader {
   }
   template <class E>
   void enumeration(const char* key, E& v, std::initializer_list<E> values, int since = 1) {
-    std::string text;
+    at(v);
     const json* j = find(key, since);
     if (!j) return;
     if (!j->is_string()) return bad(key, "is not a string");
@@ -299,6 +340,7 @@ class JsonReader {
     v = *e;
   }
   void optional_count(const char* key, std::optional<uint64_t>& v, int since = 1) {
+    at(v);
     const json* j = find(key, since);
     if (!j) return;
     v.reset();
@@ -310,37 +352,63 @@ class JsonReader {
   void derived(const char*, const json&) {}
   template <class T, class F>
   void optional_object(const char* key, std::optional<T>& v, F&& fields, int since = 1) {
+    at(v);
     const json* j = find(key, since);
     if (!j) return;
     v.reset();
     if (j->is_null()) return;
     if (!j->is_object()) return bad(key, "is not an object or null");
-    T item{};
-    JsonReader sub(*j, path_ + key + ".", version_, what_, error_, lenient_, expected_);
-    fields(sub, item);
-    v = std::move(item);
+    // Read in place: a field's address is what Absent records.
+    v.emplace();
+    JsonReader io = sub(*j, path_ + key + ".");
+    fields(io, *v);
   }
   template <class F>
   void object(const char* key, F&& fields, int since = 1) {
+    field_ = {nullptr, 0};
     const json* j = find(key, since);
-    if (!j) return;
-    if (!j->is_object()) return bad(key, "is not an object");
-    JsonReader sub(*j, path_ + key + ".", version_, what_, error_, lenient_, expected_);
-    fields(sub);
+    if (j && !j->is_object()) bad(key, "is not an object");
+    if (j && j->is_object()) {
+      JsonReader io = sub(*j, path_ + key + ".");
+      fields(io);
+    } else if (absent_ && lenient_) {
+      // Every field under an absent object is absent: walk them over nothing.
+      static const json kNothing = json::object();
+      JsonReader io = sub(kNothing, path_ + key + ".");
+      fields(io);
+    }
   }
   template <class T, class F>
   void array(const char* key, std::vector<T>& items, F&& fields, int since = 1) {
+    at(items);
     const json* j = find(key, since);
     if (!j) return;
     if (!j->is_array()) return bad(key, "is not an array");
+    // Read in place: a field's address is what Absent records.
     items.clear();
-    for (size_t i = 0; i < j->size() && !error_; ++i) {
-      T item{};
-      if (!(*j)[i].is_object()) return bad(key, "holds an element that is not an object");
-      JsonReader sub((*j)[i], path_ + key + "[" + std::to_string(i) + "].", version_, what_, error_,
-                     lenient_, expected_);
-      fields(sub, item);
-      items.push_back(std::move(item));
+    items.resize(j->size());
+    for (size_t i = 0; i < j->size(); ++i) {
+      if (error_ || !(*j)[i].is_object()) {
+        items.resize(i);
+        if (!error_) bad(key, "holds an element that is not an object");
+        return;
+      }
+      JsonReader io = sub((*j)[i], path_ + key + "[" + std::to_string(i) + "].");
+      fields(io, items[i]);
+    }
+  }
+  template <class T, class F>
+  void map(const char* key, std::map<std::string, T>& items, F&& fields, int since = 1) {
+    at(items);
+    const json* j = find(key, since);
+    if (!j) return;
+    if (!j->is_object()) return bad(key, "is not an object");
+    items.clear();
+    for (const auto& [k, v] : j->items()) {
+      if (error_) return;
+      if (!v.is_object()) return bad(key, "holds a value that is not an object");
+      JsonReader io = sub(v, path_ + key + "." + k + ".");
+      fields(io, items[k]);  // in place: a map's elements never move
     }
   }
   void facts(std::map<std::string, std::string>& facts) {
@@ -349,21 +417,40 @@ class JsonReader {
   }
 
  private:
+  // The field the next find() or bad() is about (Absent).
+  template <class T>
+  void at(const T& field) {
+    field_ = {static_cast<const void*>(&field), sizeof(T)};
+  }
+  void mark_absent() {
+    if (absent_ && field_.first) absent_->add(field_.first, field_.second);
+  }
+  void mark_found() {
+    if (absent_ && field_.first) absent_->remove(field_.first, field_.second);
+  }
+  JsonReader sub(const json& node, std::string path) const {
+    JsonReader io(node, std::move(path), version_, what_, error_, lenient_, expected_);
+    io.absent_ = absent_;
+    return io;
+  }
   // The key's node, or nullptr: absent keys are an error unless added after
   // the document's version.
   const json* find(const char* key, int since) {
     if (error_) return nullptr;
     auto it = node_.find(key);
     if (it == node_.end()) {
+      mark_absent();
       if (version_ >= since && !lenient_)
         error_ = Error{ErrorCode::invalid_argument, std::string(what_) + ": field '" + path_ + key +
                                                         "' is missing (expected " +
                                                         std::string(expected_) + ")"};
       return nullptr;
     }
+    mark_found();
     return &*it;
   }
   void bad(const char* key, const std::string& why) {
+    mark_absent();
     if (!error_ && !lenient_)
       error_ = Error{ErrorCode::invalid_argument,
                      std::string(what_) + ": field '" + path_ + key + "' " + why};
@@ -404,6 +491,7 @@ class JsonReader {
     return Nanos(std::llround(ns));
   }
   void scaled(const char* key, Nanos& d, double scale) {
+    at(d);
     const json* j = find(key, 1);
     if (!j) return;
     if (!j->is_number()) return bad(key, "is not a number");
@@ -417,6 +505,8 @@ class JsonReader {
   std::optional<Error>& error_;
   bool lenient_ = false;
   std::string_view expected_;
+  Absent* absent_ = nullptr;
+  std::pair<const void*, size_t> field_{nullptr, 0};
 };
 
 // A result's document, serialized: the header naming `tool`, then every key
@@ -441,62 +531,15 @@ T read_leniently(const json& node, int version, F&& fields) {
   return value;
 }
 
-// A summary found by a generic walk (rig diff): an object holding count,
-// median, min and max.
-inline bool is_summary(const json& j) {
-  return j.is_object() && j.contains("count") && j.contains("median") && j.contains("min") &&
-         j.contains("max");
-}
-
-// A summary's median and the range a change is judged against: its
-// median's interval when it has enough samples ("confidence interval"; a
-// document's own ci_low / ci_high or ci.low / ci.high first), else min..max;
-// no range when neither is known.
-struct SummaryRange {
-  std::optional<double> median, low, high;
-  std::string kind;  // "confidence interval", "min..max", or "" (none)
-};
-
-inline SummaryRange summary_range(const json& node) {
-  struct Read {
-    Summary s;
-    std::optional<double> ci_low, ci_high, low, high;
-  };
-  const auto fin = [](std::optional<double> v) {
-    return v && std::isfinite(*v) ? v : std::nullopt;
-  };
-  const Read r = read_leniently<Read>(node, kJsonSchemaVersion, [](JsonReader& io, Read& x) {
-    io.summary_body(x.s);
-    io.number("ci_low", x.ci_low);
-    io.number("ci_high", x.ci_high);
-    io.object("ci", [&](JsonReader& ci) {
-      ci.number("low", x.low);
-      ci.number("high", x.high);
-    });
-  });
-  SummaryRange out;
-  out.median = fin(r.s.median);
-  std::optional<double> lo = fin(r.ci_low), hi = fin(r.ci_high);
-  if (!lo || !hi) {
-    lo = fin(r.low);
-    hi = fin(r.high);
-  }
-  if (!lo || !hi) {
-    lo = fin(r.s.median_ci.lower);
-    hi = fin(r.s.median_ci.upper);
-  }
-  if (lo && hi) {
-    out.kind = "confidence interval";
-  } else {
-    lo = fin(r.s.min);
-    hi = fin(r.s.max);
-    if (lo && hi) out.kind = "min..max";
-  }
-  if (lo && hi) {
-    out.low = lo;
-    out.high = hi;
-  }
-  return out;
+// Reads `node` leniently into `value` in place, recording in `absent` each
+// field the document does not hold (a figure to show as absent, not as its
+// default).
+template <class T, class F>
+void read_leniently(const json& node, int version, T& value, Absent& absent, F&& fields) {
+  std::optional<Error> error;
+  JsonReader io(node, "", version, "", error, /*lenient=*/true);
+  io.track(absent);
+  fields(io, value);
 }
 
 // A walker that lists the keys a table names, in the table's order: the

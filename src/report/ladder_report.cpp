@@ -98,10 +98,7 @@ std::string format_ladder_text(const LadderResult& r) {
   if (r.worst_spread && r.worst_spread_rung)
     out += "reproducibility: repeats agree within " + opt_pct(r.worst_spread) +
            " (worst: " + r.rungs[*r.worst_spread_rung].label() + ")\n";
-  append_notes(out, r.notes);
-  out += monitor_text(r.monitor);
-  out += verdict_line(r.verdict);  // the notes above say why
-  return out;
+  return out + closing_text(r.notes, r.monitor, r.verdict);
 }
 
 std::string ladder_to_json(const LadderResult& result) {

@@ -8,12 +8,8 @@
 #include "rig/units.hpp"
 
 namespace rig {
-namespace {
 
-using report::json;
 using namespace report;
-
-}  // namespace
 
 std::string format_loop_text(const LoopResult& r) {
   std::string out = "rig loop: " + r.model.name + " on " + r.device.spec + "\n";

@@ -3,6 +3,7 @@
 // docs/results-schema.md, "rig predict". Private to the reporters.
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "report/schema_fields.hpp"
@@ -17,20 +18,15 @@ struct PredictDoc {
   std::string result_path;
   PredictSource source;
   Prediction prediction;
+  // results.prediction.traffic_mb_per_s, derived from the prediction on
+  // write; read back as the document holds it.
+  std::optional<double> traffic_mb_per_s;
 };
 
 template <class Io>
 void link_profile_fields(Io& io, LinkProfile& l) {
-  io.value("name", l.name);
-  io.number("bw_in_bytes_per_s", l.bw_in);
-  io.number("bw_out_bytes_per_s", l.bw_out);
-  io.ms("latency_ms", l.latency);
+  link_fields(io, l);
   io.derived("round_trip_ms", to_ms(l.round_trip()));
-  io.value("queue_depth", l.queue_depth);
-  std::string duplex = l.full_duplex ? "full" : "half";
-  io.value("duplex", duplex);
-  if constexpr (Io::reading) l.full_duplex = duplex == "full";
-  io.value("source", l.source);
 }
 
 template <class Io>
@@ -49,7 +45,8 @@ void predict_source_fields(Io& io, PredictSource& s) {
 }
 
 template <class Io>
-void prediction_fields(Io& io, PredictSource& s, Prediction& p) {
+void prediction_fields(Io& io, PredictSource& s, Prediction& p,
+                       std::optional<double>& traffic_mb_per_s) {
   io.number("rate_per_s", p.rate);
   io.enumeration("rate_model", p.rate_model, {RateModel::closed_form, RateModel::event_simulation},
                  5);
@@ -66,8 +63,9 @@ void prediction_fields(Io& io, PredictSource& s, Prediction& p) {
   io.value("compute_overlaps", p.compute_overlaps);
   io.number("traffic_in_bytes_per_s", p.traffic_in_bytes_per_s);
   io.number("traffic_out_bytes_per_s", p.traffic_out_bytes_per_s);
-  io.derived("traffic_mb_per_s",
-             json_number((p.traffic_in_bytes_per_s + p.traffic_out_bytes_per_s) / 1e6));
+  if constexpr (!Io::reading)
+    traffic_mb_per_s = (p.traffic_in_bytes_per_s + p.traffic_out_bytes_per_s) / 1e6;
+  io.number("traffic_mb_per_s", traffic_mb_per_s);
   io.number("bus_utilization", p.bus_utilization);
   io.number("bus_idle", p.bus_idle);
   io.number("ttfo_ms", p.ttfo_ms);
@@ -75,7 +73,9 @@ void prediction_fields(Io& io, PredictSource& s, Prediction& p) {
     t.number("load_ms", s.load_ms);
     t.number("allocate_ms", s.allocate_ms);
     t.number("first_compute_ms", p.first_compute_ms);
-    double first = p.ttfo_ms - s.load_ms - s.allocate_ms;
+    // Read back as NaN (absent) unless the document holds it.
+    double first = Io::reading ? std::numeric_limits<double>::quiet_NaN()
+                               : p.ttfo_ms - s.load_ms - s.allocate_ms;
     t.number("first_inference_ms", first);
     if constexpr (Io::reading) s.first_inference_ms = first;
   });
@@ -92,22 +92,11 @@ void predict_fields(Io& io, PredictDoc& d) {
   });
   io.object("results", [&](Io& x) {
     x.object("source", [&](Io& s) { predict_source_fields(s, d.source); });
-    x.object("prediction", [&](Io& q) { prediction_fields(q, d.source, p); });
+    x.object("prediction", [&](Io& q) { prediction_fields(q, d.source, p, d.traffic_mb_per_s); });
   });
   io.array("inputs", p.inputs.inputs, input_verdict_fields<Io>, 6);
   io.object(
       "verdict", [&](Io& v) { verdict_fields(v, p.inputs.verdict); }, 6);
-}
-
-// A rig predict document read back (rig place): every key its version has
-// must be there; a null figure reads as NaN. Errors name `what` and the key.
-inline Result<PredictDoc> read_predict(const json& doc, int version, std::string_view what) {
-  PredictDoc d;
-  std::optional<Error> error;
-  JsonReader io(doc, "", version, what, error, /*lenient=*/false, "a rig predict --json result");
-  predict_fields(io, d);
-  if (error) return tl::unexpected(*error);
-  return d;
 }
 
 }  // namespace rig::report

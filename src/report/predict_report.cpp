@@ -7,12 +7,8 @@
 #include "rig/units.hpp"
 
 namespace rig {
-namespace {
 
-using report::json;
 using namespace report;
-
-}  // namespace
 
 std::string format_link_profiles_text() {
   std::string out = line("%-14s %12s %12s %12s %7s %7s  %s\n", "profile", "bw in", "bw out",
@@ -98,7 +94,8 @@ std::string format_prediction_text(const PredictSource& s, const Prediction& p) 
 
 std::string prediction_to_json(const std::string& path, const PredictSource& s,
                                const Prediction& p) {
-  return write_document("rig predict", PredictDoc{path, s, p}, predict_fields<JsonWriter>);
+  return write_document("rig predict", PredictDoc{path, s, p, std::nullopt},
+                        predict_fields<JsonWriter>);
 }
 
 }  // namespace rig

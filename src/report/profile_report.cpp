@@ -9,12 +9,8 @@
 #include "rig/units.hpp"
 
 namespace rig {
-namespace {
 
-using report::json;
 using namespace report;
-
-}  // namespace
 
 std::string format_profile_text(const ProfileResult& r) {
   std::string out = "rig profile: " + r.model.name + " on " + r.device.spec + "\n";

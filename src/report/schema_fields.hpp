@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/environment.hpp"
+#include "rig/link_profile.hpp"
 #include "rig/scenario/input_verdict.hpp"
 #include "rig/scenario/point.hpp"
 #include "rig/scenario/settings.hpp"
@@ -103,6 +105,21 @@ void environment_device_fields(Io& io, Environment& env, bool& virtual_clock, De
   });
 }
 
+// A link (rig predict's, fit's, a placement candidate's): its queue depth
+// where `queue_depth` (rig place's candidates have none).
+template <class Io>
+void link_fields(Io& io, LinkProfile& l, bool queue_depth = true) {
+  io.value("name", l.name);
+  io.number("bw_in_bytes_per_s", l.bw_in);
+  io.number("bw_out_bytes_per_s", l.bw_out);
+  io.ms("latency_ms", l.latency);
+  if (queue_depth) io.value("queue_depth", l.queue_depth);
+  std::string duplex = l.full_duplex ? "full" : "half";
+  io.value("duplex", duplex);
+  if constexpr (Io::reading) l.full_duplex = duplex == "full";
+  io.value("source", l.source);
+}
+
 template <class Io>
 void tensor_fields(Io& io, TensorInfo& t) {
   io.value("name", t.name);
@@ -133,21 +150,25 @@ void model_fields(Io& io, ModelInfo& m) {
 
 // The model summary (sweep, ab): name, sha256, the bytes of a frame each
 // way, and where the model came from. Read back, each direction's bytes are
-// one u8 tensor holding the total (the document names no tensors).
+// one u8 tensor holding the total (the document names no tensors); a
+// direction a lenient read did not find has no tensor.
 template <class Io>
 void model_summary_fields(Io& io, ModelInfo& m, std::string& path) {
   io.value("path", path);
   io.value("name", m.name);
   io.value("sha256", m.sha256, 3);
-  uint64_t in = m.input_bytes(), out = m.output_bytes();
+  constexpr uint64_t kNotRead = std::numeric_limits<uint64_t>::max();
+  uint64_t in = Io::reading ? kNotRead : m.input_bytes();
+  uint64_t out = Io::reading ? kNotRead : m.output_bytes();
   io.value("input_bytes", in);
   io.value("output_bytes", out);
   if constexpr (Io::reading) {
     const auto total = [](uint64_t bytes) {
-      return TensorInfo{"", ElementType::u8, {static_cast<int64_t>(bytes)}, bytes};
+      return std::vector<TensorInfo>{
+          TensorInfo{"", ElementType::u8, {static_cast<int64_t>(bytes)}, bytes}};
     };
-    m.inputs = {total(in)};
-    m.outputs = {total(out)};
+    m.inputs = in == kNotRead ? std::vector<TensorInfo>() : total(in);
+    m.outputs = out == kNotRead ? std::vector<TensorInfo>() : total(out);
   }
 }
 

@@ -115,10 +115,7 @@ std::string format_sweep_text(const SweepResult& r) {
            " single shot (" + opt_pct(r.round_trip_share, 0) + ") is hidden by pipelining (" +
            opt_ms(r.single_shot_ms) + " at depth 1 -> " + opt_ms(r.pipelined_ms) +
            " per frame at depth " + std::to_string(r.best_depth.value_or(0)) + ")\n";
-  append_notes(out, r.notes);
-  out += monitor_text(r.monitor);
-  out += verdict_line(r.verdict);  // the notes above say why
-  return out;
+  return out + closing_text(r.notes, r.monitor, r.verdict);
 }
 
 std::string sweep_to_json(const SweepResult& result) {
