@@ -260,9 +260,16 @@ TEST(HtmlReport, LoneFrameTableHasP95AndItsInterval) {
   doc["latency"]["overall_ms"]["intervals"]["p95"] = {
       {"p", 95},        {"confidence", 0.95}, {"enough", true},    {"needs", 72},
       {"lower", 4.125}, {"upper", 4.5},       {"lower_rank", 180}, {"upper_rank", 196}};
+  // A median without enough samples for its interval is said so, not printed.
+  doc["latency"]["hardware_ms"]["intervals"]["p50"] = {
+      {"p", 50},          {"confidence", 0.95}, {"enough", false},       {"needs", 6},
+      {"lower", nullptr}, {"upper", nullptr},   {"lower_rank", nullptr}, {"upper_rank", nullptr}};
   const auto page = html_report({{"v6.json", doc.dump()}});
   ASSERT_TRUE(page.has_value()) << page.error().to_string();
   EXPECT_NE(page->html.find("<td>4.25 ms</td><td>4.125 ms .. 4.5 ms</td>"), std::string::npos)
+      << page->html.substr(page->html.find("Lone-frame latency"), 2000);
+  EXPECT_NE(page->html.find("<td>device compute</td><td>not enough samples</td>"),
+            std::string::npos)
       << page->html.substr(page->html.find("Lone-frame latency"), 2000);
 }
 

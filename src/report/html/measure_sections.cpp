@@ -57,7 +57,7 @@ void bench_section(Context& c, const Typed& t) {
             ? num(s->p95_ci.lower, "ms") + " .. " + num(s->p95_ci.upper, "ms")
         : s->p95 ? std::string("not enough samples")
                  : std::string("n/a");
-    table_row(out, {name, num(s->median, "ms"),
+    table_row(out, {name, s->median_ci.p > 0 ? pct(s->median, s->median_ci) : num(s->median, "ms"),
                     s->p90_ci.p > 0 ? pct(s->p90, s->p90_ci) : num(s->p90, "ms"),
                     s->p95_ci.p > 0 ? pct(s->p95, s->p95_ci) : num(s->p95, "ms"), p95_interval,
                     s->p99_ci.p > 0 ? pct(s->p99, s->p99_ci) : num(s->p99, "ms"), num(s->max, "ms"),
