@@ -1,8 +1,8 @@
 // rig ab's reporters: text with units, and the JSON document.
 #include "rig/report/ab_report.hpp"
 
+#include "report/ab_fields.hpp"
 #include "report/json_common.hpp"
-#include "report/monitor_fields.hpp"
 #include "report/monitor_text.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
@@ -55,58 +55,8 @@ std::string format_ab_text(const AbResult& r) {
   return out;
 }
 
-std::string ab_to_json(const AbResult& r) {
-  json doc = document("rig ab");
-  auto side = [](const AbConfig& c) {
-    return json{{"spec", c.spec.given_text()}, {"depth", c.depth}, {"knobs", c.knobs}};
-  };
-  doc["settings"] = {{"a", side(r.a)},
-                     {"b", side(r.b)},
-                     {"pairs", r.settings.pairs},
-                     {"alpha", r.settings.alpha},
-                     {"same_within", r.settings.same_within},
-                     {"order_seed", r.settings.order_seed},
-                     {"point", point_settings_json(r.settings.point)}};
-  add_monitor_settings_json(doc["settings"], r.settings.monitor, r.settings.confounds);
-  doc["environment"] = environment_json(r.environment, r.virtual_clock,
-                                        {{"device_a", &r.device_a}, {"device_b", &r.device_b}});
-  doc["model"] = model_summary_json(r.model);
-  doc["model"]["path"] = r.model_path;
-  json pairs = json::array();
-  for (size_t i = 0; i < r.ratios.size(); ++i)
-    pairs.push_back({{"pair", i + 1},
-                     {"order", i < r.order.size() ? r.order[i] : std::string()},
-                     {"a_rate_per_s", json_number(r.rates_a[i])},
-                     {"b_rate_per_s", json_number(r.rates_b[i])},
-                     {"ratio", json_number(r.ratios[i])}});
-  doc["results"] = {
-      {"shared_device", r.shared_device},
-      {"depth_a", r.depth_a},
-      {"depth_b", r.depth_b},
-      {"pairs", pairs},
-      {"a_rate_per_s", json_summary(r.rate_a)},
-      {"b_rate_per_s", json_summary(r.rate_b)},
-      {"ratio", json_summary(r.ratio)},
-      {"test",
-       {{"name", r.test.name},
-        {"u", json_number(r.test.u)},
-        {"p_value", json_number(r.test.p_value)},
-        {"exact", r.test.exact},
-        {"alpha", json_number(r.test.alpha)}}},
-      {"effect",
-       {{"ratio", json_number(r.test.ratio)},
-        {"lower", json_number(r.test.ratio_lower)},
-        {"upper", json_number(r.test.ratio_upper)},
-        {"confidence", json_number(r.test.confidence)},
-        {"estimator", "hodges_lehmann"}}},
-      {"pairs_recommended", r.pairs_recommended ? json(*r.pairs_recommended) : json(nullptr)},
-      {"verdict", std::string(to_string(r.verdict))},
-      {"verdict_text", r.verdict_text}};
-  doc["notes"] = r.notes;
-  doc["monitor"] = monitor_json(r.monitor);
-  doc["verdict"] = verdict_json(r.judgement);
-  doc["input_data"] = input_data_json(r.settings.point.inputs.get(), r.settings.point.seed);
-  return dump(doc);
+std::string ab_to_json(const AbResult& result) {
+  return write_document("rig ab", result, ab_fields<JsonWriter>);
 }
 
 }  // namespace rig

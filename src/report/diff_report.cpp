@@ -7,7 +7,9 @@
 #include <set>
 #include <sstream>
 
+#include "report/diff_fields.hpp"
 #include "report/json_common.hpp"
+#include "report/schema_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
@@ -24,24 +26,14 @@ struct Figure {
   std::string range_kind;
 };
 
-bool is_summary(const json& j) {
-  return j.is_object() && j.contains("count") && j.contains("median") && j.contains("min") &&
-         j.contains("max");
-}
-
-std::optional<double> num(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
 // An element's name within its array: its unique "size" or "depth".
-std::optional<std::string> element_key(const json& element, const char* key) {
-  auto it = element.find(key);
-  if (it == element.end()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
+std::optional<std::string> element_key(const json& element, std::string_view key) {
+  for (const auto& item : element.items()) {
+    if (item.key() != key) continue;
+    const json& v = item.value();
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  }
   return std::nullopt;
 }
 
@@ -57,34 +49,16 @@ void collect(const json& node, const std::string& path, std::map<std::string, Fi
              std::vector<std::string>& bad) {
   if (is_summary(node)) {
     check_summary(node, path, bad);
+    // Read through the summary's table of keys (json_walkers.hpp).
+    const SummaryRange range = summary_range(node);
     Figure f;
-    if (auto m = num(node, "median")) {
-      f.value = *m;
+    if (range.median) {
+      f.value = *range.median;
       f.has_value = true;
     }
-    std::optional<double> lo = num(node, "ci_low"), hi = num(node, "ci_high");
-    if (auto ci = node.find("ci"); (!lo || !hi) && ci != node.end() && ci->is_object()) {
-      lo = num(*ci, "low");
-      hi = num(*ci, "high");
-    }
-    // A summary's median interval (order statistics; version 3 documents).
-    if (auto iv = node.find("intervals"); (!lo || !hi) && iv != node.end() && iv->is_object())
-      if (auto p50 = iv->find("p50");
-          p50 != iv->end() && p50->is_object() && p50->value("enough", false)) {
-        lo = num(*p50, "lower");
-        hi = num(*p50, "upper");
-      }
-    if (lo && hi) {
-      f.range_kind = "confidence interval";
-    } else {
-      lo = num(node, "min");
-      hi = num(node, "max");
-      if (lo && hi) f.range_kind = "min..max";
-    }
-    if (lo && hi) {
-      f.low = lo;
-      f.high = hi;
-    }
+    f.low = range.low;
+    f.high = range.high;
+    f.range_kind = range.kind;
     out[path] = f;
     return;
   }
@@ -165,13 +139,9 @@ void flatten_env(const json& node, const std::string& path,
   }
 }
 
-std::string model_identity(const json& doc) {
-  auto m = doc.find("model");
-  if (m == doc.end() || !m->is_object()) return {};
-  if (auto s = m->find("sha256"); s != m->end() && s->is_string() && !s->get<std::string>().empty())
-    return s->get<std::string>();
-  if (auto n = m->find("name"); n != m->end() && n->is_string())
-    return "name " + n->get<std::string>();
+std::string model_identity(const DocHeader& h) {
+  if (!h.model_sha256.empty()) return h.model_sha256;
+  if (!h.model_name.empty()) return "name " + h.model_name;
   return {};
 }
 
@@ -205,24 +175,21 @@ Result<DiffResult> diff_documents(const DiffSide& a, const DiffSide& b) {
   DiffResult r;
   r.a.label = a.label;
   r.b.label = b.label;
-  const std::string ta = ja["tool"].get<std::string>(), tb = jb["tool"].get<std::string>();
+  const DocHeader ha = read_header(ja), hb = read_header(jb);
+  const std::string ta = ha.tool, tb = hb.tool;
   if (ta != tb)
     return fail(ErrorCode::invalid_argument, a.label + " is a '" + ta + "' result and " + b.label +
                                                  " a '" + tb +
                                                  "' one: diff compares two results of one tool");
   // One tool, two kinds of result (rig sweep: the depth sweep, or kind "rate"
   // for the rate search) have no figures in common.
-  const auto kind_of = [](const json& j) {
-    const auto k = j.find("kind");
-    return k != j.end() && k->is_string() ? k->get<std::string>() : std::string();
-  };
-  if (kind_of(ja) != kind_of(jb))
+  if (ha.kind != hb.kind)
     return fail(ErrorCode::invalid_argument,
-                a.label + " is a '" + ta + "' result of kind '" + kind_of(ja) + "' and " + b.label +
-                    " one of kind '" + kind_of(jb) + "': diff compares two results of one kind");
+                a.label + " is a '" + ta + "' result of kind '" + ha.kind + "' and " + b.label +
+                    " one of kind '" + hb.kind + "': diff compares two results of one kind");
   r.tool = ta;
-  r.model_a = model_identity(ja);
-  r.model_b = model_identity(jb);
+  r.model_a = model_identity(ha);
+  r.model_b = model_identity(hb);
   if (r.model_a != r.model_b)
     r.notes.push_back("the two runs measured different models (" +
                       (r.model_a.empty() ? std::string("unknown") : r.model_a.substr(0, 16)) +
@@ -270,8 +237,8 @@ Result<DiffResult> diff_documents(const DiffSide& a, const DiffSide& b) {
   if (only_b) r.notes.push_back(std::to_string(only_b) + " figures only in " + b.label);
 
   std::map<std::string, std::string> ea, eb;
-  if (auto e = ja.find("environment"); e != ja.end()) flatten_env(*e, "", ea);
-  if (auto e = jb.find("environment"); e != jb.end()) flatten_env(*e, "", eb);
+  if (ha.environment) flatten_env(*ha.environment, "", ea);
+  if (hb.environment) flatten_env(*hb.environment, "", eb);
   std::set<std::string> keys;
   for (const auto& [k, v] : ea) keys.insert(k);
   for (const auto& [k, v] : eb) keys.insert(k);
@@ -283,7 +250,7 @@ Result<DiffResult> diff_documents(const DiffSide& a, const DiffSide& b) {
     if (ib != eb.end()) c.b = ib->second;
     if (c.a != c.b) r.environment.push_back(std::move(c));
   }
-  if (ja.value("schema_version", 0) != jb.value("schema_version", 0))
+  if (ha.schema_version != hb.schema_version)
     r.notes.push_back(
         "the documents are of different schema versions: a figure renamed between "
         "them shows as only in one");
@@ -333,35 +300,7 @@ std::string format_diff_text(const DiffResult& r) {
 }
 
 std::string diff_to_json(const DiffResult& r) {
-  json doc = document("rig diff");
-  doc["kind"] = "diff";
-  doc["settings"] = {{"a", r.a.label}, {"b", r.b.label}};
-  json figures = json::array();
-  for (const auto& f : r.figures)
-    figures.push_back({{"path", f.path},
-                       {"a", json_number(f.a)},
-                       {"b", json_number(f.b)},
-                       {"change", json_number(f.change)},
-                       {"a_low", json_number(f.a_low)},
-                       {"a_high", json_number(f.a_high)},
-                       {"b_low", json_number(f.b_low)},
-                       {"b_high", json_number(f.b_high)},
-                       {"range", f.range_kind},
-                       {"noise", std::string(to_string(f.noise))}});
-  json env = json::array();
-  for (const auto& e : r.environment)
-    env.push_back({{"key", e.key},
-                   {"a", e.a ? json(*e.a) : json(nullptr)},
-                   {"b", e.b ? json(*e.b) : json(nullptr)}});
-  doc["results"] = {{"tool", r.tool},
-                    {"model_a", r.model_a},
-                    {"model_b", r.model_b},
-                    {"figures", figures},
-                    {"outside_noise", r.outside},
-                    {"environment_differs", !r.environment.empty()},
-                    {"environment", env}};
-  doc["notes"] = r.notes;
-  return dump(doc);
+  return write_document("rig diff", r, diff_fields<JsonWriter>);
 }
 
 }  // namespace rig

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "report/fit_fields.hpp"
 #include "report/json_common.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
@@ -9,7 +10,6 @@
 namespace rig {
 namespace {
 
-using report::json;
 using namespace report;
 
 std::string bytes_text(double b) {
@@ -29,16 +29,6 @@ std::string precision_name(unsigned bits) {
     default:
       return std::to_string(bits) + "-bit";
   }
-}
-
-json link_json(const LinkProfile& l) {
-  return {{"name", l.name},
-          {"bw_in_bytes_per_s", json_number(l.bw_in)},
-          {"bw_out_bytes_per_s", json_number(l.bw_out)},
-          {"latency_ms", to_ms(l.latency)},
-          {"queue_depth", l.queue_depth},
-          {"duplex", l.full_duplex ? "full" : "half"},
-          {"source", l.source}};
 }
 
 }  // namespace
@@ -118,58 +108,7 @@ std::string format_fit_text(const FitResult& r) {
 }
 
 std::string fit_to_json(const FitResult& r) {
-  json doc = document("rig fit");
-  doc["kind"] = "fit";
-  const auto& s = r.settings;
-  const auto& w = r.weights;
-  doc["settings"] = {{"model", s.model},
-                     {"params", json_number(s.params)},
-                     {"device_memory_bytes", json_number(s.device_memory_bytes)},
-                     {"bits", s.bits},
-                     {"link", s.link ? link_json(*s.link) : json(nullptr)},
-                     {"link_from", s.link_from},
-                     {"activation_bytes", json_number(s.activation_bytes)},
-                     {"strict", r.inputs.strict}};
-  json types = json::object();
-  for (const auto& [type, g] : w.by_type)
-    types[type] = {{"tensors", g.tensors},
-                   {"elements", g.elements},
-                   {"bytes", g.bytes},
-                   {"floating", g.floating}};
-  doc["model"] = {{"from_graph", r.from_graph},
-                  {"tensors", w.tensors},
-                  {"parameters", w.parameters},
-                  {"float_parameters", w.float_parameters},
-                  {"stored_bytes", w.stored_bytes},
-                  {"non_float_bytes", w.non_float_bytes},
-                  {"external_tensors", w.external_tensors},
-                  {"constant_tensors", w.constant_tensors},
-                  {"by_type", types}};
-  doc["working"] = {{"bytes", json_number(r.working_known ? std::optional<double>(r.working_bytes)
-                                                          : std::nullopt)},
-                    {"known", r.working_known},
-                    {"from", r.working_from}};
-  json rows = json::array();
-  for (const auto& x : r.rows)
-    rows.push_back({{"bits", x.bits},
-                    {"weight_bytes", json_number(x.weight_bytes)},
-                    {"need_bytes", json_number(x.need_bytes)},
-                    {"placement", std::string(to_string(x.placement))},
-                    {"spare_bytes", json_number(x.spare_bytes)},
-                    {"streamed_bytes_per_inference", json_number(x.streamed_bytes)},
-                    {"load_ms", json_number(x.load_ms)},
-                    {"floor_ms", json_number(x.floor_ms)},
-                    {"lone_floor_ms", json_number(x.lone_floor_ms)},
-                    {"best_rate_per_s", json_number(x.best_rate_per_s)},
-                    {"frame_ms", json_number(x.frame_ms)}});
-  doc["results"] = {{"rows", rows},
-                    {"frame",
-                     {{"bytes_in", r.frame_known ? json(r.frame_in_bytes) : json(nullptr)},
-                      {"bytes_out", r.frame_known ? json(r.frame_out_bytes) : json(nullptr)},
-                      {"counted", r.frame_known}}}};
-  doc["inputs"] = inputs_json(r.inputs);
-  doc["verdict"] = verdict_json(r.inputs.verdict);
-  return dump(doc);
+  return write_document("rig fit", r, fit_fields<JsonWriter>);
 }
 
 }  // namespace rig

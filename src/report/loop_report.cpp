@@ -2,28 +2,14 @@
 #include "rig/report/loop_report.hpp"
 
 #include "report/json_common.hpp"
-#include "report/monitor_fields.hpp"
+#include "report/loop_fields.hpp"
 #include "report/monitor_text.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
-namespace {
 
-using report::json;
 using namespace report;
-
-json loop_settings_json(const LoopSettings& s) {
-  json j = point_settings_json(s.point);
-  j["model"] = s.model;
-  j["device"] = s.device;
-  j["depth"] = s.depth;
-  j["sleep_between_frames_ms"] = to_ms(s.sleep_between_frames);
-  add_monitor_settings_json(j, s.monitor, s.confounds);
-  return j;
-}
-
-}  // namespace
 
 std::string format_loop_text(const LoopResult& r) {
   std::string out = "rig loop: " + r.model.name + " on " + r.device.spec + "\n";
@@ -100,50 +86,8 @@ std::string format_loop_text(const LoopResult& r) {
   return out;
 }
 
-std::string loop_to_json(const LoopResult& r) {
-  json doc = document("rig loop");
-  doc["settings"] = {{"requested", loop_settings_json(r.requested)},
-                     {"effective", loop_settings_json(r.effective)}};
-  doc["environment"] = environment_json(r.environment, r.virtual_clock, {{"device", &r.device}});
-  doc["environment"]["mixed_clocks"] = r.mixed_clocks;
-  doc["model"] = model_json(r.model);
-  doc["ttfo"] = ttfo_json(r.ttfo);
-  auto count = [](const std::optional<uint64_t>& n) { return n ? json(*n) : json(nullptr); };
-  doc["loop"] = {{"frames_completed", count(r.loop.frames_completed)},
-                 {"frames_aborted", count(r.loop.frames_aborted)},
-                 {"elapsed_s", to_seconds(r.loop.elapsed)},
-                 {"frames_per_second", json_number(r.loop.frames_per_second)},
-                 {"frames_per_second_upper", json_number(r.device_rate_upper)},
-                 {"rate_per_s", json_number(r.device_rate)},
-                 {"rate_per_s_lower", json_number(r.device_rate_lower)},
-                 {"rate_uncertainty", json_number(r.device_rate_uncertainty)},
-                 {"rate_step", json_number(r.loop.rate_step)},
-                 {"includes_transfers", r.loop.includes_transfers},
-                 {"notes", r.loop.notes},
-                 {"error", error_json(r.loop_error)}};
-  const SteadyRepeat& s = r.steady;
-  doc["steady"] = {{"depth", s.depth},
-                   {"inferences", s.inferences},
-                   {"elapsed_s", to_seconds(s.elapsed)},
-                   {"rate_per_s", json_number(r.host_rate)},
-                   {"stable", s.stable},
-                   {"aborted", s.aborted},
-                   {"errors", s.errors},
-                   {"first_error", error_json(s.first_error)},
-                   {"windows", s.windows.size()},
-                   {"warmup_s", to_seconds(s.warmup)},
-                   {"payload_in_per_inference", json_number(s.payload_in_per_inference)},
-                   {"payload_out_per_inference", json_number(s.payload_out_per_inference)},
-                   {"link_in_per_inference", json_number(s.link_in_per_inference)},
-                   {"link_out_per_inference", json_number(s.link_out_per_inference)}};
-  doc["transfer_cost"] = {{"per_frame_ms", json_number(r.transfer_cost_ms)},
-                          {"share_of_host_frame_time", json_number(r.transfer_cost_share)},
-                          {"lower_ms", json_number(r.transfer_cost_lower_ms)},
-                          {"upper_ms", json_number(r.transfer_cost_upper_ms)}};
-  doc["monitor"] = monitor_json(r.monitor);
-  doc["verdict"] = verdict_json(r.verdict);
-  doc["input_data"] = input_data_json(r.effective.point.inputs.get(), r.effective.point.seed);
-  return dump(doc);
+std::string loop_to_json(const LoopResult& result) {
+  return write_document("rig loop", result, loop_fields<JsonWriter>);
 }
 
 }  // namespace rig

@@ -74,6 +74,16 @@ void monitor_fields(Io& io, MonitorRecord& m) {
   io.object("energy", [&](Io& e) { energy_fields(e, m.energy); });
 }
 
+// A settings block's "monitor" and "confounds" objects (added in `since`).
+template <class Io>
+void monitor_confound_settings_fields(Io& io, MonitorSettings& monitor, ConfoundSettings& confounds,
+                                      int since = 3) {
+  io.object(
+      "monitor", [&](Io& m) { monitor_settings_fields(m, monitor); }, since);
+  io.object(
+      "confounds", [&](Io& c) { confound_settings_fields(c, confounds); }, since);
+}
+
 // The settings' "monitor" and "confounds" objects, added to `settings`.
 inline void add_monitor_settings_json(json& settings, MonitorSettings monitor,
                                       ConfoundSettings confounds) {

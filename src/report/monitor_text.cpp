@@ -45,6 +45,13 @@ std::string confounds_text(const Verdict& v, bool strict) {
   return out + "\n";
 }
 
+std::string closing_text(const std::vector<std::string>& notes, const MonitorRecord& monitor,
+                         const Verdict& verdict) {
+  std::string out;
+  append_notes(out, notes);
+  return out + monitor_text(monitor) + verdict_line(verdict);
+}
+
 std::string monitor_text(const MonitorRecord& m) {
   std::ostringstream out;
   out << "monitor\n";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "rig/monitor/monitor.hpp"
 #include "rig/scenario/verdict.hpp"
@@ -18,6 +19,11 @@ std::string confounds_text(const Verdict& verdict, bool strict);
 
 // "monitor\n  sources ...\n  energy per inference ...\n"
 std::string monitor_text(const MonitorRecord& monitor);
+
+// A report's closing lines: its notes, the monitor, and the verdict's line
+// (the notes say why).
+std::string closing_text(const std::vector<std::string>& notes, const MonitorRecord& monitor,
+                         const Verdict& verdict);
 
 // "1.23 mJ" / "45.6 uJ" / "2.00 J"
 std::string format_joules(double joules);

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "report/json_common.hpp"
+#include "report/place_fields.hpp"
+#include "report/predict_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/report/bench_report.hpp"
 #include "rig/scenario/predict.hpp"
@@ -13,40 +15,9 @@
 namespace rig {
 namespace {
 
-using report::json;
 using namespace report;
 
-std::optional<double> number_at(const json& doc, std::initializer_list<const char*> path) {
-  const json* node = &doc;
-  for (const char* key : path) {
-    if (!node->is_object()) return std::nullopt;
-    auto it = node->find(key);
-    if (it == node->end()) return std::nullopt;
-    node = &*it;
-  }
-  if (node->is_number()) {
-    const double v = node->get<double>();
-    if (std::isfinite(v)) return v;
-  }
-  if (node->is_string()) {  // device properties are strings
-    auto v = parse_number(node->get<std::string>());
-    if (v) return *v;
-  }
-  return std::nullopt;
-}
-
-std::string string_at(const json& doc, std::initializer_list<const char*> path) {
-  const json* node = &doc;
-  for (const char* key : path) {
-    if (!node->is_object()) return {};
-    auto it = node->find(key);
-    if (it == node->end()) return {};
-    node = &*it;
-  }
-  return node->is_string() ? node->get<std::string>() : std::string();
-}
-
-Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::string_view what) {
+Result<PlaceCandidate> from_bench(std::string_view text, std::string_view what) {
   auto bench = read_bench_json(text, what, "place");
   if (!bench) return tl::unexpected(bench.error());
   const BenchResult& b = *bench;
@@ -78,17 +49,14 @@ Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::s
   if (b.device.in_process) {
     c.link.reset();
   } else if (b.device.kind == "sim") {
-    const json& dev = doc["environment"]["device"];
-    auto bw_in = number_at(dev, {"properties", "bw_in_bytes_per_s"});
-    auto bw_out = number_at(dev, {"properties", "bw_out_bytes_per_s"});
-    auto lat = number_at(dev, {"properties", "latency_ms"});
-    if (bw_in && bw_out && *bw_in > 0 && *bw_out > 0) {
+    const SimLinkProperties sim = sim_link_properties(b.device);
+    if (sim.bw_in && sim.bw_out && *sim.bw_in > 0 && *sim.bw_out > 0) {
       LinkProfile l;
       l.name = "sim";
-      l.bw_in = *bw_in;
-      l.bw_out = *bw_out;
-      l.latency = Nanos(static_cast<int64_t>(std::llround(lat.value_or(0) * 1e6)));
-      l.full_duplex = string_at(dev, {"properties", "duplex"}) == "full";
+      l.bw_in = *sim.bw_in;
+      l.bw_out = *sim.bw_out;
+      l.latency = Nanos(static_cast<int64_t>(std::llround(sim.latency_ms.value_or(0) * 1e6)));
+      l.full_duplex = sim.full_duplex;
       l.queue_depth = std::max<uint32_t>(1, b.device.queue_depth);
       l.source = "the sim device's parameters in " + w;
       c.link = l;
@@ -128,65 +96,50 @@ Result<PlaceCandidate> from_bench(const json& doc, std::string_view text, std::s
   return c;
 }
 
-Result<PlaceCandidate> from_predict(const json& doc, std::string_view what) {
+Result<PlaceCandidate> from_predict(const json& doc, int version, std::string_view what) {
   const std::string w(what);
-  auto need = [&](std::initializer_list<const char*> path, const char* name) -> Result<double> {
-    auto v = number_at(doc, path);
-    if (!v)
+  // Read leniently: a placement needs only the figures below, and a key
+  // absent from the document is told apart from a 0 (Absent).
+  PredictDoc d;
+  Absent absent;
+  read_leniently(doc, version, d, absent, predict_fields<JsonReader>);
+  const Prediction& p = d.prediction;
+  const PredictSource& s = d.source;
+  // The figures a placement needs, named as the document names them.
+  const std::pair<const double*, const char*> needed[] = {
+      {&p.rate, "results.prediction.rate_per_s"},
+      {&p.lone_ms, "results.prediction.lone_ms"},
+      {&s.compute_ms, "results.source.compute_ms"},
+      {&p.compute_ms_per_frame, "results.prediction.compute_ms_per_frame"},
+      {&p.link.bw_in, "settings.link.bw_in_bytes_per_s"},
+      {&p.link.bw_out, "settings.link.bw_out_bytes_per_s"},
+      {nullptr, "settings.link.latency_ms"},
+      {&s.bytes_in, "results.source.bytes_in"},
+      {&s.bytes_out, "results.source.bytes_out"}};
+  for (const auto& [v, name] : needed)
+    if (v ? absent(*v) || !std::isfinite(*v) : absent(p.link.latency))
       return fail(ErrorCode::invalid_argument, w + ": field '" + name + "' is missing or null");
-    return *v;
-  };
+  if (!(p.rate > 0) || !(p.link.bw_in > 0) || !(p.link.bw_out > 0))
+    return fail(ErrorCode::invalid_argument, w + ": a zero rate or bandwidth cannot be placed");
   PlaceCandidate c;
   c.source = w;
   c.predicted = true;
-  auto rate = need({"results", "prediction", "rate_per_s"}, "results.prediction.rate_per_s");
-  auto lone = need({"results", "prediction", "lone_ms"}, "results.prediction.lone_ms");
-  auto compute = need({"results", "source", "compute_ms"}, "results.source.compute_ms");
-  auto per_frame = need({"results", "prediction", "compute_ms_per_frame"},
-                        "results.prediction.compute_ms_per_frame");
-  auto bw_in = need({"settings", "link", "bw_in_bytes_per_s"}, "settings.link.bw_in_bytes_per_s");
-  auto bw_out =
-      need({"settings", "link", "bw_out_bytes_per_s"}, "settings.link.bw_out_bytes_per_s");
-  auto lat = need({"settings", "link", "latency_ms"}, "settings.link.latency_ms");
-  auto in = need({"results", "source", "bytes_in"}, "results.source.bytes_in");
-  auto out = need({"results", "source", "bytes_out"}, "results.source.bytes_out");
-  for (const auto* r : {&rate, &lone, &compute, &per_frame, &bw_in, &bw_out, &lat, &in, &out})
-    if (!*r) return tl::unexpected(r->error());
-  if (!(*rate > 0) || !(*bw_in > 0) || !(*bw_out > 0))
-    return fail(ErrorCode::invalid_argument, w + ": a zero rate or bandwidth cannot be placed");
-  c.rate_per_s = *rate;
-  c.lone_ms = *lone;
-  c.compute_ms = *compute;
-  c.compute_ms_per_frame = *per_frame;
-  c.bytes_in = *in;
-  c.bytes_out = *out;
-  if (auto depth = number_at(doc, {"settings", "depth"}); depth && *depth >= 1)
-    c.depth = static_cast<uint32_t>(*depth);
-  LinkProfile l;
-  l.name = string_at(doc, {"settings", "link", "name"});
-  l.bw_in = *bw_in;
-  l.bw_out = *bw_out;
-  l.latency = Nanos(static_cast<int64_t>(std::llround(*lat * 1e6)));
-  l.full_duplex = string_at(doc, {"settings", "link", "duplex"}) == "full";
-  l.source = string_at(doc, {"settings", "link", "source"});
+  c.rate_per_s = p.rate;
+  c.lone_ms = p.lone_ms;
+  if (!absent(p.depth) && p.depth >= 1) c.depth = p.depth;
+  c.compute_ms = s.compute_ms;
+  c.compute_ms_per_frame = p.compute_ms_per_frame;
+  c.bytes_in = s.bytes_in;
+  c.bytes_out = s.bytes_out;
+  LinkProfile l = p.link;
+  l.queue_depth = LinkProfile{}.queue_depth;  // the link's, not the predicted device's
   c.link = l;
-  c.device = string_at(doc, {"results", "source", "device_spec"}) + " on " + l.name;
-  c.model_name = string_at(doc, {"results", "source", "model"});
-  c.model_sha256 = string_at(doc, {"results", "source", "model_sha256"});
-  c.caveats.push_back(w + ": predicted for " + l.name + " from " +
-                      string_at(doc, {"settings", "result"}) +
+  c.device = s.device_spec + " on " + p.link.name;
+  c.model_name = s.model_name;
+  c.model_sha256 = s.model_sha256;
+  c.caveats.push_back(w + ": predicted for " + p.link.name + " from " + d.result_path +
                       ", not measured (its verdict is in that result)");
   return c;
-}
-
-json link_json(const std::optional<LinkProfile>& l) {
-  if (!l) return nullptr;
-  return {{"name", l->name},
-          {"bw_in_bytes_per_s", json_number(l->bw_in)},
-          {"bw_out_bytes_per_s", json_number(l->bw_out)},
-          {"latency_ms", to_ms(l->latency)},
-          {"duplex", l->full_duplex ? "full" : "half"},
-          {"source", l->source}};
 }
 
 }  // namespace
@@ -194,9 +147,9 @@ json link_json(const std::optional<LinkProfile>& l) {
 Result<PlaceCandidate> read_place_candidate(std::string_view text, std::string_view what) {
   auto read = read_document(text, what, "", "place");
   if (!read) return tl::unexpected(read.error());
-  const std::string tool = read->first["tool"].get<std::string>();
-  if (tool == "rig bench") return from_bench(read->first, text, what);
-  if (tool == "rig predict") return from_predict(read->first, what);
+  const std::string tool = document_tool(read->first);
+  if (tool == "rig bench") return from_bench(text, what);
+  if (tool == "rig predict") return from_predict(read->first, read->second, what);
   return fail(ErrorCode::invalid_argument, std::string(what) + ": a '" + tool +
                                                "' result; place reads rig bench and rig predict "
                                                "--json results");
@@ -264,85 +217,7 @@ std::string format_place_text(const PlaceResult& r) {
 }
 
 std::string place_to_json(const PlaceResult& r) {
-  json doc = document("rig place");
-  doc["kind"] = "place";
-  const Workload& w = r.workload;
-  json sources = json::array();
-  for (const auto& c : r.candidates) sources.push_back(c.source);
-  json stages = json::array();
-  for (const auto& s : r.stages)
-    stages.push_back({{"name", s.name},
-                      {"model", s.model},
-                      {"sha256", s.sha256},
-                      {"input_bytes", json_number(s.input_bytes)},
-                      {"output_bytes", json_number(s.output_bytes)},
-                      {"candidates", s.candidates}});
-  doc["settings"] = {{"workload",
-                      {{"fps", w.fps},
-                       {"latency_ms", json_number(w.latency_ms)},
-                       {"frame", w.frame_text},
-                       {"frame_bytes", json_number(w.frame_bytes)},
-                       {"frame_mapping", r.frame_mapping}}},
-                     {"results", sources},
-                     {"strict", r.inputs.strict}};
-  json candidates = json::array();
-  for (const auto& c : r.candidates)
-    candidates.push_back({{"source", c.source},
-                          {"device", c.device},
-                          {"model", c.model_name},
-                          {"model_sha256", c.model_sha256},
-                          {"predicted", c.predicted},
-                          {"rate_per_s", json_number(c.rate_per_s)},
-                          {"compute_ms", json_number(c.compute_ms)},
-                          {"compute_ms_per_frame", json_number(c.compute_ms_per_frame)},
-                          {"lone_ms", json_number(c.lone_ms)},
-                          {"bytes_in", json_number(c.bytes_in)},
-                          {"bytes_out", json_number(c.bytes_out)},
-                          {"depth", c.depth > 0 ? json(c.depth) : json(nullptr)},
-                          {"link", link_json(c.link)},
-                          {"energy_per_inference_j", json_number(c.energy_j)},
-                          {"caveats", c.caveats}});
-  json assignments = json::array();
-  for (const auto& a : r.assignments) {
-    json placed = json::array();
-    for (const auto& p : a.stages)
-      placed.push_back({{"stage", r.stages[p.stage].name},
-                        {"candidate", p.candidate},
-                        {"device", r.candidates[p.candidate].device},
-                        {"source", r.candidates[p.candidate].source},
-                        {"bytes_in", json_number(p.bytes_in)},
-                        {"bytes_out", json_number(p.bytes_out)},
-                        {"transfer_in_ms", json_number(p.transfer_in_ms)},
-                        {"transfer_out_ms", json_number(p.transfer_out_ms)},
-                        {"compute_ms", json_number(p.compute_ms)}});
-    assignments.push_back({{"stages", placed},
-                           {"rate_per_s", json_number(a.rate_per_s)},
-                           {"bound", a.bound},
-                           {"resource_rate_per_s", json_number(a.resource_rate_per_s)},
-                           {"depth_rate_per_s", json_number(a.depth_rate_per_s)},
-                           {"measured_scale", json_number(a.measured_scale)},
-                           {"lone_ms", json_number(a.lone_ms)},
-                           {"transfer_ms", json_number(a.transfer_ms)},
-                           {"transfer_share", json_number(a.transfer_share)},
-                           {"bytes_moved_per_frame", json_number(a.bytes_moved_per_frame)},
-                           {"bus_utilization", json_number(a.bus_utilization)},
-                           {"bus_headroom", json_number(a.bus_headroom)},
-                           {"busiest_link", a.busiest_link},
-                           {"energy_per_frame_j", json_number(a.energy_j)},
-                           {"meets_rate", a.meets_rate},
-                           {"meets_latency", a.meets_latency},
-                           {"meets", a.meets},
-                           {"shortfall", json_number(a.shortfall)},
-                           {"caveats", a.caveats}});
-  }
-  doc["results"] = {{"stages", stages},
-                    {"candidates", candidates},
-                    {"assignments", assignments},
-                    {"met", r.met},
-                    {"reason", r.reason}};
-  doc["inputs"] = inputs_json(r.inputs);
-  doc["verdict"] = verdict_json(r.inputs.verdict);
-  return dump(doc);
+  return write_document("rig place", r, place_fields<JsonWriter>);
 }
 
 }  // namespace rig

@@ -2,16 +2,13 @@
 #include "rig/report/predict_report.hpp"
 
 #include "report/json_common.hpp"
+#include "report/predict_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
-namespace {
 
-using report::json;
 using namespace report;
-
-}  // namespace
 
 std::string format_link_profiles_text() {
   std::string out = line("%-14s %12s %12s %12s %7s %7s  %s\n", "profile", "bw in", "bw out",
@@ -97,62 +94,8 @@ std::string format_prediction_text(const PredictSource& s, const Prediction& p) 
 
 std::string prediction_to_json(const std::string& path, const PredictSource& s,
                                const Prediction& p) {
-  json doc = document("rig predict");
-  const LinkProfile& l = p.link;
-  doc["settings"] = {{"result", path},
-                     {"strict", p.inputs.strict},
-                     {"depth", p.depth},
-                     {"link",
-                      {{"name", l.name},
-                       {"bw_in_bytes_per_s", l.bw_in},
-                       {"bw_out_bytes_per_s", l.bw_out},
-                       {"latency_ms", to_ms(l.latency)},
-                       {"round_trip_ms", to_ms(l.round_trip())},
-                       {"queue_depth", l.queue_depth},
-                       {"duplex", l.full_duplex ? "full" : "half"},
-                       {"source", l.source}}}};
-  doc["results"] = {
-      {"source",
-       {{"device_spec", s.device_spec},
-        {"model", s.model_name},
-        {"model_sha256", s.model_sha256},
-        {"compute_ms", json_number(s.compute_ms)},
-        {"compute_from", s.compute_from},
-        {"bytes_in", json_number(s.bytes_in)},
-        {"bytes_out", json_number(s.bytes_out)},
-        {"depth", s.depth},
-        {"measured_rate_per_s", json_number(s.measured_rate)},
-        {"measured_lone_ms", json_number(s.measured_lone_ms)},
-        {"measured_spread", json_number(s.measured_spread)}}},
-      {"prediction",
-       {{"rate_per_s", json_number(p.rate)},
-        {"rate_model", std::string(to_string(p.rate_model))},
-        {"closed_form_rate_per_s", json_number(p.closed_form_rate)},
-        {"rate_uncertainty", json_number(p.rate_uncertainty)},
-        {"uncertainty_note", p.uncertainty_note},
-        {"ms_per_frame", json_number(p.ms_per_frame)},
-        {"bound", std::string(to_string(p.bound))},
-        {"lone_ms", json_number(p.lone_ms)},
-        {"transfer_in_ms", json_number(p.transfer_in_ms)},
-        {"transfer_out_ms", json_number(p.transfer_out_ms)},
-        {"bus_ms_per_frame", json_number(p.bus_ms_per_frame)},
-        {"compute_ms_per_frame", json_number(p.compute_ms_per_frame)},
-        {"compute_overlaps", p.compute_overlaps},
-        {"traffic_in_bytes_per_s", json_number(p.traffic_in_bytes_per_s)},
-        {"traffic_out_bytes_per_s", json_number(p.traffic_out_bytes_per_s)},
-        {"traffic_mb_per_s",
-         json_number((p.traffic_in_bytes_per_s + p.traffic_out_bytes_per_s) / 1e6)},
-        {"bus_utilization", json_number(p.bus_utilization)},
-        {"bus_idle", json_number(p.bus_idle)},
-        {"ttfo_ms", json_number(p.ttfo_ms)},
-        {"ttfo",
-         {{"load_ms", json_number(s.load_ms)},
-          {"allocate_ms", json_number(s.allocate_ms)},
-          {"first_compute_ms", json_number(p.first_compute_ms)},
-          {"first_inference_ms", json_number(p.ttfo_ms - s.load_ms - s.allocate_ms)}}}}}};
-  doc["inputs"] = inputs_json(p.inputs);
-  doc["verdict"] = verdict_json(p.inputs.verdict);
-  return dump(doc);
+  return write_document("rig predict", PredictDoc{path, s, p, std::nullopt},
+                        predict_fields<JsonWriter>);
 }
 
 }  // namespace rig

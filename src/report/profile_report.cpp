@@ -4,21 +4,13 @@
 #include <algorithm>
 
 #include "report/json_common.hpp"
+#include "report/profile_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
-namespace {
 
-using report::json;
 using namespace report;
-
-json profile_settings_json(const ProfileSettings& s) {
-  return {
-      {"model", s.model}, {"device", s.device}, {"runs", s.runs}, {"top", s.top}, {"seed", s.seed}};
-}
-
-}  // namespace
 
 std::string format_profile_text(const ProfileResult& r) {
   std::string out = "rig profile: " + r.model.name + " on " + r.device.spec + "\n";
@@ -44,31 +36,8 @@ std::string format_profile_text(const ProfileResult& r) {
   return out;
 }
 
-std::string profile_to_json(const ProfileResult& r) {
-  json doc = document("rig profile");
-  doc["settings"] = {{"requested", profile_settings_json(r.requested)},
-                     {"effective", profile_settings_json(r.effective)}};
-  doc["environment"] = environment_json(r.environment, r.virtual_clock, {{"device", &r.device}});
-  doc["model"] = model_json(r.model);
-  doc["ttfo"] = ttfo_json(r.ttfo);
-  json layers = json::array();
-  for (size_t i = 0; i < r.layers.size(); ++i) {
-    const ProfiledLayer& l = r.layers[i];
-    layers.push_back({{"rank", i + 1},
-                      {"name", l.name},
-                      {"op_type", l.op_type},
-                      {"calls", l.calls},
-                      {"total_ms", json_number(l.total_ms)},
-                      {"per_run_ms", json_number(l.per_run_ms)},
-                      {"share", json_number(l.share)}});
-  }
-  doc["profile"] = {{"profiler", r.profiler},
-                    {"runs", r.runs},
-                    {"wall_per_run_ms", json_number(r.wall_per_run_ms)},
-                    {"layers_per_run_ms", json_number(r.layers_per_run_ms)},
-                    {"layers", std::move(layers)}};
-  doc["verdict"] = verdict_json(r.verdict);
-  return dump(doc);
+std::string profile_to_json(const ProfileResult& result) {
+  return write_document("rig profile", result, profile_fields<JsonWriter>);
 }
 
 }  // namespace rig

@@ -1,10 +1,12 @@
 #include "report/result_doc.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 
+#include "report/schema_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/model.hpp"
 #include "rig/report/document.hpp"
@@ -67,9 +69,9 @@ Result<ResultDoc> parse_result(const ResultFile& file) {
   r.doc = json::parse(file.text, nullptr, /*allow_exceptions=*/false);
   if (r.doc.is_discarded()) return bad("not JSON (expected a rig --json result)");
   if (!r.doc.is_object()) return bad("not a JSON object (expected a rig --json result)");
-  auto v = r.doc.find("schema_version");
-  if (v == r.doc.end())
-    return bad("field 'schema_version' is missing (expected a rig --json result)");
+  const DocHeaderNodes header = header_nodes(r.doc);
+  const json* v = header.schema_version;
+  if (!v) return bad("field 'schema_version' is missing (expected a rig --json result)");
   if (!v->is_number()) return bad("field 'schema_version' is not a number");
   const double version = v->get<double>();
   std::string readable;
@@ -80,9 +82,8 @@ Result<ResultDoc> parse_result(const ResultFile& file) {
   if (r.version == 0)
     return bad("schema_version " + line("%.17g", version) + " is not one this rig reads (" +
                readable + ")");
-  auto tool = r.doc.find("tool");
-  if (tool == r.doc.end() || !tool->is_string())
-    return bad("field 'tool' is missing or not a string");
+  const json* tool = header.tool;
+  if (!tool || !tool->is_string()) return bad("field 'tool' is missing or not a string");
   r.tool = tool->get<std::string>();
   return r;
 }
@@ -105,6 +106,7 @@ std::string unit_of(std::string_view key, std::string_view parent) {
   // Longest suffixes first: "_mb_per_s" before "_per_s" before "_s".
   static const std::pair<std::string_view, std::string_view> kSuffixes[] = {
       {"_ns_per_inference", "ns"},
+      {"joules_per_inference", "J"},
       {"_mb_per_s", "MB/s"},
       {"_bytes_per_s", "B/s"},
       {"_per_inference", "B"},
@@ -113,6 +115,7 @@ std::string unit_of(std::string_view key, std::string_view parent) {
       {"_bytes", "B"},
       {"_ms", "ms"},
       {"_ns", "ns"},
+      {"_power_w", "W"},
       {"_s", "s"},
       {"_tolerance", "fraction"},
       {"_share", "fraction"},
@@ -157,41 +160,14 @@ std::string exact(const json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
-  if (v.is_number()) return line("%.17g", v.get<double>());
-  return v.dump();
-}
-
-const json* at_path(const json& doc, std::string_view path) {
-  const json* node = &doc;
-  while (!path.empty()) {
-    const size_t dot = path.find('.');
-    const std::string key(path.substr(0, dot));
-    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
-    if (node->is_object()) {
-      auto it = node->find(key);
-      if (it == node->end()) return nullptr;
-      node = &*it;
-    } else if (node->is_array()) {
-      char* end = nullptr;
-      const unsigned long i = std::strtoul(key.c_str(), &end, 10);
-      if (key.empty() || *end || i >= node->size()) return nullptr;
-      node = &(*node)[i];
-    } else {
-      return nullptr;
-    }
+  if (v.is_number()) {
+    // The shortest text that reads back as the same double: exact, without
+    // the float noise of %.17g (0.95, not 0.94999999999999996).
+    char text[64];
+    const auto end = std::to_chars(text, text + sizeof text, v.get<double>());
+    return std::string(text, end.ptr);
   }
-  return node;
-}
-
-std::optional<double> number_at(const json& doc, std::string_view path) {
-  const json* j = at_path(doc, path);
-  if (!j || !j->is_number()) return std::nullopt;
-  return j->get<double>();
-}
-
-std::string string_at(const json& doc, std::string_view path) {
-  const json* j = at_path(doc, path);
-  return j && j->is_string() ? j->get<std::string>() : std::string();
+  return v.dump();
 }
 
 }  // namespace rig::report
@@ -249,8 +225,9 @@ Result<std::string> windows_csv(const std::vector<ResultFile>& files) {
   }
   std::vector<Series> series;
   std::set<std::string> extra;
-  static const std::vector<std::string> kFixed = {"start_s", "duration_s", "inferences",
-                                                  "rate_per_s"};
+  // The columns every window has: the keys of the window's table.
+  static const std::vector<std::string> kFixed =
+      report::keys_of<WindowFigure>(report::window_fields<report::KeyLister>);
   for (const auto& d : docs) {
     for (auto& ws : report::window_series(d.doc)) {
       for (const auto& w : *ws.windows)
@@ -271,9 +248,13 @@ Result<std::string> windows_csv(const std::vector<ResultFile>& files) {
       const json& w = (*s.windows)[i];
       out += csv_field(result) + "," + csv_field(s.path) + "," +
              (s.repeat ? std::to_string(*s.repeat + 1) : "") + "," + std::to_string(i + 1);
+      // Each column's value by a walk over the window's keys.
+      std::map<std::string, const json*> cells;
+      if (w.is_object())
+        for (const auto& item : w.items()) cells[item.key()] = &item.value();
       for (const auto& c : columns) {
-        auto it = w.is_object() ? w.find(c) : w.end();
-        out += "," + (w.is_object() && it != w.end() ? csv_field(report::exact(*it)) : "");
+        auto it = cells.find(c);
+        out += "," + (it != cells.end() ? csv_field(report::exact(*it->second)) : "");
       }
       out += "\r\n";
     }

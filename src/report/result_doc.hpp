@@ -43,7 +43,8 @@ std::string unit_of(std::string_view key, std::string_view parent);
 // true/false, strings as they are.
 std::string display(const json& v);
 
-// A value for CSV: 17 significant digits, empty for null.
+// A value for CSV: the shortest text that reads back as the same double
+// (std::to_chars), empty for null.
 std::string exact(const json& v);
 
 // Every array named "windows" whose first element is an object: a per-window
@@ -55,11 +56,5 @@ struct WindowSeries {
   const json* windows = nullptr;
 };
 std::vector<WindowSeries> window_series(const json& doc);
-
-// The node at a dotted path ("steady.rate_per_s.median"), or nullptr.
-const json* at_path(const json& doc, std::string_view path);
-// A number at a path, or nullopt (absent, null, or not a number).
-std::optional<double> number_at(const json& doc, std::string_view path);
-std::string string_at(const json& doc, std::string_view path);
 
 }  // namespace rig::report

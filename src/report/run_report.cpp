@@ -4,14 +4,13 @@
 #include <sstream>
 
 #include "report/json_common.hpp"
+#include "report/run_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
 namespace {
 
-using report::json;
-using report::json_number;
 using report::line;
 
 std::string g(const std::optional<double>& v) {
@@ -22,27 +21,12 @@ std::string shape_dtype(const TensorInfo& t) {
   return shape_text(t.shape) + " " + std::string(to_string(t.type));
 }
 
-json stats_json(const TensorStats& s) {
-  return {{"elements", s.elements},    {"nonfinite", s.nonfinite},  {"mean", json_number(s.mean)},
-          {"min", json_number(s.min)}, {"max", json_number(s.max)}, {"sha256", s.sha256}};
-}
-
-json tensor_stats_json(const TensorInfo& t, const TensorStats& s) {
-  json j = report::tensor_json(t);
-  j["stats"] = stats_json(s);
-  return j;
-}
-
 void stats_row(std::ostringstream& out, const std::string& label, const TensorInfo& t,
                const TensorStats& s) {
   out << line("  %-24s %-24s mean %-12s min %-12s max %-12s\n", label.c_str(),
               shape_dtype(t).c_str(), g(s.mean).c_str(), g(s.min).c_str(), g(s.max).c_str());
   out << line("  %-24s sha256 %s%s\n", "", s.sha256.c_str(),
               s.nonfinite ? (", " + std::to_string(s.nonfinite) + " non-finite").c_str() : "");
-}
-
-json environment(const Environment& env, bool virtual_clock, const DeviceInfo& d) {
-  return report::environment_json(env, virtual_clock, {{"device", &d}});
 }
 
 }  // namespace
@@ -76,40 +60,7 @@ std::string format_run_text(const RunResult& r) {
 }
 
 std::string run_to_json(const RunResult& r) {
-  json doc = report::document("rig run");
-  doc["settings"] = {{"model", r.settings.model},   {"device", r.settings.device},
-                     {"inputs", r.settings.inputs}, {"references", r.settings.references},
-                     {"atol", r.settings.atol},     {"rtol", r.settings.rtol},
-                     {"seed", r.settings.seed}};
-  doc["environment"] = environment(r.environment, r.virtual_clock, r.device);
-  doc["model"] = report::model_json(r.model);
-  json inputs = json::array();
-  for (const auto& in : r.inputs) {
-    json j = tensor_stats_json(in.info, in.stats);
-    j["source"] = in.source;
-    inputs.push_back(std::move(j));
-  }
-  doc["inputs"] = std::move(inputs);
-  json outputs = json::array();
-  for (const auto& o : r.outputs) outputs.push_back(tensor_stats_json(o.info, o.stats));
-  doc["outputs"] = std::move(outputs);
-  doc["timings"] = report::timings_json(r.timings);
-  json refs = json::array();
-  for (const auto& ref : r.references) {
-    const auto& c = ref.comparison;
-    refs.push_back({{"path", ref.path},
-                    {"passed", ref.passed},
-                    {"elements", c.elements},
-                    {"outside", c.outside},
-                    {"max_abs_error", json_number(c.max_abs_error)},
-                    {"max_rel_error", json_number(c.max_rel_error)},
-                    {"l2_rel_error", json_number(c.l2_rel_error)},
-                    {"cosine", json_number(c.cosine)},
-                    {"bytes_differing", c.bytes_differing}});
-  }
-  doc["references"] = std::move(refs);
-  doc["references_passed"] = r.references_passed;
-  return report::dump(doc);
+  return report::write_document("rig run", r, report::run_fields<report::JsonWriter>);
 }
 
 std::string format_check_text(const CheckResult& r) {
@@ -127,27 +78,7 @@ std::string format_check_text(const CheckResult& r) {
 }
 
 std::string check_to_json(const CheckResult& r) {
-  json doc = report::document("rig check");
-  doc["settings"] = {{"model", r.settings.model},
-                     {"device", r.settings.device},
-                     {"allow_nondeterministic", r.settings.allow_nondeterministic},
-                     {"seed", r.settings.seed},
-                     {"guard_bytes", r.settings.guard_bytes}};
-  doc["environment"] = environment(r.environment, r.virtual_clock, r.device);
-  doc["model"] = report::model_json(r.model);
-  json checks = json::array();
-  for (const auto& c : r.checks) {
-    json j = {{"name", c.name}, {"passed", c.passed}, {"evidence", c.evidence}};
-    j["differing_bytes"] = c.differing_bytes ? json(*c.differing_bytes) : json(nullptr);
-    j["total_bytes"] = c.total_bytes ? json(*c.total_bytes) : json(nullptr);
-    j["max_difference"] = json_number(c.max_difference);
-    j["refusal"] = report::error_json(c.refusal);
-    checks.push_back(std::move(j));
-  }
-  doc["checks"] = std::move(checks);
-  doc["guarded_calls"] = r.guarded_calls;
-  doc["passed"] = r.passed;
-  return report::dump(doc);
+  return report::write_document("rig check", r, report::check_fields<report::JsonWriter>);
 }
 
 std::string format_compare_text(const CompareResult& r) {
@@ -199,38 +130,7 @@ std::string format_compare_text(const CompareResult& r) {
 }
 
 std::string compare_to_json(const CompareResult& r) {
-  json doc = report::document("rig compare");
-  doc["settings"] = {{"models", r.settings.models},
-                     {"device", r.settings.device},
-                     {"inputs", r.settings.inputs},
-                     {"seed", r.settings.seed}};
-  doc["environment"] = environment(r.environment, r.virtual_clock, r.device);
-  json variants = json::array();
-  for (const auto& x : r.variants) {
-    json facts = json::array();
-    for (const auto& f : x.weights.facts)
-      facts.push_back({{"tensor", f.tensor}, {"fact", f.fact}, {"value", json_number(f.value)}});
-    json outputs = json::array();
-    for (const auto& o : x.outputs) outputs.push_back(tensor_stats_json(o.info, o.stats));
-    json j = {{"model", x.model},
-              {"name", x.name},
-              {"artifact_sha256",
-               x.weights.artifact_sha256.empty() ? json(nullptr) : json(x.weights.artifact_sha256)},
-              {"weights_sha256",
-               x.weights.weights_sha256 ? json(*x.weights.weights_sha256) : json(nullptr)},
-              {"facts", std::move(facts)},
-              {"input_sources", x.input_sources},
-              {"outputs", std::move(outputs)},
-              {"output_bytes", x.output_bytes},
-              {"bytes_differing_from_first",
-               x.bytes_differing_from_first ? json(*x.bytes_differing_from_first) : json(nullptr)},
-              {"rerun_bytes_differing", x.rerun_bytes_differing},
-              {"deterministic", x.deterministic},
-              {"note", x.note ? json(*x.note) : json(nullptr)}};
-    variants.push_back(std::move(j));
-  }
-  doc["variants"] = std::move(variants);
-  return report::dump(doc);
+  return report::write_document("rig compare", r, report::compare_fields<report::JsonWriter>);
 }
 
 }  // namespace rig

@@ -4,40 +4,15 @@
 #include <sstream>
 
 #include "report/json_common.hpp"
-#include "report/monitor_fields.hpp"
 #include "report/monitor_text.hpp"
+#include "report/soak_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
 namespace {
 
-using report::json;
 using namespace report;
-
-json soak_settings_json(const SoakSettings& s) {
-  json j;
-  j["model"] = s.model;
-  j["device"] = s.device;
-  j["depth"] = s.depth;
-  j["duration_s"] = to_seconds(s.duration);
-  j["short_s"] = to_seconds(s.short_span);
-  j["long_s"] = to_seconds(s.long_span);
-  j["window_s"] = to_seconds(s.window);
-  j["cooldown_s"] = to_seconds(s.cooldown);
-  j["warmup_max_s"] = to_seconds(s.warmup_max);
-  j["request_timeout_s"] = to_seconds(s.request_timeout);
-  j["seed"] = s.seed;
-  j["drift_floor"] = json_number(s.drift_floor);
-  add_monitor_settings_json(j, s.monitor, s.confounds);
-  return j;
-}
-
-json span_json(const SoakSpan& s) {
-  return {{"start_s", json_number(s.start_s)}, {"duration_s", json_number(s.duration_s)},
-          {"inferences", s.inferences},        {"windows", s.windows},
-          {"rate_per_s", json_number(s.rate)}, {"spread", json_number(s.spread)}};
-}
 
 std::string temp_text(const std::optional<double>& t) {
   return t ? format_fixed(*t, 1) : std::string("-");
@@ -90,38 +65,7 @@ std::string format_soak_text(const SoakResult& r) {
 }
 
 std::string soak_to_json(const SoakResult& r) {
-  json doc = document("rig soak");
-  doc["settings"] = {{"requested", soak_settings_json(r.requested)},
-                     {"effective", soak_settings_json(r.effective)}};
-  doc["environment"] = environment_json(r.environment, r.virtual_clock, {{"device", &r.device}});
-  doc["model"] = model_json(r.model);
-  doc["ttfo"] = ttfo_json(r.ttfo);
-  json windows = json::array();
-  for (const auto& w : r.windows)
-    windows.push_back({{"start_s", json_number(w.start_s)},
-                       {"duration_s", json_number(w.duration_s)},
-                       {"inferences", w.inferences},
-                       {"rate_per_s", json_number(w.rate)},
-                       {"temperature_c", json_number(w.temperature_c)}});
-  doc["soak"] = {{"depth", r.run.depth},
-                 {"elapsed_s", to_seconds(r.run.elapsed)},
-                 {"inferences", r.run.inferences},
-                 {"rate_per_s", json_number(r.run.rate)},
-                 {"warmup_s", to_seconds(r.run.warmup)},
-                 {"errors", r.run.errors},
-                 {"first_error", error_json(r.run.first_error)},
-                 {"aborted", r.run.aborted},
-                 {"temperature_sensor", r.temperature_sensor},
-                 {"windows", windows},
-                 {"short", span_json(r.short_run)},
-                 {"long", span_json(r.long_run)},
-                 {"drift", json_number(r.drift)},
-                 {"noise", json_number(r.noise)},
-                 {"drift_exceeds_noise", r.drift_exceeds_noise}};
-  doc["monitor"] = monitor_json(r.monitor);
-  doc["verdict"] = verdict_json(r.verdict);
-  doc["input_data"] = input_data_json(r.effective.inputs.get(), r.effective.seed);
-  return dump(doc);
+  return write_document("rig soak", r, soak_fields<JsonWriter>);
 }
 
 }  // namespace rig

@@ -2,8 +2,8 @@
 #include "rig/report/sweep_report.hpp"
 
 #include "report/json_common.hpp"
-#include "report/monitor_fields.hpp"
 #include "report/monitor_text.hpp"
+#include "report/sweep_fields.hpp"
 #include "report/text_common.hpp"
 #include "rig/units.hpp"
 
@@ -12,59 +12,6 @@ namespace {
 
 using report::json;
 using namespace report;
-
-json sweep_settings_json(const SweepSettings& s) {
-  json j = {{"min_depth", s.min_depth},
-            {"max_depth", s.max_depth},
-            {"knee_fraction", s.knee_fraction},
-            {"refine", s.refine},
-            {"latency_samples", s.latency_samples},
-            {"point", point_settings_json(s.point)}};
-  add_monitor_settings_json(j, s.monitor, s.confounds);
-  return j;
-}
-
-json rate_sweep_settings_json(const RateSweepSettings& s) {
-  json j = {{"min_rate_per_s", s.min_rate},
-            {"max_rate_per_s", s.max_rate},
-            {"latency_bound_ms", to_ms(s.latency_bound)},
-            {"max_probes", s.max_probes},
-            {"resolution", s.resolution},
-            {"arrival", std::string(to_string(s.arrival))},
-            {"on_full", std::string(to_string(s.on_full))},
-            {"late_threshold_ms", to_ms(s.late_threshold)},
-            {"depth", s.depth},
-            {"duration_s", to_seconds(s.point.duration)},
-            {"windows", s.point.windows},
-            {"request_timeout_s", to_seconds(s.point.request_timeout)},
-            {"seed", s.point.seed},
-            {"latency_samples", s.latency_samples},
-            {"confidence", s.confidence}};
-  add_monitor_settings_json(j, s.monitor, s.confounds);
-  return j;
-}
-
-json probe_json(const RateProbe& p) {
-  const OfferedRun& o = p.run;
-  return {{"offered_rate_per_s", p.rate},
-          {"scheduled_rate_per_s", o.scheduled_rate},
-          {"achieved_rate_per_s", o.achieved_rate},
-          {"p99_ms", json_number(p.p99_ms)},
-          {"p99_enough", p.p99_enough},
-          {"keeps_up", p.keeps_up},
-          {"meets", p.meets},
-          {"depth", o.depth},
-          {"arrivals", o.arrivals},
-          {"completed", o.completed},
-          {"dropped", o.dropped},
-          {"late", o.late},
-          {"late_share", o.late_share},
-          {"latency_from_arrival_ms", json_summary(o.latency_ms)},
-          {"latency_from_submission_ms", json_summary(o.service_ms)},
-          {"errors", o.errors},
-          {"first_error", error_json(o.first_error)},
-          {"aborted", o.aborted}};
-}
 
 }  // namespace
 
@@ -102,28 +49,8 @@ std::string format_rate_sweep_text(const RateSweepResult& r) {
   return out;
 }
 
-std::string rate_sweep_to_json(const RateSweepResult& r) {
-  json doc = document("rig sweep");
-  doc["kind"] = "rate";
-  doc["settings"] = {{"requested", rate_sweep_settings_json(r.requested)},
-                     {"effective", rate_sweep_settings_json(r.effective)}};
-  doc["environment"] = environment_json(r.environment, r.virtual_clock, {{"device", &r.device}});
-  doc["model"] = model_summary_json(r.model);
-  doc["model"]["path"] = r.model_path;
-  json probes = json::array();
-  for (const auto& p : r.search.probes) probes.push_back(probe_json(p));
-  doc["results"] = {{"probes", probes},
-                    {"best_rate_per_s", json_number(r.search.best_rate)},
-                    {"first_failing_rate_per_s", json_number(r.search.first_failing_rate)},
-                    {"search_end", std::string(to_string(r.search.end))},
-                    {"latency_bound_ms", to_ms(r.effective.latency_bound)},
-                    {"lone_ms", json_summary(r.lone.overall_ms)},
-                    {"ttfo_ms", to_ms(r.ttfo.total)}};
-  doc["notes"] = r.notes;
-  doc["monitor"] = monitor_json(r.monitor);
-  doc["verdict"] = verdict_json(r.verdict);
-  doc["input_data"] = input_data_json(r.effective.point.inputs.get(), r.effective.point.seed);
-  return dump(doc);
+std::string rate_sweep_to_json(const RateSweepResult& result) {
+  return write_document("rig sweep", result, rate_sweep_fields<JsonWriter>);
 }
 
 std::string format_sweep_text(const SweepResult& r) {
@@ -188,47 +115,11 @@ std::string format_sweep_text(const SweepResult& r) {
            " single shot (" + opt_pct(r.round_trip_share, 0) + ") is hidden by pipelining (" +
            opt_ms(r.single_shot_ms) + " at depth 1 -> " + opt_ms(r.pipelined_ms) +
            " per frame at depth " + std::to_string(r.best_depth.value_or(0)) + ")\n";
-  append_notes(out, r.notes);
-  out += monitor_text(r.monitor);
-  out += verdict_line(r.verdict);  // the notes above say why
-  return out;
+  return out + closing_text(r.notes, r.monitor, r.verdict);
 }
 
-std::string sweep_to_json(const SweepResult& r) {
-  json doc = document("rig sweep");
-  doc["settings"] = {{"requested", sweep_settings_json(r.requested)},
-                     {"effective", sweep_settings_json(r.effective)}};
-  doc["environment"] = environment_json(r.environment, r.virtual_clock, {{"device", &r.device}});
-  doc["model"] = model_summary_json(r.model);
-  doc["model"]["path"] = r.model_path;
-  json points = json::array();
-  for (const auto& p : r.points) {
-    json j = point_json(p.result);
-    j["refined"] = p.refined;
-    j["fraction_of_best"] = json_number(p.fraction_of_best);
-    points.push_back(j);
-  }
-  auto opt_u32 = [](const std::optional<uint32_t>& v) { return v ? json(*v) : json(nullptr); };
-  doc["results"] = {{"points", points},
-                    {"skipped_depths", r.skipped},
-                    {"knee", opt_u32(r.knee)},
-                    {"best_depth", opt_u32(r.best_depth)},
-                    {"best_rate_per_s", json_number(r.best_rate)},
-                    {"queue_depth", r.queue_depth},
-                    {"max_in_flight", r.device.queue_depth},
-                    {"knee_vs_queue", std::string(to_string(r.knee_vs_queue))},
-                    {"lone_ms", json_summary(r.lone.overall_ms)},
-                    {"lone_hardware_ms", json_summary(r.lone.hardware_ms)},
-                    {"single_shot_ms", json_number(r.single_shot_ms)},
-                    {"pipelined_ms", json_number(r.pipelined_ms)},
-                    {"round_trip_ms", json_number(r.round_trip_ms)},
-                    {"round_trip_share", json_number(r.round_trip_share)},
-                    {"ttfo_ms", to_ms(r.ttfo.total)}};
-  doc["notes"] = r.notes;
-  doc["monitor"] = monitor_json(r.monitor);
-  doc["verdict"] = verdict_json(r.verdict);
-  doc["input_data"] = input_data_json(r.effective.point.inputs.get(), r.effective.point.seed);
-  return dump(doc);
+std::string sweep_to_json(const SweepResult& result) {
+  return write_document("rig sweep", result, sweep_fields<JsonWriter>);
 }
 
 }  // namespace rig

@@ -1,7 +1,8 @@
 // rig report and rig export from fixture results of every kind and every
 // readable schema version (tests/report/fixtures: bench, loop, ladder,
 // sweep, ab, predict written by this rig on the sim; bench and loop in the
-// version 1 layout; a kind this rig does not know).
+// version 1 layout; soak, fit, place, run, check, compare and diff at
+// version 6; a kind this rig does not know).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,7 @@
 #include "report/result_doc.hpp"
 #include "rig/model.hpp"
 #include "rig/report/html_report.hpp"
+#include "rig/report/place_report.hpp"
 #include "rig/report/result_files.hpp"
 
 #ifndef RIG_TEST_DIR
@@ -32,8 +35,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<std::string> kFixtures = {
-    "bench-v2.json", "bench-v1.json", "loop-v2.json",    "loop-v1.json",    "ladder-v2.json",
-    "sweep-v2.json", "ab-v2.json",    "predict-v2.json", "unknown-v2.json", "sweep-rate-v3.json"};
+    "bench-v2.json",   "bench-v1.json", "loop-v2.json",    "loop-v1.json",    "ladder-v2.json",
+    "sweep-v2.json",   "ab-v2.json",    "predict-v2.json", "unknown-v2.json", "sweep-rate-v3.json",
+    "soak-v6.json",    "fit-v6.json",   "place-v6.json",   "run-v6.json",     "check-v6.json",
+    "compare-v6.json", "diff-v6.json"};
 
 std::string fixture(const std::string& name) {
   return std::string(RIG_TEST_DIR) + "/fixtures/" + name;
@@ -113,9 +118,10 @@ TEST_F(Scratch, EveryKindAndVersionIsValidHtmlWithEverySectionAndFigure) {
   const std::string& html = page->html;
   ASSERT_TRUE(write_file_atomic(path("report.html"), html).has_value());
 
-  // bench x2 (windows, CDF), loop x2 (rates), ladder, sweep, ab, the unknown kind's windows,
-  // the rate search.
-  const size_t expected_plots = 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1;
+  // bench x2 (windows, CDF), loop x2 (rates: version 1's steady.rate is read as today's
+  // steady.rate_per_s), ladder, sweep, ab, the unknown kind's windows, the rate search, the
+  // soak's windows.
+  const size_t expected_plots = 2 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1;
   if (have_gnuplot()) {
     EXPECT_EQ(page->plots, expected_plots);
     EXPECT_TRUE(page->skipped.empty()) << page->skipped.front();
@@ -254,10 +260,152 @@ TEST(HtmlReport, LoneFrameTableHasP95AndItsInterval) {
   doc["latency"]["overall_ms"]["intervals"]["p95"] = {
       {"p", 95},        {"confidence", 0.95}, {"enough", true},    {"needs", 72},
       {"lower", 4.125}, {"upper", 4.5},       {"lower_rank", 180}, {"upper_rank", 196}};
+  // A median without enough samples for its interval is said so, not printed.
+  doc["latency"]["hardware_ms"]["intervals"]["p50"] = {
+      {"p", 50},          {"confidence", 0.95}, {"enough", false},       {"needs", 6},
+      {"lower", nullptr}, {"upper", nullptr},   {"lower_rank", nullptr}, {"upper_rank", nullptr}};
   const auto page = html_report({{"v6.json", doc.dump()}});
   ASSERT_TRUE(page.has_value()) << page.error().to_string();
   EXPECT_NE(page->html.find("<td>4.25 ms</td><td>4.125 ms .. 4.5 ms</td>"), std::string::npos)
       << page->html.substr(page->html.find("Lone-frame latency"), 2000);
+  EXPECT_NE(page->html.find("<td>device compute</td><td>not enough samples</td>"),
+            std::string::npos)
+      << page->html.substr(page->html.find("Lone-frame latency"), 2000);
+}
+
+// A figure the document does not hold (a key an older version lacks, or one
+// deleted by hand) reads as absent, never as the 0 its field starts at.
+TEST(HtmlReport, AFigureTheDocumentDoesNotHoldIsShownAsAbsentNotAsZero) {
+  HtmlReportSettings s;
+  s.gnuplot = "/nonexistent/gnuplot";
+  std::ifstream in(fixture("bench-v2.json"));
+  json doc = json::parse(in);
+  const auto full = html_report({{"b.json", doc.dump()}}, s);
+  ASSERT_TRUE(full.has_value()) << full.error().to_string();
+  // The figures the trimmed page must show as absent are numbers here
+  // (allocate_ms is 0 in the fixture: a real 0 stays 0).
+  for (const char* cell :
+       {"<td>total</td><td>108.2 ms</td>", "<td>allocate + bind</td><td>0 ms</td>",
+        "<tr><td>1</td><td>166.1 /s</td><td>344</td>",
+        "<th>bytes per inference in / out</th><td>602.1 kB / 40 B</td>",
+        "<td>8.222 ms</td><td>200</td></tr>"})
+    EXPECT_NE(full->html.find(cell), std::string::npos) << cell;
+  doc["ttfo"].erase("total_ms");
+  doc["ttfo"].erase("allocate_ms");
+  doc["steady"]["repeats"][0].erase("inferences");
+  doc["bytes"].erase("payload_in_per_inference");
+  doc["latency"]["overall_ms"].erase("count");
+  const auto page = html_report({{"b.json", doc.dump()}}, s);
+  ASSERT_TRUE(page.has_value()) << page.error().to_string();
+  const std::string& h = page->html;
+  for (const char* cell : {"<td>total</td><td>n/a</td>", "<td>allocate + bind</td><td>n/a</td>",
+                           "<tr><td>1</td><td>166.1 /s</td><td>n/a</td>",
+                           "<th>time to first output (TTFO)</th><td>n/a</td>",
+                           "<th>  allocate + bind</th><td>n/a</td>",
+                           "<th>bytes per inference in / out</th><td>n/a / 40 B</td>",
+                           "<td>8.222 ms</td><td>n/a</td></tr>"})
+    EXPECT_NE(h.find(cell), std::string::npos) << cell;
+  for (const char* zero : {"<td>total</td><td>0 ms</td>", "<td>allocate + bind</td><td>0 ms</td>",
+                           "<tr><td>1</td><td>166.1 /s</td><td>0</td>", "<td>0 B / 40 B</td>",
+                           "<td>8.222 ms</td><td>0</td></tr>"})
+    EXPECT_EQ(h.find(zero), std::string::npos) << zero;
+
+  // A model summary without its bytes (sweep): absent, not 0 B.
+  std::ifstream sin(fixture("sweep-v2.json"));
+  json sweep = json::parse(sin);
+  sweep["model"].erase("input_bytes");
+  const auto sweep_page = html_report({{"s.json", sweep.dump()}}, s);
+  ASSERT_TRUE(sweep_page.has_value());
+  EXPECT_NE(sweep_page->html.find("<th>bytes per inference in / out</th><td>n/a / "),
+            std::string::npos);
+}
+
+// Every kind has its own section: it leads with its answer, then the
+// verdict and its reasons and the caveats (each once), then its own tables;
+// none falls back to the generic page.
+TEST(HtmlReport, EveryKindHasItsOwnSectionLeadingWithItsAnswer) {
+  HtmlReportSettings s;
+  s.gnuplot = "/nonexistent/gnuplot";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> kinds = {
+      {"soak-v6.json",
+       {"<p class=\"answer\">long-run rate ", "<td>short-run rate</td>", "<td>long-run rate</td>",
+        "<td>drift (long / short - 1)</td>", "Rate per window over time"}},
+      {"fit-v6.json",
+       {"<p class=\"answer\">32-bit weights (", "<th>placement</th>",
+        "<th>streamed per inference</th>", "<td>resident</td>"}},
+      {"place-v6.json",
+       {"<p class=\"answer\">choice: ", "<h3>Assignments, best first</h3>", "<h3>Candidates</h3>",
+        "<h3>caveats</h3>"}},
+      {"run-v6.json",
+       {"<p class=\"answer\">1 output from 1 input", "<h3>Outputs</h3>", "<th>device timing</th>"}},
+      {"check-v6.json", {"<p class=\"answer\">PASS: all ", "<td>PASS</td>", "<th>evidence</th>"}},
+      {"compare-v6.json",
+       {"<p class=\"answer\">2 variants: every output identical to the first&#39;s",
+        "<th>bytes != #1</th>", "<td>identical</td>"}},
+      {"diff-v6.json",
+       {"changed outside the noise (A = b1.json, B = b2.json)", "<th>change</th>",
+        "<td>latency.overall_ms</td>", "OUTSIDE (confidence interval)"}},
+  };
+  for (const auto& [name, parts] : kinds) {
+    auto files = read_result_files({fixture(name)});
+    ASSERT_TRUE(files.has_value()) << name;
+    auto page = html_report(*files, s);
+    ASSERT_TRUE(page.has_value()) << name << ": " << page.error().to_string();
+    const std::string& h = page->html;
+    EXPECT_EQ(h.find("No dedicated section"), std::string::npos) << name;
+    // The answer comes before the verdict line, the raw figures after both.
+    const size_t answer = h.find("<p class=\"answer\">"), verdict = h.find("<p class=\"verdict ");
+    EXPECT_LT(answer, verdict) << name;
+    EXPECT_LT(verdict, h.find("<h3>Every figure</h3>")) << name;
+    for (const auto& part : parts)
+      EXPECT_NE(h.find(part), std::string::npos) << name << ": " << part;
+    // The raw table of every figure is folded away.
+    EXPECT_NE(h.find("<details class=\"figures\"><summary>Settings (requested and effective)"),
+              std::string::npos)
+        << name;
+  }
+  // rig place: a caveat that its candidate and every assignment built from it
+  // carry is said once.
+  auto files = read_result_files({fixture("place-v6.json")});
+  ASSERT_TRUE(files.has_value());
+  auto page = html_report(*files, s);
+  ASSERT_TRUE(page.has_value());
+  const std::string caveat =
+      "<li>" +
+      esc("predict.json: predicted for usb3-gen2 from b1.json, not measured (its verdict is "
+          "in that result)") +
+      "</li>";
+  const size_t first = page->html.find(caveat);
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(page->html.find(caveat, first + 1), std::string::npos);
+}
+
+// rig place reads a predict result leniently: a figure it does not need may
+// be absent; one it needs is named, never read as 0.
+TEST(PlaceReader, APredictResultWithoutAFigureItNeedsIsRefusedByName) {
+  std::ifstream in(fixture("predict-v2.json"));
+  const json doc = json::parse(in);
+  json trimmed = doc;
+  trimmed["results"]["prediction"].erase("bus_utilization");
+  trimmed["results"]["prediction"].erase("ttfo");
+  auto ok = read_place_candidate(trimmed.dump(), "p.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().to_string();
+  EXPECT_TRUE(ok->predicted);
+  EXPECT_GT(ok->rate_per_s, 0);
+  for (const auto& [block, key, name] :
+       {std::tuple{"link", "latency_ms", "settings.link.latency_ms"},
+        std::tuple{"link", "bw_in_bytes_per_s", "settings.link.bw_in_bytes_per_s"},
+        std::tuple{"source", "bytes_in", "results.source.bytes_in"},
+        std::tuple{"prediction", "lone_ms", "results.prediction.lone_ms"}}) {
+    json missing = doc;
+    if (std::string(block) == "link")
+      missing["settings"]["link"].erase(key);
+    else
+      missing["results"][block].erase(key);
+    auto r = read_place_candidate(missing.dump(), "p.json");
+    ASSERT_FALSE(r.has_value()) << name;
+    EXPECT_EQ(r.error().message, std::string("p.json: field '") + name + "' is missing or null");
+  }
 }
 
 TEST(HtmlReport, BadInputIsRefusedNamingTheFile) {

@@ -1,0 +1,194 @@
+// The shared parts of rig report's page (page.hpp).
+#include "report/html/page.hpp"
+
+#include <functional>
+
+#include "report/schema_fields.hpp"
+#include "report/text_common.hpp"
+
+namespace rig::report::html {
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        // Control characters other than tab and newline are not allowed in HTML text.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n')
+          out += "\xEF\xBF\xBD";
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+// A string for a gnuplot double-quoted literal.
+std::string gp_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
+std::string num(Opt v, const char* unit) {
+  if (!v || !std::isfinite(*v)) return "n/a";
+  if (std::string_view(unit) == "B") return format_bytes(*v);
+  std::string s = report::line("%.4g", *v);
+  if (*unit) s += std::string(" ") + unit;
+  return s;
+}
+
+void table_head(std::string& out, std::initializer_list<std::string_view> columns,
+                std::string_view cls) {
+  out += cls.empty() ? "<table>\n<thead><tr>"
+                     : "<table class=\"" + std::string(cls) + "\">\n<thead><tr>";
+  for (auto c : columns) out += "<th>" + esc(c) + "</th>";
+  out += "</tr></thead>\n<tbody>\n";
+}
+void table_row(std::string& out, const std::vector<std::string>& cells) {
+  out += "<tr>";
+  for (const auto& c : cells) out += "<td>" + esc(c) + "</td>";
+  out += "</tr>\n";
+}
+void table_end(std::string& out) {
+  out += "</tbody>\n</table>\n";
+}
+
+void list(std::string& out, std::string_view title, const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  out += "<h3>" + esc(title) + "</h3>\n<ul>";
+  for (const auto& s : items) out += "<li>" + esc(s) + "</li>";
+  out += "</ul>\n";
+}
+
+std::string yes_no(bool v) {
+  return v ? "true" : "false";
+}
+
+std::string yes_no(const Typed& t, const bool& v) {
+  return t.absent(v) ? "n/a" : yes_no(v);
+}
+
+std::string ms(const Typed& t, const Nanos& d) {
+  return num(fig(t, d), "ms");
+}
+
+std::string seconds(const Typed& t, const Nanos& d) {
+  const Opt v = fig(t, d);
+  return num(v ? Opt(*v / 1e3) : std::nullopt, "s");
+}
+
+std::string share(Opt v) {
+  return v ? num(*v * 100, "%") : std::string("n/a");
+}
+
+// The lone-frame latency distribution as a CDF through its quantiles (the
+// document keeps the summary, not every sample).
+void latency_cdf(Context& c, std::initializer_list<Series> series, const std::string& title) {
+  PlotSpec p = plot_spec(title, "latency (ms)", "fraction of frames at or below");
+  std::string plot;
+  int n = 0;
+  for (const auto& [s, name] : series) {
+    if (s->count == 0) continue;
+    DataBlock b{"cdf" + std::to_string(n), {}};
+    for (auto [v, f] : {std::pair{s->min, 0.0}, std::pair{s->median, 0.5}, std::pair{s->p90, 0.9},
+                        std::pair{s->p95, 0.95}, std::pair{s->p99, 0.99}, std::pair{s->max, 1.0}})
+      if (v) b.rows.push_back({*v, f});
+    if (b.rows.empty()) continue;
+    plot += std::string(n ? ", " : "") + "$" + b.name + " using 1:2 with linespoints title " +
+            gp_quote(name);
+    p.data.push_back(std::move(b));
+    ++n;
+  }
+  if (n == 0) return;
+  p.setup = "set yrange [0:1.02]\n";
+  p.plot = plot;
+  c.out += c.plots.draw(std::move(p));
+}
+
+// Rate per window over time, one series per windows array of the document
+// (found by a generic walk: any block may hold one); other numeric window
+// keys (a monitor's temperature or load) on the second axis.
+void window_plot(Context& c, const json& d, int version, const std::string& title) {
+  const auto series = report::window_series(d);
+  if (series.empty()) return;
+  PlotSpec p =
+      plot_spec(title, "time since the start of the measured span (s)", "rate (inferences/s)");
+  // Other numeric keys of the windows (a monitor's sensors), a few at most.
+  static const auto kFixed =
+      report::keys_of<WindowFigure>(report::window_fields<report::KeyLister>);
+  const auto fixed = [](const std::string& k) {
+    return std::find(kFixed.begin(), kFixed.end(), k) != kFixed.end();
+  };
+  std::vector<std::string> extra;
+  for (const auto& s : series)
+    for (const auto& w : *s.windows)
+      if (w.is_object())
+        for (const auto& [k, v] : w.items())
+          if (v.is_number() && !fixed(k) && extra.size() < 4 &&
+              std::find(extra.begin(), extra.end(), k) == extra.end())
+            extra.push_back(k);
+  std::sort(extra.begin(), extra.end());
+  std::string plot;
+  size_t n = 0;
+  for (const auto& s : series) {
+    DataBlock b{"w" + std::to_string(n), {}};
+    for (const auto& w : *s.windows) {
+      const WindowFigure f = w.is_object()
+                                 ? report::read_leniently<WindowFigure>(
+                                       w, version, report::window_fields<report::JsonReader>)
+                                 : WindowFigure{kNaN, kNaN, 0, kNaN};
+      std::vector<double> row = {f.start_s + (std::isfinite(f.duration_s) ? f.duration_s : 0),
+                                 f.rate};
+      for (const auto& k : extra) {
+        const json* v = nullptr;
+        if (w.is_object())
+          for (const auto& item : w.items())
+            if (item.key() == k) v = &item.value();
+        row.push_back(v && v->is_number() ? v->get<double>() : kNaN);
+      }
+      b.rows.push_back(std::move(row));
+    }
+    const std::string label =
+        series.size() > 1 && s.repeat ? "repeat " + std::to_string(*s.repeat + 1) : s.path;
+    plot += std::string(n ? ", " : "") + "$" + b.name + " using 1:2 with linespoints title " +
+            gp_quote(label + " rate");
+    size_t col = 3;
+    for (const auto& k : extra) {
+      if (series.size() == 1 || n == 0)
+        plot += ", $" + b.name + " using 1:" + std::to_string(col) +
+                " axes x1y2 with lines dashtype 2 title " + gp_quote(k);
+      ++col;
+    }
+    p.data.push_back(std::move(b));
+    ++n;
+  }
+  if (!extra.empty()) {
+    std::string units;
+    for (const auto& k : extra) units += (units.empty() ? "" : ", ") + k;
+    p.y2label = units;
+  }
+  p.plot = plot;
+  c.out += c.plots.draw(std::move(p));
+}
+
+}  // namespace rig::report::html
