@@ -113,13 +113,21 @@ void read_typed(const ResultDoc& r, Typed& t) {
 // devices, verdict, a monitor), and the flags that qualify the figures. A
 // generic walk over the document's tree: any block may carry warnings.
 std::vector<std::string> confounds(const ResultDoc& r) {
-  // One line per message, naming every key that holds it.
+  // One line per message, naming every key that holds it. The clock's flag
+  // and a warning that says the same ("virtual clock: ...") are one caveat:
+  // said once, in the words found first.
   std::vector<std::pair<std::string, std::string>> found;
+  const auto same = [](const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    for (std::string_view topic : {"virtual clock:", "mixed clocks:"})
+      if (a.starts_with(topic) && b.starts_with(topic)) return true;
+    return false;
+  };
   auto add = [&](const std::string& s) {
     const size_t open = s.rfind(" (");
     const std::string message = s.substr(0, open), where = s.substr(open + 2, s.size() - open - 3);
     for (auto& [m, w] : found)
-      if (m == message) {
+      if (same(m, message)) {
         w += ", " + where;
         return;
       }

@@ -27,6 +27,8 @@
 //    component may not use: getting a header through another component's
 //    header does not make the library the including component's to use.
 // Only direct edges are checked: every component declares what it uses itself.
+// One file on purpose (over 600 lines): the tables are the contract, and the
+// checks that read them are short beside them.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -165,6 +165,14 @@ TEST_F(Scratch, EveryKindAndVersionIsValidHtmlWithEverySectionAndFigure) {
   }
   // Verdicts and every confound flag at the top.
   EXPECT_NE(html.find("virtual clock: the figures are simulated"), std::string::npos);
+  // The clock's flag and the verdict's warning of it are one caveat in the
+  // summary: said in the flag's words, naming both keys.
+  const size_t summary = html.find("<section id=\"summary\">");
+  const std::string flags = html.substr(summary, html.find("</section>", summary) - summary);
+  EXPECT_EQ(flags.find("figures are the sim device's model"), std::string::npos);
+  EXPECT_NE(flags.find("virtual clock: the figures are simulated (environment.virtual_clock, "
+                       "verdict.warnings)"),
+            std::string::npos);
   EXPECT_NE(html.find("drift of 1.2% over the run"), std::string::npos);
   EXPECT_NE(html.find("cpu frequency scaling is on"), std::string::npos);
   EXPECT_NE(html.find(">INVALID<"), std::string::npos);

@@ -11,9 +11,6 @@
 // only while the caller waits (run, wait_next, run_for_duration, load).
 // One file on purpose (over 600 lines): the event queue, the resources and
 // the realtime pacing share one clock and one lock, and read best together.
-//
-// One file on purpose: the parameters, the event queue and the on-device
-// loop share one simulated device's state and its virtual clock.
 #include "devices/sim/sim_device.hpp"
 
 #include "core/device_base.hpp"
