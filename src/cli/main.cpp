@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     return report_parse_error(app, e, argc, argv);
+  } catch (const std::exception& e) {  // an option's callback (bind.hpp) that threw
+    std::fprintf(stderr, "rig: internal error: %s\n", e.what());
+    return 4;
   }
   if (auto bad = argument_error(app)) return report_error(*bad);
   try {

@@ -328,6 +328,33 @@ TEST(HtmlReport, AFigureTheDocumentDoesNotHoldIsShownAsAbsentNotAsZero) {
             std::string::npos);
 }
 
+// An answer never states a figure its document lacks: fit's precision and
+// compare's determinism read as not recorded, not as 0-bit or as a verdict.
+TEST(HtmlReport, AnAnswerDoesNotStateAFigureTheDocumentLacks) {
+  HtmlReportSettings s;
+  s.gnuplot = "/nonexistent/gnuplot";
+  std::ifstream fin(fixture("fit-v6.json"));
+  json fit = json::parse(fin);
+  json& rows = fit["results"]["rows"];
+  ASSERT_FALSE(rows.empty());
+  for (auto& row : rows) row.erase("bits");
+  const auto fit_page = html_report({{"f.json", fit.dump()}}, s);
+  ASSERT_TRUE(fit_page.has_value()) << fit_page.error().to_string();
+  EXPECT_EQ(fit_page->html.find("0-bit"), std::string::npos);
+  EXPECT_NE(fit_page->html.find("n/a-bit"), std::string::npos);
+
+  std::ifstream cin(fixture("compare-v6.json"));
+  json compare = json::parse(cin);
+  ASSERT_FALSE(compare["variants"].empty());
+  for (auto& v : compare["variants"]) v.erase("deterministic");
+  const auto compare_page = html_report({{"c.json", compare.dump()}}, s);
+  ASSERT_TRUE(compare_page.has_value()) << compare_page.error().to_string();
+  const std::string& h = compare_page->html;
+  EXPECT_EQ(h.find("deterministic on a rerun"), std::string::npos);
+  EXPECT_NE(h.find("determinism not recorded for " + std::to_string(compare["variants"].size())),
+            std::string::npos);
+}
+
 // Every kind has its own section: it leads with its answer, then the
 // verdict and its reasons and the caveats (each once), then its own tables;
 // none falls back to the generic page.

@@ -13,11 +13,11 @@ std::string fit_answer(const Typed& t) {
   const FitResult& r = *as<FitResult>(t);
   for (const FitRow& x : r.rows)
     if (!t.absent(x.placement) && x.placement == Placement::resident)
-      return std::to_string(x.bits) + "-bit weights (" + num(fig(t, x.weight_bytes), "B") +
+      return count(t, x.bits) + "-bit weights (" + num(fig(t, x.weight_bytes), "B") +
              ") stay on the device, " + num(fig(t, x.spare_bytes), "B") + " spare";
   for (const FitRow& x : r.rows)
     if (!t.absent(x.placement) && x.placement == Placement::streamed)
-      return "no precision fits: at " + std::to_string(x.bits) + "-bit " +
+      return "no precision fits: at " + count(t, x.bits) + "-bit " +
              num(fig(t, x.streamed_bytes), "B") + " of weights cross the link per inference" +
              (x.best_rate_per_s ? ", at best " + num(x.best_rate_per_s, "/s") : std::string());
   return r.rows.empty() ? "no precision asked"

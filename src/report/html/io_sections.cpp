@@ -99,15 +99,23 @@ std::string compare_answer(const Typed& t) {
     unknown += !d;
     differ += d && *d > 0;
   }
-  for (const auto& v : r.variants) nondeterministic += !v.deterministic;
+  // A variant whose document does not say is counted as not recorded.
+  size_t unrecorded = 0;
+  for (const auto& v : r.variants) {
+    unrecorded += t.absent(v.deterministic);
+    nondeterministic += !t.absent(v.deterministic) && !v.deterministic;
+  }
   std::string out = std::to_string(r.variants.size()) + " variants: ";
   out += differ == 0 && unknown == 0
              ? "every output identical to the first's"
              : std::to_string(differ) + " differ from the first" +
                    (unknown ? ", " + std::to_string(unknown) + " not comparable" : std::string());
-  return out + (nondeterministic
-                    ? "; " + std::to_string(nondeterministic) + " not deterministic on a rerun"
-                    : std::string("; each deterministic on a rerun"));
+  if (nondeterministic)
+    out += "; " + std::to_string(nondeterministic) + " not deterministic on a rerun";
+  else if (!unrecorded)
+    out += "; each deterministic on a rerun";
+  if (unrecorded) out += "; determinism not recorded for " + std::to_string(unrecorded);
+  return out;
 }
 
 void compare_section(Context& c, const Typed& t) {

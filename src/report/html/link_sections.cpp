@@ -157,13 +157,12 @@ void sweep_section(Context& c, const Typed& t) {
 
 // The knobs that differ between the sides: each side's knobs the other
 // does not have, and the depth and device when they differ.
-std::string knob_difference(const AbResult& a) {
+std::string knob_difference(const Typed& t, const AbResult& a) {
   std::string out;
   const auto add = [&](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
   if (a.a.spec.given_text() != a.b.spec.given_text())
     add("device " + a.a.spec.given_text() + " vs " + a.b.spec.given_text());
-  if (a.depth_a != a.depth_b)
-    add("depth " + std::to_string(a.depth_a) + " vs " + std::to_string(a.depth_b));
+  if (a.depth_a != a.depth_b) add("depth " + count(t, a.depth_a) + " vs " + count(t, a.depth_b));
   const auto only = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
     std::string s;
     for (const auto& k : x)
@@ -179,7 +178,7 @@ std::string knob_difference(const AbResult& a) {
 
 void ab_section(Context& c, const Typed& t) {
   const AbResult& a = *as<AbResult>(t);
-  c.out += "<p class=\"answer\">What differs: " + esc(knob_difference(a)) + "</p>\n";
+  c.out += "<p class=\"answer\">What differs: " + esc(knob_difference(t, a)) + "</p>\n";
   table_head(c.out, {"pair", "A rate", "B rate", "B / A"});
   DataBlock pts{"pairs", {}};
   for (size_t i = 0; i < a.ratios.size(); ++i) {

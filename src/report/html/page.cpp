@@ -153,10 +153,14 @@ void window_plot(Context& c, const json& d, int version, const std::string& titl
   for (const auto& s : series) {
     DataBlock b{"w" + std::to_string(n), {}};
     for (const auto& w : *s.windows) {
-      const WindowFigure f = w.is_object()
-                                 ? report::read_leniently<WindowFigure>(
-                                       w, version, report::window_fields<report::JsonReader>)
-                                 : WindowFigure{kNaN, kNaN, 0, kNaN};
+      // A figure the window does not hold is a gap in the plot, never 0.
+      WindowFigure f{kNaN, kNaN, 0, kNaN};
+      if (w.is_object()) {
+        report::Absent absent;
+        report::read_leniently(w, version, f, absent, report::window_fields<report::JsonReader>);
+        for (double* x : {&f.start_s, &f.duration_s, &f.rate})
+          if (absent(*x)) *x = kNaN;
+      }
       std::vector<double> row = {f.start_s + (std::isfinite(f.duration_s) ? f.duration_s : 0),
                                  f.rate};
       for (const auto& k : extra) {
