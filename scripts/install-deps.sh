@@ -60,6 +60,10 @@ test_packages=(
   chromium python3-pil  # the report's headless browser test and its screenshot check
   libgrpc++-dev protobuf-compiler-grpc  # bench/wire's gRPC reference (wire_bench)
 )
+# HailoRT's host library as built in ../shared/hailort (the real-client
+# tests, tests/hailort) needs these at run time; it is built on Debian 12, so
+# only there (on Debian 13 the real-client tests are not built).
+if ((release == 12)); then test_packages+=(libprotobuf-lite32 libspdlog1.10 libfmt9 libxxhash-dev); fi
 if [[ $profile == test ]]; then packages+=("${test_packages[@]}"); fi
 # Not installed by either profile: tools/check-torchvision.py (a manual check,
 # not CI) needs `apt-get install -y python3-torchvision python3-onnx python3-opencv`.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rig/device.hpp"
+#include "rig/engine.hpp"
 #include "rig/model.hpp"
 #include "rig/report/bench_report.hpp"
 #include "rig/scenario/bench.hpp"
@@ -34,10 +35,13 @@ struct rig_model {
   uint64_t generation = 0;
   rig::ModelInfo info;
   std::vector<std::string> input_types, output_types;  // NUL-terminated dtype names
-  // rig_model_run's buffers, bound once on first use.
+  // rig_model_run's buffers, bound once on first use: the engine's one buffer
+  // set (rig::Workspace), aligned and padded as the device's
+  // DeviceInfo::buffer_alignment and buffer_padding ask (a Hailo-10H copies
+  // every unaligned buffer through a bounce buffer per transfer). views: the
+  // inputs, then the outputs.
   struct Staging {
-    std::vector<std::vector<std::byte>> inputs, outputs;
-    rig::BindingId id = 0;
+    rig::Workspace workspace;
   };
   std::unique_ptr<Staging> staging;
 };
@@ -270,27 +274,18 @@ int32_t rig_model_run(rig_model* model, const void** inputs, const size_t* input
     rig::Device& device = *model->state->device;
     if (!model->staging) {
       auto staging = std::make_unique<rig_model::Staging>();
-      rig::Bindings own;
-      for (const auto& t : model->info.inputs) {
-        staging->inputs.emplace_back(t.bytes);
-        own.inputs.emplace_back(staging->inputs.back().data(), t.bytes);
-      }
-      for (const auto& t : model->info.outputs) {
-        staging->outputs.emplace_back(t.bytes);
-        own.outputs.emplace_back(staging->outputs.back().data(), t.bytes);
-      }
-      auto id = device.bind(own);
-      if (!id) return failed(id.error());
-      staging->id = *id;
+      if (auto ok = rig::grow_workspace(device, staging->workspace, 1, 0); !ok)
+        return failed(ok.error());
       model->staging = std::move(staging);
     }
-    rig_model::Staging& st = *model->staging;
+    const rig::Workspace& ws = model->staging->workspace;
     for (size_t i = 0; i < input_count; ++i)
-      if (input_sizes[i] > 0) std::memcpy(st.inputs[i].data(), inputs[i], input_sizes[i]);
-    auto ran = device.run(st.id);
+      if (input_sizes[i] > 0) std::memcpy(ws.views[i].data(), inputs[i], input_sizes[i]);
+    auto ran = device.run(ws.bindings[0]);
     if (!ran) return failed(ran.error());
     for (size_t i = 0; i < output_count; ++i)
-      if (output_sizes[i] > 0) std::memcpy(outputs[i], st.outputs[i].data(), output_sizes[i]);
+      if (output_sizes[i] > 0)
+        std::memcpy(outputs[i], ws.views[input_count + i].data(), output_sizes[i]);
     return RIG_OK;
   });
 }

@@ -158,7 +158,8 @@ std::vector<DeviceKind> build_table() {
   hailo.params = {
       {"device_id", "ID", "any one", "a physical device (PCIe BDF, as hailortcli scan lists)",
        "0000:01:00.0", ""},
-      {"network_group", "NAME", "the HEF's first", "the HEF's network group to load", "net", ""},
+      {"network_group", "NAME", "the HEF's only group", "the HEF's network group to load", "net",
+       ""},
       {"power_mode", "performance|ultra", "performance", "HailoRT's power mode for the model",
        "performance", ""},
       {"scheduler", "none|round_robin", "round_robin",

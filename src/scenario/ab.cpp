@@ -171,6 +171,14 @@ Result<void> run_shared(AbResult& r, const DeviceOpener& open, const ModelSource
   auto cold = cold_start(**device, model, std::max(r.depth_a, r.depth_b), point.seed,
                          point.observer, point.inputs.get());
   if (!cold) return tl::unexpected(on_side(cold.error(), "A"));
+  // The loaded model's queue may be smaller than the one stated before the
+  // load (settle_depth_after_load): both sides are settled against it.
+  if (const DeviceInfo loaded = (*device)->info(); loaded.queue_depth < r.device_a.queue_depth) {
+    r.device_a.queue_depth = r.device_b.queue_depth = loaded.queue_depth;
+    r.device_a.own_queue_depth = r.device_b.own_queue_depth = loaded.own_queue_depth;
+    r.depth_a = side_depth(r, r.device_a, r.a.depth, "A");
+    r.depth_b = side_depth(r, r.device_a, r.b.depth, "B");
+  }
   r.model = (*device)->model_info();
   r.model.sha256 = model_sha256(model);  // after the cold start: never timed
   for (uint32_t i = 0; i < r.settings.pairs; ++i) {

@@ -117,7 +117,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   if (auto ok = validate(settings); !ok) return tl::unexpected(ok.error());
   BenchResult r;
   start_result(r, device, settings);
-  const uint32_t depth = settle_depth(r);
+  uint32_t depth = settle_depth(r);
 
   // The monitor watches every phase beside any observer the caller attached.
   MonitoredRun watch(settings.monitor, device, settings.point.observer);
@@ -127,6 +127,7 @@ Result<BenchResult> run_bench(Device& device, const ModelSource& model,
   auto cold =
       cold_start(device, model, depth, settings.point.seed, observer, settings.point.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
+  depth = settle_depth_after_load(r, device);  // the loaded model's queue
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   r.model.sha256 = model_sha256(model);  // after the cold start: never timed

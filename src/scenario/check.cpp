@@ -178,7 +178,12 @@ Result<CheckResult> run_check(Device& device, const ModelSource& source, const C
   r.device = device.info();
   r.virtual_clock = device.clock().is_virtual();
   r.environment = collect_environment();
-  if (auto loaded = device.load(source); !loaded) return tl::unexpected(loaded.error());
+  // A model the device refuses is named, as cold_start names it.
+  if (auto loaded = device.load(source); !loaded) {
+    Error e = loaded.error();
+    e.message = "model '" + (source.path.empty() ? source.name : source.path) + "': " + e.message;
+    return tl::unexpected(e);
+  }
   r.model = device.model_info();
   const ModelInfo& model = r.model;
   if (model.inputs.empty() || model.outputs.empty())

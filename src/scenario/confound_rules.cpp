@@ -442,6 +442,47 @@ RuleOutcome power_limited(const ConfoundInputs& in) {
   return o;
 }
 
+// HailoRT's default throttling callback (device_common/device.cpp,
+// default_throttling_state_change_notification_callback, 5.2.0): "Device ID
+// throttling state is now: THROTTLING_<STATE>", for the device's
+// ThrottlingStateChangeNotification (rpc.proto; 5.1.1 has none). The state
+// named, or nullopt for any other text.
+std::optional<std::string> throttling_state(const std::string& text) {
+  static const std::string kMarker = "throttling state is now: ";
+  const size_t at = text.find(kMarker);
+  if (at == std::string::npos) return std::nullopt;
+  size_t end = at + kMarker.size();
+  while (end < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+    ++end;
+  return text.substr(at + kMarker.size(), end - at - kMarker.size());
+}
+
+// The device said it throttled during the run: its rate is then a throttled
+// device's, not the one a cool device with its rated supply gives. A return
+// to THROTTLING_NONE is evidence, not a finding.
+RuleOutcome device_throttled(const ConfoundInputs& in) {
+  RuleOutcome o = confound("device_throttled", in.settings->strict,
+                           "any throttling state other than THROTTLING_NONE the device reported");
+  size_t n = 0, back = 0;
+  for (const auto& [when, text] : all_device_warnings(in)) {
+    const auto state = throttling_state(text);
+    if (!state) continue;
+    if (*state == "THROTTLING_NONE") {
+      ++back;
+      continue;
+    }
+    ++n;
+    finding(o, "the device throttled (" + when + "): " + *state + " (\"" + text +
+                   "\"); the figures are a throttled device's: cool it, give it its rated "
+                   "supply, and measure again");
+  }
+  o.evidence = std::to_string(n) + " throttling notification(s), " + std::to_string(back) +
+               " back to THROTTLING_NONE";
+  if (!in.monitor->enabled) o.evidence += "; only the warnings at open were read (--no-monitor)";
+  return o;
+}
+
 RuleOutcome device_warnings(const ConfoundInputs& in) {
   RuleOutcome o = confound("device_warnings", in.settings->strict,
                            "any warning the device raised during the run");
@@ -449,7 +490,8 @@ RuleOutcome device_warnings(const ConfoundInputs& in) {
     return skipped(o, *off + ": the device's warnings during the run were not taken");
   size_t n = 0;
   for (const auto& w : in.monitor->device_warnings) {
-    if (power_warning(w.text)) continue;  // power_limited reports those
+    if (power_warning(w.text)) continue;     // power_limited reports those
+    if (throttling_state(w.text)) continue;  // device_throttled reports those
     ++n;
     finding(o, "the device warned (" + w.when + "): \"" + w.text + "\"");
   }
@@ -621,6 +663,7 @@ void add_confound_rules(Verdict& v, const ConfoundInputs& in) {
   v.add(cold_caches(i));
   v.add(shared_link(i));
   v.add(device_shared(i));
+  v.add(device_throttled(i));
 }
 
 std::optional<RateTrend> rate_trend(const std::vector<WindowFigure>& windows) {

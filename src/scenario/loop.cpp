@@ -55,12 +55,13 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   r.effective.point.repeats = 1;
   r.mixed_clocks = !r.virtual_clock && r.device.clock == ClockKind::virtual_time;
   // As rig bench: more than the device takes would only fail with queue_full.
-  const uint32_t depth = settle_depth(r);
+  uint32_t depth = settle_depth(r);
 
   MonitoredRun watch(settings.monitor, device, settings.point.observer);
   const PointSettings point = watch.watched(r.effective.point);
   auto cold = cold_start(device, model, depth, point.seed, point.observer, point.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
+  depth = settle_depth_after_load(r, device);  // the loaded model's queue
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   r.model.sha256 = model_sha256(model);  // after the cold start: never timed

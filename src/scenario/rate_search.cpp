@@ -160,12 +160,13 @@ Result<RateSweepResult> run_rate_sweep(Device& device, const ModelSource& model,
   if (auto ok = validate(s); !ok) return tl::unexpected(ok.error());
   RateSweepResult r;
   start_result(r, device, s);
-  const uint32_t depth = settle_depth(r);
+  uint32_t depth = settle_depth(r);
   MonitoredRun watch(s.monitor, device, s.point.observer);
   EngineObserver* observer = watch.observer();
 
   auto cold = cold_start(device, model, depth, s.point.seed, observer, s.point.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
+  depth = settle_depth_after_load(r, device);  // the loaded model's queue
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   r.model.sha256 = model_sha256(model);  // after the cold start: never timed

@@ -95,7 +95,7 @@ Result<SoakResult> run_soak(Device& device, const ModelSource& model,
   SoakResult r;
   start_result(r, device, settings);
   r.effective.window = soak_window(settings);
-  const uint32_t depth = settle_depth(r);
+  uint32_t depth = settle_depth(r);
 
   MonitoredRun watch(settings.monitor, device, settings.observer);
   Monitor& monitor = watch.monitor();
@@ -105,6 +105,7 @@ Result<SoakResult> run_soak(Device& device, const ModelSource& model,
 
   auto cold = cold_start(device, model, depth, settings.seed, observer, settings.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
+  depth = settle_depth_after_load(r, device);  // the loaded model's queue
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   if (monitor.power_readable()) monitor.measure_idle(settings.monitor.idle);

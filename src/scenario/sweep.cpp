@@ -237,10 +237,25 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model,
                     ", above the device's queue depth " + std::to_string(queue));
   const uint32_t hi = std::min(s.max_depth, queue);
   r.effective.max_depth = hi;
-  const std::vector<uint32_t> depths = plan_depths(r, s, hi);
+  std::vector<uint32_t> depths = plan_depths(r, s, hi);
 
   auto cold = cold_start(device, model, hi, s.point.seed, s.point.observer, s.point.inputs.get());
   if (!cold) return tl::unexpected(cold.error());
+  // A queue the loaded model states smaller than the one stated before the
+  // load (settle_depth_after_load): the depths past it are not measured.
+  if (const DeviceInfo loaded = device.info(); loaded.queue_depth < queue) {
+    r.device.queue_depth = loaded.queue_depth;
+    r.device.own_queue_depth = loaded.own_queue_depth;
+    r.queue_depth = device_queue_depth(r.device);
+    const uint32_t loaded_hi = std::min(hi, std::max<uint32_t>(1, loaded.queue_depth));
+    std::erase_if(depths, [&](uint32_t d) { return d > loaded_hi; });
+    if (depths.empty() || depths.back() != loaded_hi) depths.push_back(loaded_hi);
+    r.effective.max_depth = loaded_hi;
+    r.notes.push_back("the loaded model's queue depth is " + std::to_string(loaded.queue_depth) +
+                      ", below the " + std::to_string(queue) +
+                      " the device stated before the load: the sweep stops at depth " +
+                      std::to_string(loaded_hi));
+  }
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
   r.model.sha256 = model_sha256(model);  // after the cold start: never timed

@@ -146,10 +146,18 @@ DeviceHost::DeviceHost(std::unique_ptr<Device> device, HostSettings settings)
     : device_(std::move(device)), settings_(std::move(settings)) {
   info_ = device_->info();
   info_.queue_depth = std::max<uint32_t>(1, info_.queue_depth);
+  admit_depth_.store(info_.queue_depth);
   virtual_clock_ = device_->clock().is_virtual();
   steady_device_clock_ = &device_->clock() == &static_cast<Clock&>(steady_clock());
   for (const auto& [name, value] : device_->read_sensors()) sensor_names_.push_back(name);
   thread_ = std::thread([this] { device_thread(); });
+}
+
+// A device may state its queue depth only once a model is loaded (the hailo
+// device: HailoRT's async queue size is the configured model's): requests
+// are admitted up to what the device states now, never past it.
+void DeviceHost::note_loaded_depth() {
+  admit_depth_.store(std::max<uint32_t>(1, device_->info().queue_depth));
 }
 
 DeviceHost::~DeviceHost() {
@@ -312,7 +320,7 @@ void DeviceHost::drive() {
         // Nothing queued could start now (start_ready_jobs took what it
         // could), so short slices only pay off while new jobs could come
         // and the device could take them.
-        room = queue_.empty() && in_flight_.size() < info_.queue_depth;
+        room = queue_.empty() && in_flight_.size() < admit_depth_.load();
       }
       collect(room ? kWaitSlice : kFullSlice);
     } catch (const std::exception& e) {
@@ -370,7 +378,7 @@ void DeviceHost::start_ready_jobs() {
         const bool exclusive = job->kind == Job::Kind::load || job->kind == Job::Kind::loop ||
                                (job->kind == Job::Kind::run && !on_device);
         if (exclusive && !in_flight_.empty()) return;
-        if (job->kind == Job::Kind::run && in_flight_.size() >= info_.queue_depth) return;
+        if (job->kind == Job::Kind::run && in_flight_.size() >= admit_depth_.load()) return;
       } else {
         job.reset();
       }
@@ -436,6 +444,7 @@ Result<void> DeviceHost::ensure_current(const std::shared_ptr<ModelEntry>& entry
   sharing_.clear();
   auto loaded = device_->load(entry->source);
   if (!loaded) return tl::unexpected(loaded.error());
+  note_loaded_depth();
   const ModelInfo& now = device_->model_info();
   if (now.input_bytes() != entry->info.input_bytes() ||
       now.output_bytes() != entry->info.output_bytes() ||
@@ -526,6 +535,7 @@ void DeviceHost::execute_unguarded(const std::shared_ptr<Job>& job) {
       if (job->owner_loads) job->owner_loads->fetch_add(1);
       auto loaded = device_->load(job->entry->source);
       if (!loaded) return failed(loaded.error());
+      note_loaded_depth();
       job->entry->info = device_->model_info();
       job->entry->loaded_generation = generation_;
       identify(job->entry);

@@ -277,6 +277,9 @@ class DeviceHost {
   std::unique_ptr<Device> device_;
   HostSettings settings_;
   DeviceInfo info_;
+  // Requests the device takes in flight: info_.queue_depth until a load, then
+  // what the device states with its model loaded (note_loaded_depth).
+  std::atomic<uint32_t> admit_depth_{1};
   std::vector<std::string> sensor_names_;
   bool virtual_clock_ = false;
   bool steady_device_clock_ = false;  // the device's clock is steady_clock(): one read serves both
@@ -313,6 +316,7 @@ class DeviceHost {
   // Sets a freshly loaded entry's model_id (that of a live entry with the
   // same bytes, else a new one) and files it.
   void identify(const std::shared_ptr<ModelEntry>& entry);
+  void note_loaded_depth();
   // Whether the device holds `entry`'s model: it, or identical bytes.
   bool holds(const ModelEntry& entry) const;
   Nanos waited_{0};  // waiting for a completion since the last one (device clock)

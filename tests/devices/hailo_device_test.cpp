@@ -144,6 +144,31 @@ TEST_F(HailoDeviceTest, BenchGivesTheThreeQuantities) {
   EXPECT_EQ(r->ttfo.load_breakdown.compile, hd::script().configure_time);
 }
 
+// The real client showed it (tests/hailort/client): before a model is
+// configured the device states HailoRT's usual 32, and a depth settled then
+// ran past a loaded model's smaller queue, every submit past it refused as
+// queue full. The scenarios settle the depth again after the load.
+TEST_F(HailoDeviceTest, BenchPipelinesAtTheLoadedModelsQueueDepth) {
+  hd::script().queue_size = 4;
+  auto d = open();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->info().queue_depth, 32u);  // before a model is configured
+  BenchSettings s;
+  s.device = "hailo";
+  s.point.duration = 1s;
+  s.point.repeats = 1;
+  s.latency_samples = 20;
+  auto r = run_bench(*d, model(), s);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_TRUE(r->verdict.valid) << (r->verdict.reasons.empty() ? "" : r->verdict.reasons[0]);
+  EXPECT_EQ(r->effective.depth, 4u);
+  EXPECT_EQ(r->device.queue_depth, 4u);
+  EXPECT_EQ(r->device.properties.at("async_queue_size"), "4");
+  ASSERT_EQ(r->steady.repeats.size(), 1u);
+  EXPECT_GT(r->steady.repeats[0].inferences, 0u);
+  EXPECT_EQ(r->steady.repeats[0].errors, 0u);
+}
+
 TEST_F(HailoDeviceTest, TheRpcFailureIsRecognisedAndTheLoopFallsBack) {
   auto d = open();
   ASSERT_TRUE(d);
@@ -538,7 +563,8 @@ TEST(HailoLog, ParsesTheMainFilesPidAndSkipsWaitExpiries) {
       "[2026-08-29 10:00:00.123] [4242] [77] [HailoRT] [warning] [usb.cpp:12] [check_power] "
       "USB-C source electrical current advertised: 1.5A.\n"
       "[2026-08-29 10:00:00.124] [77] [HailoRT] [warning] [usb.cpp:12] [f] local\n"
-      "[2026-08-29 10:00:00.125] [4242] [77] [HailoRT] [error] [c.cpp:32] [wait] "
+      "[2026-08-29 10:00:00.125] [4242] [77] [HailoRT] [error] "
+      "[configured_infer_model_hrpc_client.cpp:32] [wait] "
       "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)\n");
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0].pid, 4242);
@@ -721,15 +747,385 @@ TEST_F(HailoDeviceTest, HungFallbackRequestsAreAbortedBeforeTheirBuffersGo) {
   EXPECT_TRUE(d->run(*id));  // re-configured first
 }
 
-// The double's page size is the system's.
-TEST_F(HailoDeviceTest, DoubleMapsOnlyWholeSystemPages) {
+// HailoRT maps the page-aligned part of any buffer and succeeds (row 4).
+TEST_F(HailoDeviceTest, DoubleMapsTheAlignedPartOfAnyBuffer) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   auto v = hailort::VDevice::create();
   auto* p = static_cast<std::byte*>(std::aligned_alloc(page, 2 * page));
   EXPECT_EQ((*v)->dma_map(p, page, HAILO_DMA_BUFFER_DIRECTION_H2D), HAILO_SUCCESS);
-  EXPECT_EQ((*v)->dma_map(p + page / 2, page, HAILO_DMA_BUFFER_DIRECTION_H2D),
-            HAILO_INVALID_ARGUMENT);
+  EXPECT_EQ((*v)->dma_map(p + page / 2, page, HAILO_DMA_BUFFER_DIRECTION_H2D), HAILO_SUCCESS);
+  EXPECT_EQ((*v)->dma_map(p + 1, 10, HAILO_DMA_BUFFER_DIRECTION_H2D), HAILO_SUCCESS);  // no page
   std::free(p);
+}
+
+// dma_map=1 maps every buffer (HailoRT maps the aligned part) and says which
+// HailoRT still copies in part.
+TEST_F(HailoDeviceTest, DmaMapMapsEveryBufferAndSaysWhichAreCopiedInPart) {
+  auto d = open({{"dma_map", "1"}});
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(model()));
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  auto* base = static_cast<std::byte*>(std::aligned_alloc(page, 40 * page));
+  auto id = d->bind(Bindings{{std::span<const std::byte>(base + 8, 150528)},
+                             {std::span<std::byte>(base + 39 * page + 8, 1000)}});
+  ASSERT_TRUE(id);
+  EXPECT_EQ(hd::counters().dma_maps, 2);
+  bool said = false;
+  for (const auto& w : d->take_warnings())
+    said |= w.find("not page-aligned") != std::string::npos &&
+            w.find("maps only their page-aligned part") != std::string::npos;
+  EXPECT_TRUE(said);
+  d.reset();
+  EXPECT_EQ(hd::counters().dma_unmaps, 2);
+  std::free(base);
+}
+
+// ---------------------------------------------------------------------------
+// Issue 31: HailoRT's refusals, the lost wakeup, and the counts.
+
+const char* const kNmsHef[] = {"network_group yolo", "input in0 8x8x3 uint8",
+                               "output boxes 1x1x400 float32 nms_on_chip"};
+const char* const kTwoInputHef[] = {"network_group pair", "input a 8x8x3 uint8",
+                                    "input b 8x8x3 uint8", "output o 1x1x10 uint8"};
+
+// Item 1 / row 15: configure with a latency meter fails for on-chip NMS or
+// several inputs; rig configures once more without it and says why.
+TEST_F(HailoDeviceTest, AModelHailoRTRefusesLatencyForIsConfiguredWithoutIt) {
+  for (const bool nms : {true, false}) {
+    hd::reset();
+    // The core's warning reaches this host's log where the core runs here
+    // (not H10, whose core runs in the device's server).
+    hd::script().architecture = nms ? HAILO_ARCH_HAILO15H : HAILO_ARCH_HAILO10H;
+    const auto path = (dir_ / (nms ? "nms.hef" : "pair.hef")).string();
+    std::ofstream(path) << (nms ? hd::hef_text({kNmsHef[0], kNmsHef[1], kNmsHef[2]})
+                                : hd::hef_text({kTwoInputHef[0], kTwoInputHef[1], kTwoInputHef[2],
+                                                kTwoInputHef[3]}));
+    ModelSource m;
+    m.path = path;
+    auto d = open();
+    ASSERT_TRUE(d);
+    (void)d->take_warnings();
+    auto t = d->load(m);
+    ASSERT_TRUE(t) << t.error().to_string();
+    EXPECT_EQ(hd::counters().configures, 2);
+    EXPECT_EQ(hd::counters().latency_flags, static_cast<uint32_t>(HAILO_LATENCY_NONE));
+    const std::string why = d->info().properties.at("hw_latency");
+    EXPECT_EQ(why.rfind("unavailable: ", 0), 0u) << why;
+    EXPECT_NE(why.find("on-chip NMS or several inputs"), std::string::npos) << why;
+    for (const auto& w : d->take_warnings()) {
+      EXPECT_EQ(w.find("HW Latency measurement"), std::string::npos) << w;
+      EXPECT_EQ(w.find("HAILO_INVALID_OPERATION"), std::string::npos) << w;
+    }
+    std::vector<std::byte> in(nms ? 192 : 192), in2(192), out(nms ? 1600 : 10);
+    auto id = nms ? d->bind(Bindings{{in}, {out}}) : d->bind(Bindings{{in, in2}, {out}});
+    ASSERT_TRUE(id) << id.error().to_string();
+    EXPECT_TRUE(d->run(*id));
+    (void)d->read_sensors();
+    EXPECT_EQ(d->info().properties.at("hw_latency"), why);  // not asked again
+  }
+}
+
+// Item 2 / row 11: a failed run_async shuts the model down; the next frame
+// re-configures instead of failing with HAILO_STREAM_ABORT for ever.
+TEST_F(HailoDeviceTest, AFailedSubmitReconfiguresTheModel) {
+  auto d = open();
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(model()));
+  std::vector<std::byte> in(150528), out(1000);
+  auto id = d->bind(Bindings{{in}, {out}});
+  ASSERT_TRUE(id);
+  hd::script().fail_run_async_at = 1;
+  ASSERT_FALSE(d->submit(*id, 1));
+  EXPECT_EQ(hd::counters().shutdowns, 1);
+  ASSERT_TRUE(d->submit(*id, 2));
+  auto c = d->wait_next(5s);
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_FALSE(c->error) << c->error->to_string();
+  EXPECT_EQ(hd::counters().configures, 2);
+  // And a lone frame the same way.
+  hd::script().fail_run_async_at = hd::counters().run_async_calls + 1;
+  ASSERT_FALSE(d->run(*id));
+  auto again = d->run(*id);
+  EXPECT_TRUE(again) << again.error().to_string();
+  EXPECT_EQ(hd::counters().configures, 3);
+}
+
+TEST_F(HailoDeviceTest, DoubleChecksBufferSizesAtRunAsyncAndShutsDown) {
+  auto v = hailort::VDevice::create();
+  auto m = (*v)->create_infer_model(hef_);
+  auto c = (*m)->configure();
+  auto b = c->create_bindings();
+  std::vector<uint8_t> in(150528), out(1000), shorter(100);
+  EXPECT_EQ(b->input("in0")->set_buffer(hailort::MemoryView(shorter.data(), shorter.size())),
+            HAILO_SUCCESS);  // HailoRT checks at run_async
+  EXPECT_EQ(b->output("out0")->set_buffer(hailort::MemoryView(out.data(), out.size())),
+            HAILO_SUCCESS);
+  EXPECT_EQ(c->run_async(*b).status(), HAILO_INVALID_OPERATION);
+  EXPECT_EQ(hd::counters().shutdowns, 1);
+  auto b2 = c->create_bindings();  // still succeeds
+  ASSERT_TRUE(b2);
+  b2->input("in0")->set_buffer(hailort::MemoryView(in.data(), in.size()));
+  b2->output("out0")->set_buffer(hailort::MemoryView(out.data(), out.size()));
+  hailo_status seen = HAILO_UNINITIALIZED;
+  auto job =
+      c->run_async(*b2, [&](const hailort::AsyncInferCompletionInfo& i) { seen = i.status; });
+  ASSERT_TRUE(job);  // on H10 the request goes out; the server's pipeline is aborted
+  EXPECT_EQ(job->wait(1000ms), HAILO_STREAM_ABORT);  // the job's status
+  EXPECT_EQ(seen, HAILO_STREAM_ABORT);
+}
+
+// Items 3 and 16: a reply lost to hrpc/client.cpp's wait is retried once.
+TEST_F(HailoDeviceTest, ALostQueryReplyIsRetriedOnce) {
+  hd::script().temperature_c = 40.0f;
+  hd::script().lose_reply = {"identify", "get_chip_temperature"};
+  auto d = open();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(hd::counters().lost_replies, 2);
+  EXPECT_EQ(d->info().properties.at("firmware_version"), "5.2.0");
+  EXPECT_EQ(d->info().properties.at("temperature_c"), "available");
+  const auto w = d->take_warnings();
+  bool retried = false, kept = false;
+  for (const auto& line : w) {
+    retried |= line.find("HailoRT's identify timed out (HAILO_TIMEOUT) although") == 0 &&
+               line.find("retried once: ") != std::string::npos;
+    kept |= line == "HailoRT error: CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)";
+  }
+  EXPECT_TRUE(retried) << (w.empty() ? "" : w[0]);
+  EXPECT_TRUE(kept);  // not an expired wait: the client's timeout stays a warning
+}
+
+TEST_F(HailoDeviceTest, ALostConfigureReplyReopensTheVDevice) {
+  hd::script().lose_reply = {"configure"};
+  auto d = open();
+  ASSERT_TRUE(d);
+  (void)d->take_warnings();
+  auto t = d->load(model());
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(hd::counters().vdevices_created, 2);
+  EXPECT_EQ(hd::counters().vdevices_alive, 1);
+  // The configured model the device made for the lost reply went with its VDevice.
+  EXPECT_EQ(hd::counters().configured_alive_max, 1);
+  bool said = false;
+  for (const auto& w : d->take_warnings())
+    said |= w.find("HailoRT's configure timed out (HAILO_TIMEOUT) although") == 0;
+  EXPECT_TRUE(said);
+  std::vector<std::byte> in(150528), out(1000);
+  auto id = d->bind(Bindings{{in}, {out}});
+  ASSERT_TRUE(id);
+  EXPECT_TRUE(d->run(*id));
+}
+
+TEST_F(HailoDeviceTest, ALostVDeviceCreateReplyIsRetried) {
+  hd::script().lose_reply = {"VDevice::create"};
+  auto d = open();
+  ASSERT_TRUE(d);
+  EXPECT_EQ(hd::counters().vdevices_created, 2);
+  bool said = false;
+  for (const auto& w : d->info().warnings)
+    said |= w.find("HailoRT's VDevice::create timed out (HAILO_TIMEOUT) although") == 0;
+  EXPECT_TRUE(said);
+}
+
+TEST_F(HailoDeviceTest, DoubleLosesAScriptedReplyOnce) {
+  hd::script().lose_reply = {"identify"};
+  auto v = hailort::VDevice::create();
+  auto& dev = (*v)->get_physical_devices()->front().get();
+  hailo::LogTail tail(hd::main_log_file(), static_cast<int64_t>(::getpid()));
+  const Nanos t0 = hd::clock().now();
+  EXPECT_EQ(dev.identify().status(), HAILO_TIMEOUT);
+  EXPECT_GE(hd::clock().now() - t0, Nanos(10s));  // the request's timeout
+  EXPECT_TRUE(dev.identify());                    // once
+  auto records = tail.read_new();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].message, "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)");
+  EXPECT_EQ(records[0].location, "device_hrpc_client.cpp:111");
+  EXPECT_EQ(records[0].function, "identify");
+}
+
+// Item 4: Hailo-15's expired waits (infer_model.cpp's CHECK) are no warnings either.
+TEST_F(HailoDeviceTest, AHailo15ExpiredWaitIsNoWarning) {
+  hd::script().architecture = HAILO_ARCH_HAILO15H;
+  auto d = open();
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(model()));
+  std::vector<std::byte> in(150528), out(1000);
+  auto id = d->bind(Bindings{{in}, {out}});
+  ASSERT_TRUE(id);
+  (void)d->take_warnings();
+  hd::script().hang_after = 0;
+  ASSERT_TRUE(d->submit(*id, 1));
+  auto c = d->wait_next(2s);  // through AsyncInferJob::wait, which expires
+  ASSERT_FALSE(c);
+  EXPECT_EQ(hd::counters().wait_timeouts, 1);
+  EXPECT_TRUE(d->take_warnings().empty());
+  hd::script().hang_after = -1;
+}
+
+TEST_F(HailoDeviceTest, DoubleLogsAHailo15ExpiredWaitAsInferModelDoes) {
+  hd::script().architecture = HAILO_ARCH_HAILO15H;
+  hd::script().hang_after = 0;
+  auto v = hailort::VDevice::create();
+  auto m = (*v)->create_infer_model(hef_);
+  auto c = (*m)->configure();
+  auto b = c->create_bindings();
+  std::vector<uint8_t> in(150528), out(1000);
+  b->input("in0")->set_buffer(hailort::MemoryView(in.data(), in.size()));
+  b->output("out0")->set_buffer(hailort::MemoryView(out.data(), out.size()));
+  auto job = c->run_async(*b);
+  ASSERT_TRUE(job);
+  hailo::LogTail tail(hd::main_log_file(), static_cast<int64_t>(::getpid()));
+  EXPECT_EQ(job->wait(3ms), HAILO_TIMEOUT);
+  auto records = tail.read_new();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].message,
+            "CHECK failed - Waiting for async job to finish has failed with timeout (3ms)");
+  EXPECT_EQ(records[0].location, "infer_model.cpp:1147");
+}
+
+TEST(HailoLog, OnlyAsyncInferJobWaitExpiriesAreDropped) {
+  const auto r = hailo::parse_log(
+      "[t] [1] [2] [HailoRT] [error] [configured_infer_model_hrpc_client.cpp:32] [wait] "
+      "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)\n"
+      "[t] [1] [2] [HailoRT] [error] [infer_model.cpp:1147] [wait] CHECK failed - Waiting for "
+      "async job to finish has failed with timeout (1000ms)\n"
+      "[t] [1] [2] [HailoRT] [error] [device_hrpc_client.cpp:111] [identify] "
+      "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)\n");
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].location, "configured_infer_model_hrpc_client.cpp:32");
+  EXPECT_EQ(r[0].function, "wait");
+  EXPECT_EQ(hailo::warning_lines(r),
+            std::vector<std::string>{"HailoRT error: CHECK_SUCCESS failed with "
+                                     "status=HAILO_TIMEOUT(4)"});
+  EXPECT_EQ(hailo::warning_lines({r[2]}).size(), 1u);
+}
+
+// Item 5 / row 15: a batch above the queue fails configure with
+// HAILO_INVALID_OPERATION; rig names the batch.
+TEST_F(HailoDeviceTest, ABatchHailoRTRefusesIsNamed) {
+  auto d = open({{"batch", "64"}});
+  ASSERT_TRUE(d);
+  auto t = d->load(model());
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(t.error().message.find("batch=64"), std::string::npos) << t.error().message;
+  EXPECT_NE(t.error().message.find("HAILO_INVALID_OPERATION(6)"), std::string::npos)
+      << t.error().message;
+}
+
+// Item 6: "" with several network groups is refused up front, naming them.
+TEST_F(HailoDeviceTest, SeveralNetworkGroupsNeedANameUpFront) {
+  const auto two = (dir_ / "two.hef").string();
+  std::ofstream(two) << hd::hef_text({"network_group alpha", "network_group beta",
+                                      "input in0 8x8x3 uint8", "output out0 1x1x10 uint8"});
+  ModelSource m;
+  m.path = two;
+  auto d = open();
+  ASSERT_TRUE(d);
+  auto load = d->load(m);
+  ASSERT_FALSE(load);
+  EXPECT_EQ(load.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(load.error().message.find("the HEF holds 2 network groups (alpha, beta): name one "
+                                      "with network_group=NAME"),
+            std::string::npos)
+      << load.error().message;
+  EXPECT_EQ(hd::counters().configures, 0);
+}
+
+// Rows 15 and 6: the double's configure refuses what HailoRT's does.
+TEST_F(HailoDeviceTest, DoubleConfiguresAsHailoRTRefuses) {
+  auto v = hailort::VDevice::create();
+  auto hef = [](std::vector<std::string> lines) { return hd::hef_text(lines); };
+  auto model_of = [&](const std::string& text, const std::string& name = "") {
+    return (*v)->create_infer_model(
+        hailort::MemoryView(const_cast<char*>(text.data()), text.size()), name);
+  };
+  const std::string groups =
+      hef({"network_group a", "network_group b", "input i 1x1x1 uint8", "output o 1x1x1 uint8"});
+  auto both = model_of(groups);
+  ASSERT_TRUE(both);  // create_infer_model takes the first group's streams
+  EXPECT_EQ((*both)->configure().status(), HAILO_INVALID_ARGUMENT);
+  EXPECT_TRUE((*model_of(groups, "b"))->configure());
+  const std::string nms = hef({kNmsHef[0], kNmsHef[1], kNmsHef[2]});
+  const std::string pair =
+      hef({kTwoInputHef[0], kTwoInputHef[1], kTwoInputHef[2], kTwoInputHef[3]});
+  for (const auto* text : {&nms, &pair}) {
+    auto m = model_of(*text);
+    ASSERT_TRUE(m);
+    (*m)->set_hw_latency_measurement_flags(HAILO_LATENCY_MEASURE);
+    EXPECT_EQ((*m)->configure().status(), HAILO_INVALID_OPERATION);
+    (*m)->set_hw_latency_measurement_flags(HAILO_LATENCY_NONE);
+    auto c = (*m)->configure();
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->get_hw_latency_measurement().status(), HAILO_NOT_AVAILABLE);  // no meter
+  }
+  auto big = model_of(hef({"input i 1x1x1 uint8", "output o 1x1x1 uint8"}));
+  (*big)->set_batch_size(33);  // above the queue of 32
+  EXPECT_EQ((*big)->configure().status(), HAILO_INVALID_OPERATION);
+}
+
+// Item 7: the latency's frame count includes the fallback loop's frames.
+TEST_F(HailoDeviceTest, TheLatencyMeanCountsTheFallbackLoopsFrames) {
+  hd::script().hw_latency = 2270us;
+  auto d = open();
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(model()));
+  std::vector<std::byte> in(150528), out(1000);
+  auto id = d->bind(Bindings{{in}, {out}});
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(d->run(*id));
+  auto run = d->run_for_duration(*id, 1s, 0ms);  // the 77 case: re-configured, then the fallback
+  ASSERT_TRUE(run) << run.error().to_string();
+  ASSERT_TRUE(run->includes_transfers);
+  (void)d->read_sensors();
+  const std::string expected = "HailoRT's mean over the " +
+                               std::to_string(hd::counters().latency_frames) +
+                               " frames since configure";
+  EXPECT_NE(d->info().properties.at("hw_latency").find(expected), std::string::npos)
+      << d->info().properties.at("hw_latency") << " / " << expected;
+}
+
+// Item 8: the loop's own failure is reported, the re-configure's beside it.
+TEST_F(HailoDeviceTest, ALoopFailureIsReportedBeforeTheReconfigureFailure) {
+  auto d = open({{"fallback", "none"}});
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->load(model()));
+  std::vector<std::byte> in(150528), out(1000);
+  auto id = d->bind(Bindings{{in}, {out}});
+  ASSERT_TRUE(id);
+  hd::script().configure_status = HAILO_OUT_OF_FW_MEMORY;  // the re-configure fails
+  auto run = d->run_for_duration(*id, 1s, 0ms);
+  ASSERT_FALSE(run);
+  const std::string& m = run.error().message;
+  EXPECT_EQ(m.find("HailoRT 5.2.0's run_async_for_duration failed with HAILO_RPC_FAILED(77)"), 0u)
+      << m;
+  EXPECT_NE(m.find("HAILO_OUT_OF_FW_MEMORY(71)"), std::string::npos) << m;
+}
+
+// Row 10: the 77 case is 5.2.0's; 5.1.1 parses the reply right.
+TEST_F(HailoDeviceTest, UnderHailoRT511TheOnDeviceLoopAnswers) {
+  hd::script().library = {5, 1, 1};
+  auto d = open();
+  ASSERT_TRUE(d);
+  LoopSettings s;
+  s.device = "hailo";
+  auto r = run_loop(*d, model(), s);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_FALSE(r->loop.includes_transfers);
+  EXPECT_NEAR(r->loop.frames_per_second, 451 - 32.0 / 3, 1e-9);
+}
+
+// Row 16: VDevice::create and its parameters as HailoRT's.
+TEST_F(HailoDeviceTest, DoubleCreatesVDevicesAsHailoRT) {
+  hailo_vdevice_params_t params{};
+  ASSERT_EQ(hailo_init_vdevice_params(&params), HAILO_SUCCESS);
+  ASSERT_NE(params.group_id, nullptr);
+  EXPECT_STREQ(params.group_id, HAILO_UNIQUE_VDEVICE_GROUP_ID);
+  EXPECT_EQ(params.device_ids, nullptr);
+  EXPECT_FALSE(params.multi_process_service);
+  auto bad = open_hailo_device({{"device_id", "0000:09:00.0"}}, hd::clock());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("HAILO_INVALID_ARGUMENT(2)"), std::string::npos)
+      << bad.error().message;
 }
 
 TEST(HailoStatus, EveryStatusMapsToANamedError) {
@@ -742,7 +1138,7 @@ TEST(HailoStatus, EveryStatusMapsToANamedError) {
     // internal is kept for HailoRT's own bugs; queue_full for a full queue only.
     if (e.code == ErrorCode::internal) {
       EXPECT_TRUE(
-          s == HAILO_UNINITIALIZED || s == HAILO_INVALID_OPERATION || s == HAILO_INTERNAL_FAILURE ||
+          s == HAILO_UNINITIALIZED || s == HAILO_INTERNAL_FAILURE ||
           (s >= HAILO_INVALID_LOGGER_LEVEL && s < 12) ||
           (s >= HAILO_EVENT_CREATE_FAIL && s <= HAILO_READ_EVENT_FAIL) ||
           (s >= HAILO_MUTEX_INIT_FAIL && s <= HAILO_MUTEX_INIT_FAIL) ||
@@ -760,6 +1156,8 @@ TEST(HailoStatus, EveryStatusMapsToANamedError) {
   EXPECT_EQ(hailo::error_code_for(HAILO_NOT_IMPLEMENTED), ErrorCode::unsupported);
   EXPECT_EQ(hailo::error_code_for(HAILO_OPEN_FILE_FAILURE), ErrorCode::io);
   EXPECT_EQ(hailo::error_code_for(HAILO_STREAM_ABORT), ErrorCode::device);
+  // HailoRT refused the call in the model's state (item 5), not rig's bug.
+  EXPECT_EQ(hailo::error_code_for(HAILO_INVALID_OPERATION), ErrorCode::device);
   EXPECT_EQ(hailo::status_name(static_cast<hailo_status>(500)), "hailo_status(500)");
 }
 
@@ -805,6 +1203,45 @@ TEST(HailoLog, TailReadsWholeNewRecordsByOffset) {
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].message, "rotated");
   std::filesystem::remove(path);
+}
+
+// spdlog's rotating sink renames hailort.log to hailort.1.log at 1 MB
+// (HailoRT keeps one spare, utils/hailort_logger.cpp): the records written
+// between the last read and the rotation are read from the spare first.
+TEST(HailoLog, TailReadsTheEndOfTheSpareAfterARotation) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "hailort_rotation";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "hailort.log";
+  std::ofstream(path) << "[t] [1] [HailoRT] [warning] [a:1] [f] old old old old old\n";
+  hailo::LogTail tail(path.string());
+  std::ofstream(path, std::ios::app) << "[t] [1] [HailoRT] [warning] [a:1] [f] before\n";
+  std::filesystem::rename(path, dir / "hailort.1.log");
+  std::ofstream(path) << "[t] [1] [HailoRT] [warning] [a:1] [f] after\n";
+  const auto r = tail.read_new();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].message, "before");
+  EXPECT_EQ(r[1].message, "after");
+  std::filesystem::remove_all(dir);
+}
+
+// The file rig reads is one HailoRT holds open (the double, like HailoRT,
+// opened its sinks before main under the test's HOME and working folder): a
+// writable main folder HailoRT never opened a file in is not read.
+TEST(HailoLog, TheSinkReadIsOneThisProcessHoldsOpen) {
+  const auto held = hailo::locate_log();
+  EXPECT_EQ(held.path, hd::main_log_file());
+  EXPECT_TRUE(held.shared);
+  const char* home = std::getenv("HOME");
+  const std::string saved = home ? home : "";
+  const auto other = std::filesystem::path(::testing::TempDir()) / "hailort_other_home";
+  std::filesystem::create_directories(other / ".hailo" / "hailort");
+  ::setenv("HOME", other.c_str(), 1);
+  const auto moved = hailo::locate_log();
+  ::setenv("HOME", saved.c_str(), 1);
+  std::filesystem::remove_all(other);
+  EXPECT_EQ(moved.path, std::filesystem::weakly_canonical(hd::local_log_file()).string());
+  EXPECT_FALSE(moved.shared);
+  EXPECT_NE(moved.note.find("is not a file this process writes"), std::string::npos) << moved.note;
 }
 
 }  // namespace

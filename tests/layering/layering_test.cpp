@@ -122,9 +122,9 @@ const std::vector<Component> kComponents = {
    {"src/history/", "include/rig/history.hpp"},
    {"rig_history"},
    {"rig_core", "SQLite::SQLite3", "nlohmann_json::nlohmann_json"}},
-  {"cli",  // `rig`; rig_opencv and protobuf: it prints their versions
+  {"cli",  // `rig` (its code in rig_cli_objects); rig_opencv and protobuf: it prints their versions
    {"src/cli/"},
-   {"rig_cli"},
+   {"rig_cli", "rig_cli_objects"},
    {"rig", "rig_core", "rig_model", "rig_tensor_io", "rig_devices", "rig_proto", "rig_server",
     "rig_scenario", "rig_report", "rig_monitor", "rig_history", "CLI11::CLI11", "rig_opencv",
     "protobuf::libprotobuf"}},

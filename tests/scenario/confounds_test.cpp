@@ -73,9 +73,9 @@ const char* kClean = "sim:compute=1ms,depth=4";
 
 TEST(Confounds, NoneRaisedOnACleanSimRunAndHostRulesSayWhyTheyAreSkipped) {
   const BenchResult r = bench(quick(kClean));
-  for (const char* name :
-       {"host_contention", "steal_time", "thermal_drift", "clock_drop", "power_limited",
-        "device_warnings", "cold_caches", "shared_link", "debug_build", "cpu_governor"}) {
+  for (const char* name : {"host_contention", "steal_time", "thermal_drift", "clock_drop",
+                           "power_limited", "device_warnings", "cold_caches", "shared_link",
+                           "device_throttled", "debug_build", "cpu_governor"}) {
     const RuleOutcome& o = rule(r.verdict, name);
     EXPECT_TRUE(o.met) << name << ": " << (o.findings.empty() ? "" : o.findings[0]);
     EXPECT_EQ(o.severity, Severity::warns) << name;
@@ -211,6 +211,27 @@ TEST(Confounds, DeviceWarningsThroughTheDynamicChannel) {
   const BenchResult other = bench(quick("sim:compute=1ms,depth=4,warn=firmware 1.2 is old"));
   EXPECT_TRUE(raised(other, "device_warnings"));
   EXPECT_FALSE(raised(other, "power_limited"));
+}
+
+// HailoRT's own words for a throttling notification (device_common/device.cpp,
+// 5.2.0), carried by the sim's scripted warning.
+TEST(Confounds, DeviceThrottledFromHailoRTsThrottlingLine) {
+  const BenchResult hot =
+      bench(quick("sim:compute=1ms,depth=4,warn=Device 127.0.0.9 throttling state is now: "
+                  "THROTTLING_HEAVY"));
+  EXPECT_TRUE(raised(hot, "device_throttled"));
+  EXPECT_FALSE(raised(hot, "device_warnings"));
+  EXPECT_FALSE(raised(hot, "power_limited"));
+  const std::string& f = rule(hot.verdict, "device_throttled").findings.at(0);
+  EXPECT_NE(f.find("THROTTLING_HEAVY"), std::string::npos) << f;
+  const BenchResult cool = bench(quick(
+      "sim:compute=1ms,depth=4,warn=Device 127.0.0.9 throttling state is now: THROTTLING_NONE"));
+  EXPECT_FALSE(raised(cool, "device_throttled"));
+  EXPECT_FALSE(raised(cool, "device_warnings"));
+  EXPECT_NE(rule(cool.verdict, "device_throttled").evidence.find("1 back to THROTTLING_NONE"),
+            std::string::npos)
+      << rule(cool.verdict, "device_throttled").evidence;
+  EXPECT_FALSE(raised(bench(quick(kClean)), "device_throttled"));
 }
 
 TEST(Confounds, ColdCaches) {

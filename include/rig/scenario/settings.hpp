@@ -96,6 +96,24 @@ uint32_t settle_depth(R& r) {
   return c.depth;
 }
 
+// A device may learn its queue depth only from the loaded model (HailoRT's
+// async queue size belongs to the configured model; before the load the
+// hailo device states HailoRT's usual 32). After the cold start the result's
+// queue depths are what the device now states, and the depth is settled
+// again: a depth settled before the load could exceed the loaded model's
+// queue, and every submit past it is refused as queue full. The device's
+// properties after the load are merged in.
+template <class R>
+uint32_t settle_depth_after_load(R& r, const Device& device) {
+  const DeviceInfo loaded = device.info();
+  r.device.queue_depth = loaded.queue_depth;
+  r.device.own_queue_depth = loaded.own_queue_depth;
+  // What the device learnt of the model (HailoRT's queue size, its streams,
+  // whether it measures latency) joins what it said before the load.
+  for (const auto& [key, value] : loaded.properties) r.device.properties[key] = value;
+  return settle_depth(r);
+}
+
 // The device's own queue depth (DeviceInfo::device_queue_depth): for a remote
 // device the hosted device's, while queue_depth is what one connection may
 // keep in flight. queue_depth stays the limit on requests in flight.

@@ -262,29 +262,18 @@ class HailoDevice final : public DeviceBase {
           "among them): " +
           sink.unavailable);
     } else {
-      properties_["hailort_log"] =
-          sink.path + (sink.shared ? " (this process's records, by PID)" : "");
+      properties_["hailort_log"] = sink.path +
+                                   (sink.shared ? " (this process's records, by PID)" : "") +
+                                   (sink.note.empty() ? "" : " (" + sink.note + ")");
     }
     log_ = hailo::LogTail(sink.path, sink.shared ? static_cast<int64_t>(::getpid()) : -1);
-    hailo_vdevice_params_t params{};
-    if (auto st = hailo_init_vdevice_params(&params); st != HAILO_SUCCESS)
-      return tl::unexpected(status_error(st, "hailo_init_vdevice_params"));
-    params.scheduling_algorithm = p_.scheduler;
-    hailo_device_id_t id{};
-    if (!p_.device_id.empty()) {
-      std::memcpy(id.id, p_.device_id.c_str(), p_.device_id.size() + 1);
-      params.device_ids = &id;
-      params.device_count = 1;
-    }
-    auto vdevice = hailort::VDevice::create(params);
-    collect_log(open_warnings_);
-    if (!vdevice) {
-      Error e = status_error(vdevice.status(), "VDevice::create");
+    if (auto ok = create_vdevice(); !ok) {
+      Error e = ok.error();
       for (const auto& w : open_warnings_) e.message += "; " + w;
       return tl::unexpected(e);
     }
-    vdevice_ = vdevice.release();
     describe_hardware();
+    notes_ = &pending_warnings_;
     return {};
   }
 
@@ -328,19 +317,21 @@ class HailoDevice final : public DeviceBase {
     const std::string name =
         p_.network_group.empty() ? model_display_name(source) : p_.network_group;
     t0 = clock_.now();
-    if (!p_.network_group.empty())
-      if (auto ok = check_network_group(); !ok) return load_failed(ok.error());
-    auto infer_model = vdevice_->create_infer_model(hailort::MemoryView(hef_.data(), hef_.size()),
-                                                    p_.network_group);
-    t.parse = clock_.now() - t0;
-    if (!infer_model) return load_failed(status_error(infer_model.status(), "create_infer_model"));
-    model_ = infer_model.release();
-    if (p_.batch != 0) model_->set_batch_size(p_.batch);
-    model_->set_power_mode(p_.power_mode);
-    model_->set_hw_latency_measurement_flags(HAILO_LATENCY_MEASURE);
+    if (auto ok = check_network_group(); !ok) return load_failed(ok.error());
+    latency_refused_ = false;
     properties_["hw_latency"] = "not read yet";
+    auto created = create_model();
+    if (!created && created.error().message.find("HAILO_TIMEOUT") != std::string::npos) {
+      // A create whose reply was lost may have made the model on the device.
+      auto again = reopen_after_lost_reply("create_infer_model");
+      if (again) again = create_model();
+      note_retry("create_infer_model", again ? "it succeeded" : again.error().to_string());
+      created = std::move(again);
+    }
+    t.parse = clock_.now() - t0;
+    if (!created) return load_failed(created.error());
     t0 = clock_.now();
-    if (auto ok = configure("configure"); !ok) return load_failed(ok.error());
+    if (auto ok = configure_at_load(); !ok) return load_failed(ok.error());
     t.compile = clock_.now() - t0;
     info.name = name;
     for (const auto& s : model_->inputs()) {
@@ -374,7 +365,14 @@ class HailoDevice final : public DeviceBase {
     if (auto ok = ready_to_infer(); !ok) return tl::unexpected(ok.error());
     const auto st = configured_.run(bindings_[binding].hailo, ceil_ms(kRunTimeout));
     payload_in_ += model_info().input_bytes();
-    if (st != HAILO_SUCCESS) return infer_failed(status_error(st, "ConfiguredInferModel::run"));
+    if (st != HAILO_SUCCESS) {
+      // A failed run_async inside run shuts the model down for good
+      // (ConfiguredInferModel::run_async, infer_model.cpp;
+      // configured_infer_model_hrpc_client.cpp; 5.1.1 and 5.2.0), and a
+      // failed frame may have too: the next frame re-configures.
+      needs_reconfigure_ = true;
+      return infer_failed(status_error(st, "ConfiguredInferModel::run"));
+    }
     payload_out_ += model_info().output_bytes();
     ++frames_since_configure_;
     // No per-frame compute: HailoRT's latency measurement is a mean since
@@ -405,7 +403,13 @@ class HailoDevice final : public DeviceBase {
           }
           shared->cv.notify_all();
         });
-    if (!job) return infer_failed(status_error(job.status(), "ConfiguredInferModel::run_async"));
+    if (!job) {
+      // HailoRT shut the configured model down (run_async calls shutdown()
+      // on any failure): without a re-configure every later request would
+      // complete with HAILO_STREAM_ABORT.
+      needs_reconfigure_ = true;
+      return infer_failed(status_error(job.status(), "ConfiguredInferModel::run_async"));
+    }
     payload_in_ += model_info().input_bytes();
     jobs_.push_back(Job{tag, job.release()});
     return {};
@@ -470,6 +474,7 @@ class HailoDevice final : public DeviceBase {
     Bindings buffers;
     hailort::ConfiguredInferModel::Bindings hailo;
     bool mapped = false;
+    std::vector<bool> mapped_each;  // per buffer, inputs then outputs
   };
   struct Job {
     uint64_t tag;
@@ -501,7 +506,7 @@ class HailoDevice final : public DeviceBase {
       hailort::Device& d = devices->front().get();
       type = type_name(d.get_type());
       properties_["device_id"] = d.get_dev_id();
-      if (auto a = d.get_architecture()) {
+      if (auto a = query("get_architecture", [&] { return d.get_architecture(); })) {
         arch = arch_name(*a, v);
         h10 = static_cast<int>(*a) == 6;  // HAILO_ARCH_HAILO10H
         if (is_hailo8(*a))
@@ -511,7 +516,7 @@ class HailoDevice final : public DeviceBase {
               "support (no InferModel::run_async_for_duration, a different API); HailoRT " +
               library_version_ + " serves Hailo-10 and Hailo-15");
       }
-      auto identity = d.identify();
+      auto identity = query("identify", [&] { return d.identify(); });
       if (identity) {
         const auto& f = identity->fw_version;
         firmware = std::to_string(f.major) + "." + std::to_string(f.minor) + "." +
@@ -541,14 +546,16 @@ class HailoDevice final : public DeviceBase {
     auto devices = vdevice_->get_physical_devices();
     if (!devices || devices->empty()) return;
     hailort::Device& d = devices->front().get();
-    auto t = d.get_chip_temperature();
+    auto t = query("get_chip_temperature", [&] { return d.get_chip_temperature(); });
     if (t) {
       properties_["temperature_c"] = "available";
       if (out) (*out)["temperature_c"] = std::max(t->ts0_temperature, t->ts1_temperature);
     } else {
       properties_["temperature_c"] = "unavailable: " + status_name(t.status());
     }
-    auto w = d.power_measurement(HAILO_DVM_OPTIONS_AUTO, HAILO_POWER_MEASUREMENT_TYPES__POWER);
+    auto w = query("power_measurement", [&] {
+      return d.power_measurement(HAILO_DVM_OPTIONS_AUTO, HAILO_POWER_MEASUREMENT_TYPES__POWER);
+    });
     if (w) {
       properties_["power_w"] = "available";
       if (out) (*out)["power_w"] = *w;
@@ -575,6 +582,7 @@ class HailoDevice final : public DeviceBase {
     configured_ = hailort::ConfiguredInferModel();
     frames_since_configure_ = 0;
     auto configured = model_->configure();
+    configure_status_ = configured.status();
     if (!configured) return tl::unexpected(status_error(configured.status(), what));
     configured_ = configured.release();
     if (p_.scheduler == HAILO_SCHEDULING_ALGORITHM_NONE)
@@ -583,16 +591,153 @@ class HailoDevice final : public DeviceBase {
     return {};
   }
 
-  // network_group=NAME, checked against the HEF's groups before HailoRT is asked.
+  // network_group=NAME, checked against the HEF's groups before HailoRT is
+  // asked. Without a name HailoRT takes the first group's streams and then
+  // fails configure with HAILO_INVALID_ARGUMENT when the HEF holds several
+  // (InferModelBase::configure, infer_model.cpp, 5.1.1 and 5.2.0), after
+  // configuring them all on the device: refused here first.
   Result<void> check_network_group() {
     auto hef = hailort::Hef::create(hailort::MemoryView(hef_.data(), hef_.size()));
     if (!hef) return tl::unexpected(status_error(hef.status(), "Hef::create"));
     const auto groups = hef->get_network_groups_names();
-    if (std::find(groups.begin(), groups.end(), p_.network_group) != groups.end()) return {};
     std::string names;
     for (const auto& g : groups) names += (names.empty() ? "" : ", ") + g;
+    if (p_.network_group.empty()) {
+      if (groups.size() <= 1) return {};
+      return fail(ErrorCode::invalid_argument,
+                  "hailo: the HEF holds " + std::to_string(groups.size()) + " network groups (" +
+                      names + "): name one with network_group=NAME");
+    }
+    if (std::find(groups.begin(), groups.end(), p_.network_group) != groups.end()) return {};
     return fail(ErrorCode::not_found, "hailo: the HEF has no network group '" + p_.network_group +
                                           "' (its groups: " + names + ")");
+  }
+
+  // hrpc/client.cpp's Client::execute_request (5.1.1, 5.2.0) waits for the
+  // reply on a condition variable without a predicate: a reply that comes
+  // before the wait is lost and the call fails with HAILO_TIMEOUT after the
+  // request's timeout although the device answered. A query is asked once
+  // more; a create or configure may have taken effect, so the VDevice is
+  // released and opened again once (reopen_after_lost_reply).
+  template <typename F>
+  auto query(const char* call, F&& f) -> decltype(f()) {
+    auto first = f();
+    if (first || first.status() != HAILO_TIMEOUT) return first;
+    auto again = f();
+    note_retry(call, again ? "it answered" : status_name(again.status()));
+    return again;
+  }
+
+  void note_retry(const std::string& call, const std::string& outcome) {
+    const bool query =
+        call != "VDevice::create" && call != "create_infer_model" && call != "configure";
+    notes_->push_back("HailoRT's " + call +
+                      " timed out (HAILO_TIMEOUT) although the device may have answered "
+                      "(hrpc/client.cpp waits for the reply without a predicate, so a reply "
+                      "that comes first is lost); " +
+                      (query ? std::string("retried once: ")
+                             : std::string("rig released the VDevice and opened it again, "
+                                           "retried once: ")) +
+                      outcome);
+  }
+
+  Result<void> create_vdevice() {
+    hailo_vdevice_params_t params{};
+    if (auto st = hailo_init_vdevice_params(&params); st != HAILO_SUCCESS)
+      return tl::unexpected(status_error(st, "hailo_init_vdevice_params"));
+    params.scheduling_algorithm = p_.scheduler;
+    hailo_device_id_t id{};
+    if (!p_.device_id.empty()) {
+      std::memcpy(id.id, p_.device_id.c_str(), p_.device_id.size() + 1);
+      params.device_ids = &id;
+      params.device_count = 1;
+    }
+    auto vdevice = hailort::VDevice::create(params);
+    collect_log(*notes_);
+    if (!vdevice && vdevice.status() == HAILO_TIMEOUT) {
+      auto again = hailort::VDevice::create(params);
+      collect_log(*notes_);
+      note_retry("VDevice::create", again ? "it succeeded" : status_name(again.status()));
+      if (!again) return tl::unexpected(status_error(again.status(), "VDevice::create"));
+      vdevice_ = again.release();
+      return {};
+    }
+    if (!vdevice) return tl::unexpected(status_error(vdevice.status(), "VDevice::create"));
+    vdevice_ = vdevice.release();
+    return {};
+  }
+
+  // After a create or configure whose reply was lost: the device may hold
+  // what it made; releasing the VDevice releases it (the server drops a
+  // client's objects with it), then the VDevice is opened again.
+  Result<void> reopen_after_lost_reply(const char* call) {
+    collect_log(pending_warnings_);
+    configured_ = hailort::ConfiguredInferModel();
+    model_.reset();
+    vdevice_.reset();
+    if (auto ok = create_vdevice(); !ok) {
+      note_retry(call, "opening the VDevice again failed: " + ok.error().to_string());
+      return ok;
+    }
+    return {};
+  }
+
+  Result<void> create_model() {
+    auto infer_model = vdevice_->create_infer_model(hailort::MemoryView(hef_.data(), hef_.size()),
+                                                    p_.network_group);
+    if (!infer_model)
+      return tl::unexpected(status_error(infer_model.status(), "create_infer_model"));
+    model_ = infer_model.release();
+    if (p_.batch != 0) model_->set_batch_size(p_.batch);
+    model_->set_power_mode(p_.power_mode);
+    model_->set_hw_latency_measurement_flags(latency_refused_ ? HAILO_LATENCY_NONE
+                                                              : HAILO_LATENCY_MEASURE);
+    return {};
+  }
+
+  // The load's configure() with HailoRT's refusals and a lost reply handled.
+  // HailoRT's core refuses a latency meter (HAILO_INVALID_OPERATION) for a
+  // model with on-chip NMS or more than one physical input
+  // (create_hw_latency_meter, core_op/resource_manager/resource_manager.cpp,
+  // 5.1.1 and 5.2.0; on H10 in the device's server), which InferModel does
+  // not show before configure: rig configures once more without it. A
+  // second HAILO_INVALID_OPERATION is the batch (InferModelBase::configure,
+  // infer_model.cpp: a batch above the model's internal queue).
+  Result<void> configure_at_load() {
+    auto ok = configure("configure");
+    if (!ok && configure_status_ == HAILO_TIMEOUT) {
+      auto again = reopen_after_lost_reply("configure");
+      if (again) again = create_model();
+      if (again) again = configure("configure");
+      note_retry("configure", again ? "it succeeded" : again.error().to_string());
+      return again;
+    }
+    if (ok || configure_status_ != HAILO_INVALID_OPERATION) return ok;
+    // The refusal's own lines are what rig handles here, not device warnings.
+    std::vector<std::string> lines;
+    collect_log(lines);
+    for (auto& l : lines)
+      if (l.find("HW Latency measurement is") == std::string::npos &&
+          l.find("CHECK_SUCCESS failed with status=HAILO_INVALID_OPERATION(6)") ==
+              std::string::npos)
+        pending_warnings_.push_back(std::move(l));
+    latency_refused_ = true;
+    model_->set_hw_latency_measurement_flags(HAILO_LATENCY_NONE);
+    auto retry = configure("configure (without HAILO_LATENCY_MEASURE)");
+    if (retry) {
+      properties_["hw_latency"] =
+          "unavailable: the model has on-chip NMS or several inputs: HailoRT refuses latency "
+          "measurement for it (HAILO_INVALID_OPERATION at configure with HAILO_LATENCY_MEASURE)";
+      return retry;
+    }
+    if (configure_status_ != HAILO_INVALID_OPERATION) return retry;
+    return fail(ErrorCode::invalid_argument,
+                "configure: " + status_name(HAILO_INVALID_OPERATION) + ": HailoRT refuses " +
+                    (p_.batch != 0 ? "batch=" + std::to_string(p_.batch) +
+                                         " for this model (above its internal queue); lower "
+                                         "batch="
+                                   : std::string("this model's configuration (with and without "
+                                                 "latency measurement)")));
   }
 
   // Waits for a completion until `deadline` without calling HailoRT.
@@ -639,15 +784,18 @@ class HailoDevice final : public DeviceBase {
     return {};
   }
 
-  // dma_map=1: maps each page-aligned buffer; says once that others are not.
+  // dma_map=1: maps every buffer. HailoRT maps the part of a buffer from its
+  // first page-aligned address and succeeds, copying the rest through its
+  // bounce buffers (VdmaDevice::dma_map_impl, vdma/vdma_device.cpp, 5.2.0);
+  // says once that such buffers are copied in part.
   void map_buffers(Bound& b) {
     bool all = true;
+    b.mapped_each.clear();
     auto map = [&](void* p, size_t n, hailo_dma_buffer_direction_t dir) {
-      if (reinterpret_cast<uintptr_t>(p) % page_size() != 0) {
-        all = false;
-        return;
-      }
-      if (vdevice_->dma_map(p, n, dir) == HAILO_SUCCESS)
+      if (reinterpret_cast<uintptr_t>(p) % page_size() != 0) all = false;
+      const bool ok = vdevice_->dma_map(p, n, dir) == HAILO_SUCCESS;
+      b.mapped_each.push_back(ok);
+      if (ok)
         b.mapped = true;
       else
         all = false;
@@ -658,15 +806,17 @@ class HailoDevice final : public DeviceBase {
     if (!all && !unmapped_noted_) {
       unmapped_noted_ = true;
       pending_warnings_.push_back(
-          "dma_map=1: some of rig's buffers are not page-aligned or did not map; HailoRT "
-          "copies those through its own buffers");
+          "dma_map=1: some of rig's buffers are not page-aligned or did not map; HailoRT maps "
+          "only their page-aligned part and copies the rest through its own buffers");
     }
   }
 
   void unmap(Bound& b) {
     if (!b.mapped) return;
+    size_t i = 0;
     auto unmap_one = [&](void* p, size_t n, hailo_dma_buffer_direction_t dir) {
-      if (reinterpret_cast<uintptr_t>(p) % page_size() == 0) vdevice_->dma_unmap(p, n, dir);
+      if (i < b.mapped_each.size() && b.mapped_each[i]) vdevice_->dma_unmap(p, n, dir);
+      ++i;
     };
     for (const auto& s : b.buffers.inputs)
       unmap_one(const_cast<std::byte*>(s.data()), s.size(), HAILO_DMA_BUFFER_DIRECTION_H2D);
@@ -680,11 +830,11 @@ class HailoDevice final : public DeviceBase {
     // not finish is aborted by shutdown().
     bool stuck = false;
     while (!jobs_.empty()) {
-      stuck |= jobs_.front().job.wait(ceil_ms(kRunTimeout)) != HAILO_SUCCESS;
+      stuck |= jobs_.front().job.wait(ceil_ms(kRunTimeout)) == HAILO_TIMEOUT;
       jobs_.pop_front();
     }
     if (pending_loop_) {
-      stuck |= pending_loop_->wait(ceil_ms(kRunTimeout)) != HAILO_SUCCESS;
+      stuck |= pending_loop_->wait(ceil_ms(kRunTimeout)) == HAILO_TIMEOUT;
       pending_loop_.reset();
     }
     if (stuck && loaded_) (void)configured_.shutdown();
@@ -703,8 +853,9 @@ class HailoDevice final : public DeviceBase {
     frames_since_configure_ = 0;
   }
 
-  // After a loop HailoRT has shut the configured model down; re-configuring
-  // happens right after the loop, and is retried here if that failed.
+  // HailoRT has shut the configured model down after a loop (re-configured
+  // right after it, retried here if that failed) or after a failed request
+  // (run_async shuts down on any failure): the next frame re-configures.
   Result<void> ready_to_infer() {
     if (!needs_reconfigure_) return {};
     if (auto ok = finish_pending_loop(); !ok) return ok;
@@ -715,7 +866,9 @@ class HailoDevice final : public DeviceBase {
   // re-configuring now would put a second configured model beside it.
   Result<void> finish_pending_loop() {
     if (!pending_loop_) return {};
-    if (pending_loop_->wait(ceil_ms(kRunTimeout)) != HAILO_SUCCESS)
+    // On H10 a job that answered returns its own status (the loop's 77
+    // among them: AsyncInferJobHrpcClient::wait): only a timeout is no answer.
+    if (pending_loop_->wait(ceil_ms(kRunTimeout)) == HAILO_TIMEOUT)
       return fail(ErrorCode::timeout,
                   "hailo: HailoRT's on-device loop still has not answered; rig does not "
                   "re-configure while it may run");
@@ -725,7 +878,11 @@ class HailoDevice final : public DeviceBase {
 
   Result<void> reconfigure(std::vector<std::string>* notes) {
     const Nanos t0 = clock_.now();
-    if (auto ok = configure("re-configure after run_async_for_duration"); !ok) return ok;
+    // After a loop, or after HailoRT shut the model down on a failed request.
+    if (auto ok = configure(notes ? "re-configure after run_async_for_duration"
+                                  : "re-configure after HailoRT shut the model down");
+        !ok)
+      return ok;
     for (auto& b : bindings_)
       if (auto ok = attach(b); !ok) return ok;
     needs_reconfigure_ = false;
@@ -753,17 +910,21 @@ class HailoDevice final : public DeviceBase {
     if (!c->error) {
       payload_out_ += model_info().output_bytes();
       ++frames_since_configure_;
+    } else {
+      needs_reconfigure_ = true;  // a failed completion: the model may be shut down
     }
     return c;
   }
 
   // HailoRT's hardware latency: a running mean over the frames since
-  // configure (common/latency_meter.hpp), an RPC on H10, HAILO_NOT_AVAILABLE
-  // for models with more than one input (core_op.cpp). Read outside any
-  // timed region, reported with rig's count of frames since configure.
+  // configure (common/latency_meter.hpp), an RPC on H10; not measured for a
+  // model whose configure refused the meter (configure_at_load). Read outside
+  // any timed region, reported with rig's count of the frames since
+  // configure: lone frames, requests and the fallback loop's.
   void read_hw_latency(std::map<std::string, double>* out) {
-    if (!loaded_ || needs_reconfigure_ || frames_since_configure_ == 0) return;
-    auto l = configured_.get_hw_latency_measurement();
+    if (!loaded_ || needs_reconfigure_ || latency_refused_ || frames_since_configure_ == 0) return;
+    auto l = query("get_hw_latency_measurement",
+                   [&] { return configured_.get_hw_latency_measurement(); });
     if (!l) {
       properties_["hw_latency"] = "unavailable: " + status_name(l.status());
       return;
@@ -785,6 +946,10 @@ class HailoDevice final : public DeviceBase {
   std::vector<std::byte> hef_;
   bool loaded_ = false;  // a configured model (the base's loaded() follows it)
   bool needs_reconfigure_ = false;
+  bool latency_refused_ = false;  // HailoRT refused HAILO_LATENCY_MEASURE for this model
+  hailo_status configure_status_ = HAILO_SUCCESS;  // the last configure()'s
+  // Where a retry's note goes: the open's warnings, then the dynamic channel.
+  std::vector<std::string>* notes_ = &open_warnings_;
   uint32_t async_queue_size_ = 0;
   std::vector<Bound> bindings_;
   std::deque<Job> jobs_;
@@ -857,6 +1022,10 @@ Result<DurationRun> HailoDevice::do_run_for_duration(BindingId binding, Nanos du
                     " (the loop, its sleep and 15 s); the device may still be looping, so rig "
                     "re-configures only after it answers");
   }
+  // seeds/000: over hRPC (Hailo-10H) the host parses the reply from the
+  // header's offset, so every non-zero rate fails with 77 after the whole
+  // loop. Recognised by that behaviour, not by a version number.
+  const bool hrpc_bug = status == HAILO_RPC_FAILED && wall >= duration_ms * 9 / 10;
   auto reconfigured = reconfigure(&run.notes);
   collect_log(pending_warnings_);
   if (status == HAILO_SUCCESS) {
@@ -888,14 +1057,14 @@ Result<DurationRun> HailoDevice::do_run_for_duration(BindingId binding, Nanos du
     if (!reconfigured) return tl::unexpected(reconfigured.error());
     return run;
   }
-  // seeds/000: over hRPC (Hailo-10H) the host parses the reply from the
-  // header's offset, so every non-zero rate fails with 77 after the whole
-  // loop. Recognised by that behaviour, not by a version number.
-  const bool hrpc_bug = status == HAILO_RPC_FAILED && wall >= duration_ms * 9 / 10;
-  if (!hrpc_bug) {
-    if (!reconfigured) return tl::unexpected(reconfigured.error());
-    return infer_failed(status_error(status, "run_async_for_duration"));
-  }
+  // The loop's own status is the error; a re-configure that failed after it
+  // is its second part (the next call re-configures again).
+  auto then_reconfigure = [&](Error e) {
+    if (!reconfigured) e.message += "; then re-configuring failed: " + reconfigured.error().message;
+    return e;
+  };
+  if (!hrpc_bug)
+    return infer_failed(then_reconfigure(status_error(status, "run_async_for_duration")));
   const std::string explanation =
       "HailoRT " + library_version_ + "'s run_async_for_duration failed with " +
       status_name(status) + " after the whole " + format_duration(Nanos(duration_ms)) + " loop (" +
@@ -904,9 +1073,12 @@ Result<DurationRun> HailoDevice::do_run_for_duration(BindingId binding, Nanos du
       "the header's offset; the one-line fix in configured_infer_model_hrpc_client.cpp is "
       "deserialize_reply(MemoryView(reply.body.data(), reply.header.size)) instead of "
       "reply.buffer->data()";
-  if (!reconfigured) return tl::unexpected(reconfigured.error());
   if (!p_.host_loop_fallback)
-    return fail(ErrorCode::device, explanation + " (fallback=none: no loop figure)");
+    return tl::unexpected(then_reconfigure(
+        Error{ErrorCode::device, explanation + " (fallback=none: no loop figure)"}));
+  if (!reconfigured)
+    return tl::unexpected(then_reconfigure(
+        Error{ErrorCode::device, explanation + "; the fallback loop could not run"}));
   if (cancel_.load())
     return fail(ErrorCode::device, explanation + "; cancelled before the fallback loop ran");
   auto fallback = host_loop(*b, duration, sleep_between);
@@ -1004,11 +1176,13 @@ Result<DurationRun> HailoDevice::host_loop(const Bound& source, Nanos duration,
         if (!failure) failure = status_error(d.status, "inference in the fallback loop");
         ++aborted;
       } else if (d.at <= stopped_at) {
+        ++frames_since_configure_;
         ++completed;
         last = d.slot;
         payload_out_ += model_info().output_bytes();
       } else {
-        ++aborted;  // finished after the end: cut off, never completed
+        ++frames_since_configure_;  // the device ran it: HailoRT's mean counts it
+        ++aborted;                  // finished after the end: cut off, never completed
       }
     }
   };

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace rig::hailo {
 namespace {
@@ -61,23 +62,26 @@ bool parse_header(std::string_view line, LogRecord& out) {
   std::string_view rest = line, g2;
   if (take_group(rest, g2) && g2.find(':') != std::string_view::npos) {
     line = rest;
+    out.location = std::string(g2);
     std::string_view function_rest = line, g3;
-    if (take_group(function_rest, g3)) line = function_rest;
+    if (take_group(function_rest, g3)) {
+      line = function_rest;
+      out.function = std::string(g3);
+    }
   }
   out.message = std::string(line);
   return true;
 }
 
-bool writable_folder(const std::filesystem::path& dir) {
-  std::error_code ec;
-  return std::filesystem::is_directory(dir, ec) && ::access(dir.c_str(), W_OK) == 0;
-}
-
 // HailoRT's own "the wait expired" lines (AsyncInferJob::wait on H10 and
-// elsewhere, 5.1.1 and 5.2.0).
+// elsewhere, 5.1.1 and 5.2.0); see warning_lines in the header.
 bool is_wait_expiry(const LogRecord& r) {
-  return r.message == "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)" ||
-         r.message.rfind("Waiting for async job to finish has failed with timeout", 0) == 0;
+  if (r.message == "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)")
+    return r.location.empty() ||
+           (r.location.rfind("configured_infer_model_hrpc_client.cpp:", 0) == 0 &&
+            r.function == "wait");
+  return r.message.rfind("CHECK failed - Waiting for async job to finish has failed with timeout",
+                         0) == 0;
 }
 
 }  // namespace
@@ -100,6 +104,46 @@ std::vector<LogRecord> parse_log(std::string_view text) {
   return records;
 }
 
+namespace {
+
+// Why HailoRT's rotating sink for `dir`/hailort.log is a null sink, as
+// create_file_sink decides it (utils/hailort_logger.cpp, 5.1.1 and 5.2.0):
+// a folder that is not there or not writable, or an existing file this user
+// cannot write (access(W_OK): root passes it). "" when HailoRT would write it.
+std::string null_sink_reason(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return dir.string() + " is not a folder";
+  if (::access(dir.c_str(), W_OK) != 0) return "this user cannot write the folder " + dir.string();
+  const auto file = dir / "hailort.log";
+  if (std::filesystem::exists(file, ec) && ::access(file.c_str(), W_OK) != 0)
+    return file.string() + " exists and this user cannot write it";
+  return "";
+}
+
+// The paths of the regular files this process holds open (/proc/self/fd);
+// nullopt where /proc cannot be read.
+std::optional<std::vector<std::filesystem::path>> open_files() {
+  std::error_code ec;
+  std::filesystem::directory_iterator it("/proc/self/fd", ec);
+  if (ec) return std::nullopt;
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : it) {
+    std::error_code link_ec;
+    const auto target = std::filesystem::read_symlink(entry.path(), link_ec);
+    if (!link_ec && target.is_absolute()) out.push_back(target);
+  }
+  return out;
+}
+
+bool holds(const std::vector<std::filesystem::path>& open, const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto wanted = std::filesystem::weakly_canonical(file, ec);
+  if (ec) return false;
+  return std::find(open.begin(), open.end(), wanted) != open.end();
+}
+
+}  // namespace
+
 LogSink locate_log() {
   LogSink sink;
   const char* env = std::getenv("HAILORT_LOGGER_PATH");
@@ -115,18 +159,33 @@ LogSink locate_log() {
     home = pw->pw_dir;
   }
   const auto main_dir = std::filesystem::path(home) / ".hailo" / "hailort";
-  if (!home.empty() && writable_folder(main_dir)) {
+  std::error_code ec;
+  const auto local_dir = std::filesystem::absolute(local, ec).lexically_normal();
+  // HailoRT opened its sinks before main and holds them open: the file it
+  // really writes is among this process's open files. Where /proc cannot be
+  // read, HailoRT's own rules say which sink it made.
+  const auto open = open_files();
+  const std::string main_why = home.empty() ? "HOME is not set" : null_sink_reason(main_dir);
+  const std::string local_why =
+      ec ? "the folder " + local + " cannot be resolved" : null_sink_reason(local_dir);
+  const bool main_open = open ? holds(*open, main_dir / "hailort.log") : main_why.empty();
+  const bool local_open = open ? !ec && holds(*open, local_dir / "hailort.log") : local_why.empty();
+  if (main_open) {
     sink.path = (main_dir / "hailort.log").string();
     sink.shared = true;
     return sink;
   }
-  std::error_code ec;
-  const auto local_dir = std::filesystem::absolute(local, ec);
-  if (!ec && writable_folder(local_dir)) {
+  if (local_open) {
     sink.path = (local_dir / "hailort.log").string();
+    sink.note = main_why.empty()
+                    ? (main_dir / "hailort.log").string() + " is not a file this process writes"
+                    : "HailoRT writes no main log file: " + main_why;
     return sink;
   }
-  sink.unavailable = "HailoRT can write neither " + main_dir.string() + " nor " + local;
+  sink.unavailable =
+      "HailoRT writes neither log file (" +
+      (main_why.empty() ? (main_dir / "hailort.log").string() + " is not open" : main_why) + "; " +
+      (local_why.empty() ? (local_dir / "hailort.log").string() + " is not open" : local_why) + ")";
   return sink;
 }
 
@@ -136,23 +195,47 @@ LogTail::LogTail(std::string path, int64_t pid) : path_(std::move(path)), pid_(p
   offset_ = ec ? 0 : size;
 }
 
+namespace {
+
+// The bytes of `path` from `from` up to its last complete line; `from`
+// moves past them. "" when there is nothing new or the file cannot be read.
+std::string complete_lines(const std::filesystem::path& path, uint64_t& from) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size <= from) return "";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string text(size - from, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  const auto last_nl = text.rfind('\n');
+  if (last_nl == std::string::npos) return "";
+  text.resize(last_nl + 1);
+  from += text.size();
+  return text;
+}
+
+}  // namespace
+
 std::vector<LogRecord> LogTail::read_new() {
   if (path_.empty()) return {};
   std::error_code ec;
   const auto size = std::filesystem::file_size(path_, ec);
   if (ec) return {};
-  if (size < offset_) offset_ = 0;  // rotated
-  if (size == offset_) return {};
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) return {};
-  in.seekg(static_cast<std::streamoff>(offset_));
-  std::string text(size - offset_, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  const auto last_nl = text.rfind('\n');
-  if (last_nl == std::string::npos) return {};
-  text.resize(last_nl + 1);
-  offset_ += text.size();
+  std::string text;
+  if (size < offset_) {
+    // Rotated at 1 MB: spdlog's rotating sink (HailoRT keeps one spare,
+    // utils/hailort_logger.cpp) renamed the file to hailort.1.log, where the
+    // records after the last read now end.
+    auto spare = std::filesystem::path(path_);
+    spare.replace_extension(".1" + spare.extension().string());
+    uint64_t at = offset_;
+    text = complete_lines(spare, at);
+    offset_ = 0;
+  }
+  text += complete_lines(path_, offset_);
+  if (text.empty()) return {};
   auto records = parse_log(text);
   if (pid_ >= 0)
     records.erase(std::remove_if(records.begin(), records.end(),

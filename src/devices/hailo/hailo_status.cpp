@@ -118,8 +118,13 @@ ErrorCode error_code_for(hailo_status s) {
       return ErrorCode::disconnected;
     case HAILO_DEVICE_IN_USE:
       return ErrorCode::permission;
-    case HAILO_UNINITIALIZED:
     case HAILO_INVALID_OPERATION:
+      // HailoRT refused the call in the model's state or setting (a buffer
+      // of the wrong size, a shut-down model, a latency meter or batch the
+      // model cannot have): the device said no, not a rig bug. The device
+      // names what it means per call (configure: the batch).
+      return ErrorCode::device;
+    case HAILO_UNINITIALIZED:
     case HAILO_INTERNAL_FAILURE:
     case HAILO_INVALID_LOGGER_LEVEL:
     case HAILO_MUTEX_INIT_FAIL:

@@ -19,6 +19,7 @@ namespace hailort {
 class AsyncInferJobBase {
  public:
   bool done = false;
+  hailo_status status = HAILO_UNINITIALIZED;  // the completion's, once done
 };
 
 // One request on the device: its completion runs once, whether it finishes
@@ -44,12 +45,14 @@ class InferModel::InferStream::Impl {
   std::string name;
   hailo_3d_image_shape_t shape{};
   hailo_format_t format{};
+  bool nms = false;  // an NMS output (nms_on_chip in the double's HEF)
 };
 
 struct ModelDesc {
   std::vector<InferModel::InferStream> inputs, outputs;
   std::vector<std::string> input_names, output_names;
   std::vector<std::string> groups;  // the HEF's network groups; the streams are the first's
+  bool nms_on_chip = false;  // an output's physical layer is HAILO_FORMAT_ORDER_HAILO_NMS_ON_CHIP
 };
 
 class Hef::Impl {
@@ -67,7 +70,8 @@ class ConfiguredInferModelBase {
   bool scheduled = true;  // the VDevice's scheduler is on
   bool active = false;    // activate() without the scheduler
   uint32_t in_flight = 0;
-  uint64_t latency_frames = 0;  // frames since configure (the latency meter's count)
+  uint64_t latency_frames = 0;    // frames since configure (the latency meter's count)
+  bool latency_measured = false;  // configured with HAILO_LATENCY_MEASURE
   bool shut_down = false;
   std::vector<std::shared_ptr<DoubleRequest>> requests;  // not yet finished
 };
@@ -241,7 +245,10 @@ struct State {
   uint64_t seq = 0;
   Nanos in_free{0}, compute_free{0}, out_free{0};
   bool logger_created = false;
-  std::string main_log, local_log;
+  std::string main_log, local_log;  // "": a null sink
+  // The sinks stay open for the process's life, as spdlog's file sinks do.
+  std::FILE* main_file = nullptr;
+  std::FILE* local_file = nullptr;
   const ConfiguredInferModelBase* active = nullptr;  // without the scheduler: the one activated
   CallbackThread callbacks;
   State() {
@@ -297,8 +304,20 @@ size_t page_size() {
 //    passwd entry's home), made with its folders, pattern [time] [pid] [tid]
 //    [HailoRT] [level] [file:line] [function] message; none when
 //    HAILORT_LOGGER_PATH is NONE.
-// Both read the environment at that moment only. (Rotation at 1 MB is not
+// Both read the environment at that moment only. A file sink HailoRT cannot
+// open is a null sink, dropping every record without a word in the log
+// (create_file_sink: a folder it cannot write, or an existing hailort.log
+// the user cannot write, by access(W_OK)); the sinks it opens stay open for
+// the process's life (spdlog's file_helper). (Rotation at 1 MB is not
 // modelled.)
+std::FILE* open_sink(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0) return nullptr;
+  const std::string file = dir + "/hailort.log";
+  if (std::filesystem::exists(file, ec) && ::access(file.c_str(), W_OK) != 0) return nullptr;
+  return std::fopen(file.c_str(), "ab");
+}
+
 void ensure_logger() {
   State& s = state();
   if (s.logger_created) return;
@@ -307,31 +326,60 @@ void ensure_logger() {
   const std::string local = (env == nullptr || *env == '\0') ? "." : env;
   if (local == "NONE") return;
   std::error_code ec;
-  if (std::filesystem::is_directory(local, ec) || std::filesystem::create_directory(local, ec))
-    s.local_log = local + "/hailort.log";
+  if (!std::filesystem::is_directory(local, ec)) std::filesystem::create_directory(local, ec);
+  if ((s.local_file = open_sink(local)) != nullptr) s.local_log = local + "/hailort.log";
   const char* home = std::getenv("HOME");
   if (home == nullptr) return;  // (HailoRT asks getpwuid; the double does not)
   const std::string dir = std::string(home) + "/.hailo/hailort";
   std::filesystem::create_directories(dir, ec);
-  if (!ec) s.main_log = dir + "/hailort.log";
+  if ((s.main_file = open_sink(dir)) != nullptr) s.main_log = dir + "/hailort.log";
 }
 
 // Before main, as libhailort's logger.
 const bool kLoggerBeforeMain = (ensure_logger(), true);
 
-void write_log(const std::string& level, const std::string& message) {
+// `where` is the record's [file:line] [function] group pair, as HailoRT's
+// pattern writes it ("[%s:%#] [%!]": the source's file name, its line, the
+// unqualified function name).
+void write_log(const std::string& level, const std::string& message,
+               const std::string& where = "[double.cpp:1] [double]") {
   ensure_logger();
   State& s = state();
   const double t = static_cast<double>(s.clock.now().count()) / 1e9;
   char stamp[64];
   std::snprintf(stamp, sizeof stamp, "[2026-12-01 12:00:%06.3f]", t);
-  const std::string tail =
-      " [4242] [HailoRT] [" + level + "] [double.cpp:1] [double] " + message + "\n";
-  if (!s.local_log.empty())
-    std::ofstream(s.local_log, std::ios::app | std::ios::binary) << stamp << tail;
-  if (!s.main_log.empty())
-    std::ofstream(s.main_log, std::ios::app | std::ios::binary)
-        << stamp << " [" << ::getpid() << "]" << tail;
+  const std::string tail = " [4242] [HailoRT] [" + level + "] " + where + " " + message + "\n";
+  if (s.local_file) {
+    std::fputs((stamp + tail).c_str(), s.local_file);
+    std::fflush(s.local_file);  // warnings and above are flushed at once
+  }
+  if (s.main_file) {
+    std::fputs((stamp + (" [" + std::to_string(::getpid()) + "]") + tail).c_str(), s.main_file);
+    std::fflush(s.main_file);
+  }
+}
+
+// hrpc/client.cpp's Client::execute_request (v5.1.1, v5.2.0) waits on a
+// condition variable without a predicate: a reply that comes before the wait
+// is lost, and the call fails with HAILO_TIMEOUT after the request's timeout
+// (REQUEST_TIMEOUT, 10 s, hrpc/client.hpp; configure's
+// LONG_RPC_ACTION_TIMEOUT, 45 s, hrpc_protocol/serializer.hpp). Its caller's
+// TRY logs "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)" at the
+// caller's [file:line] [function] (execute_request itself logs nothing). Only
+// over hRPC: the H10 client.
+constexpr Nanos kRequestTimeout = std::chrono::seconds(10);
+constexpr Nanos kLongRequestTimeout = std::chrono::seconds(45);
+bool lose_reply(const std::string& call, const std::string& where, Nanos timeout) {
+  State& s = state();
+  if (s.script.architecture != HAILO_ARCH_HAILO10H) return false;
+  auto& calls = s.script.lose_reply;
+  auto it = std::find(calls.begin(), calls.end(), call);
+  if (it == calls.end()) return false;
+  calls.erase(it);
+  ++s.counters.lost_replies;
+  s.advance_to(s.clock.now() + timeout);
+  write_log("error", "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)", where);
+  return true;
 }
 
 size_t element_bytes(hailo_format_type_t t) {
@@ -354,7 +402,7 @@ Expected<std::shared_ptr<ModelDesc>> parse_hef(const std::string& text) {
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     std::istringstream l(line);
-    std::string kind, name, dims, type;
+    std::string kind, name, dims, type, flag;
     if (line.rfind("network_group ", 0) == 0) {
       if (!(l >> kind >> name)) return make_unexpected(HAILO_INVALID_HEF);
       desc->groups.push_back(name);
@@ -363,11 +411,16 @@ Expected<std::shared_ptr<ModelDesc>> parse_hef(const std::string& text) {
     if (!(l >> kind >> name >> dims >> type)) return make_unexpected(HAILO_INVALID_HEF);
     auto impl = std::make_shared<InferModel::InferStream::Impl>();
     impl->name = name;
+    if (l >> flag) {
+      if (flag != "nms_on_chip" || kind != "output") return make_unexpected(HAILO_INVALID_HEF);
+      impl->nms = true;
+      desc->nms_on_chip = true;
+    }
     unsigned h = 0, w = 0, f = 0;
     if (std::sscanf(dims.c_str(), "%ux%ux%u", &h, &w, &f) != 3 || h == 0 || w == 0 || f == 0)
       return make_unexpected(HAILO_INVALID_HEF);
     impl->shape = {h, w, f};
-    impl->format.order = HAILO_FORMAT_ORDER_NHWC;
+    impl->format.order = impl->nms ? HAILO_FORMAT_ORDER_HAILO_NMS : HAILO_FORMAT_ORDER_NHWC;
     impl->format.flags = HAILO_FORMAT_FLAGS_NONE;
     if (type == "uint8")
       impl->format.type = HAILO_FORMAT_TYPE_UINT8;
@@ -417,6 +470,8 @@ class DoubleDevice final : public Device {
   explicit DoubleDevice(std::string id) : Device(state().script.device_type), id_(std::move(id)) {}
   Expected<hailo_device_identity_t> identify() override {
     state().rpc();
+    if (lose_reply("identify", "[device_hrpc_client.cpp:111] [identify]", kRequestTimeout))
+      return make_unexpected(HAILO_TIMEOUT);
     const Script& sc = state().script;
     hailo_device_identity_t i{};
     i.fw_version = sc.firmware;
@@ -430,18 +485,27 @@ class DoubleDevice final : public Device {
   Expected<float32_t> power_measurement(hailo_dvm_options_t,
                                         hailo_power_measurement_types_t) override {
     state().rpc();
+    if (lose_reply("power_measurement", "[device_hrpc_client.cpp:178] [power_measurement]",
+                   kRequestTimeout))
+      return make_unexpected(HAILO_TIMEOUT);
     const Script& sc = state().script;
     if (!sc.power_w) return make_unexpected(sc.power_status);
     return Expected<float32_t>(float32_t(*sc.power_w));
   }
   Expected<hailo_chip_temperature_info_t> get_chip_temperature() override {
     state().rpc();
+    if (lose_reply("get_chip_temperature", "[device_hrpc_client.cpp:136] [get_chip_temperature]",
+                   kRequestTimeout))
+      return make_unexpected(HAILO_TIMEOUT);
     const Script& sc = state().script;
     if (!sc.temperature_c) return make_unexpected(sc.temperature_status);
     hailo_chip_temperature_info_t t{*sc.temperature_c, *sc.temperature_c, 1};
     return Expected<hailo_chip_temperature_info_t>(std::move(t));
   }
   Expected<hailo_device_architecture_t> get_architecture() const override {
+    if (lose_reply("get_architecture", "[device_hrpc_client.cpp:251] [get_architecture]",
+                   kRequestTimeout))
+      return make_unexpected(HAILO_TIMEOUT);
     return Expected<hailo_device_architecture_t>(
         hailo_device_architecture_t(state().script.architecture));
   }
@@ -451,15 +515,35 @@ class DoubleDevice final : public Device {
   std::string id_;
 };
 
+// Configured models the device made although their reply was lost: the
+// server keeps them until the client's VDevice goes.
+using Orphans = std::vector<std::shared_ptr<ConfiguredInferModelBase>>;
+
 class DoubleInferModel final : public InferModel {
  public:
-  DoubleInferModel(std::shared_ptr<ModelDesc> desc, bool scheduled)
-      : desc_(std::move(desc)), scheduled_(scheduled) {}
-  void set_batch_size(uint16_t batch_size) override { state().counters.batch_size = batch_size; }
+  DoubleInferModel(std::shared_ptr<ModelDesc> desc, bool scheduled, std::string name,
+                   std::weak_ptr<Orphans> orphans)
+      : desc_(std::move(desc)),
+        scheduled_(scheduled),
+        name_(std::move(name)),
+        orphans_(std::move(orphans)) {}
+  void set_batch_size(uint16_t batch_size) override {
+    state().counters.batch_size = batch_size;
+    batch_ = batch_size;
+  }
   void set_power_mode(hailo_power_mode_t mode) override { state().counters.power_mode = mode; }
   void set_hw_latency_measurement_flags(hailo_latency_measurement_flags_t flags) override {
     state().counters.latency_flags = static_cast<uint32_t>(flags);
+    latency_ = (flags & HAILO_LATENCY_MEASURE) != 0;
   }
+  // Refused where HailoRT's configure refuses (v5.1.1 and v5.2.0): a latency
+  // meter for an on-chip NMS output or more than one physical input
+  // (create_hw_latency_meter, core_op/resource_manager/resource_manager.cpp:
+  // HAILO_INVALID_OPERATION, its warning written where the core runs: on H10
+  // the device's server, whose status the client's TRY logs); "" for a HEF of
+  // several network groups (InferModelBase::configure, net_flow/pipeline/
+  // infer_model.cpp: HAILO_INVALID_ARGUMENT); a batch above the queue
+  // (same function: HAILO_INVALID_OPERATION).
   Expected<ConfiguredInferModel> configure() override {
     State& s = state();
     ++s.counters.configures;
@@ -467,9 +551,45 @@ class DoubleInferModel final : public InferModel {
     for (const auto& [level, message] : s.script.log_at_configure) write_log(level, message);
     if (s.script.configure_status != HAILO_SUCCESS)
       return make_unexpected(s.script.configure_status);
+    const bool h10 = s.script.architecture == HAILO_ARCH_HAILO10H;
+    auto refuse = [&](hailo_status st, const std::string& core_level, const std::string& why) {
+      if (!h10) write_log(core_level, why, "[resource_manager.cpp:213] [create_hw_latency_meter]");
+      write_log("error",
+                "CHECK_SUCCESS failed with status=" + std::string(kStatusNames[st]) + "(" +
+                    std::to_string(static_cast<int>(st)) + ")",
+                h10 ? "[infer_model_hrpc_client.cpp:113] [configure]"
+                    : "[infer_model.cpp:327] [configure]");
+      return make_unexpected(st);
+    };
+    if (latency_ && desc_->nms_on_chip)
+      return refuse(HAILO_INVALID_OPERATION, "warning",
+                    "HW Latency measurement is not supported on NMS networks");
+    if (latency_ && desc_->inputs.size() > 1)
+      return refuse(HAILO_INVALID_OPERATION, "warning",
+                    "HW Latency measurement is supported on networks with a single input. the "
+                    "model has " +
+                        std::to_string(desc_->inputs.size()) + " physical inputs.");
+    if (name_.empty() && desc_->groups.size() > 1)
+      return refuse(HAILO_INVALID_ARGUMENT, "error",
+                    "HEF contains multiple network groups (" +
+                        std::to_string(desc_->groups.size()) +
+                        "). Please provide a specific model name to infer.");
+    if (batch_ > s.script.queue_size)
+      return refuse(
+          HAILO_INVALID_OPERATION, "error",
+          "CHECK failed - Trying to configure a model with a batch=" + std::to_string(batch_) +
+              " bigger than internal_queue_size=" + std::to_string(s.script.queue_size) +
+              ", which is not supported. Try using a smaller batch.");
     auto base = std::make_shared<ConfiguredInferModelBase>();
     base->model = desc_;
     base->scheduled = scheduled_;
+    base->latency_measured = latency_;
+    if (lose_reply("configure", "[infer_model_hrpc_client.cpp:113] [configure]",
+                   kLongRequestTimeout)) {
+      if (auto orphans = orphans_.lock()) orphans->push_back(std::move(base));
+      return make_unexpected(HAILO_TIMEOUT);
+    }
+    s.counters.latency_frames = 0;
     return Expected<ConfiguredInferModel>(ConfiguredInferModel(std::move(base)));
   }
   Expected<InferStream> input(const std::string& name) override {
@@ -492,13 +612,21 @@ class DoubleInferModel final : public InferModel {
   }
   std::shared_ptr<ModelDesc> desc_;
   bool scheduled_;
+  std::string name_;  // create_infer_model's name ("": the first group)
+  std::weak_ptr<Orphans> orphans_;
+  uint16_t batch_ = 0;
+  bool latency_ = false;
 };
 
 class DoubleVDevice final : public VDevice {
  public:
   DoubleVDevice(const std::vector<std::string>& ids, bool scheduled) : scheduled_(scheduled) {
     for (const auto& id : ids) devices_.push_back(std::make_unique<DoubleDevice>(id));
+    ++state().counters.vdevices_alive;
   }
+  ~DoubleVDevice() override { --state().counters.vdevices_alive; }
+  DoubleVDevice(const DoubleVDevice&) = delete;
+  DoubleVDevice& operator=(const DoubleVDevice&) = delete;
   Expected<std::shared_ptr<InferModel>> create_infer_model(const std::string& hef_path,
                                                            const std::string& name) override {
     std::ifstream in(hef_path, std::ios::binary);
@@ -520,12 +648,14 @@ class DoubleVDevice final : public VDevice {
     for (const auto& d : devices_) out.emplace_back(d->get_dev_id());
     return Expected<std::vector<std::string>>(std::move(out));
   }
-  // HailoRT maps user memory page by page, the system's pages
-  // (sysconf(_SC_PAGESIZE): 16 KiB on the Pi 5's default kernel): the double
-  // insists on alignment to that page size.
-  hailo_status dma_map(void* address, size_t size, hailo_dma_buffer_direction_t) override {
-    if (address == nullptr || size == 0 || reinterpret_cast<uintptr_t>(address) % page_size() != 0)
-      return HAILO_INVALID_ARGUMENT;
+  // HailoRT maps only the part of a buffer that starts at a DMA-aligned
+  // address (the system's page size: 16 KiB on the Pi 5's default kernel) and
+  // succeeds, copying the rest through bounce buffers; a buffer with no
+  // aligned part maps nothing and succeeds too (VdmaDevice::dma_map_impl,
+  // aligned_part_to_map, vdma/vdma_device.cpp; over hRPC
+  // DeviceHrpcClient::dma_map, device/device_hrpc_client.cpp; v5.2.0).
+  hailo_status dma_map(void* address, size_t, hailo_dma_buffer_direction_t) override {
+    if (address == nullptr) return HAILO_INVALID_ARGUMENT;  // (unchecked: the driver's refusal)
     ++state().counters.dma_maps;
     return HAILO_SUCCESS;
   }
@@ -541,11 +671,16 @@ class DoubleVDevice final : public VDevice {
     if (!desc) return make_unexpected(desc.status());
     if (auto st = resolve_name(**desc, name); st != HAILO_SUCCESS) return make_unexpected(st);
     ++state().counters.infer_models_created;
-    std::shared_ptr<InferModel> m = std::make_shared<DoubleInferModel>(desc.release(), scheduled_);
+    if (lose_reply("create_infer_model", "[vdevice_hrpc_client.cpp:142] [create_infer_model]",
+                   kRequestTimeout))
+      return make_unexpected(HAILO_TIMEOUT);
+    std::shared_ptr<InferModel> m =
+        std::make_shared<DoubleInferModel>(desc.release(), scheduled_, name, orphans_);
     return Expected<std::shared_ptr<InferModel>>(std::move(m));
   }
   std::vector<std::unique_ptr<DoubleDevice>> devices_;
   bool scheduled_;
+  std::shared_ptr<Orphans> orphans_ = std::make_shared<Orphans>();
 };
 
 // Outputs are a hash of the inputs: same input, same output; different
@@ -574,23 +709,40 @@ void write_outputs(const std::vector<MemoryView>& outputs, uint64_t h) {
   }
 }
 
-// Every stream of the model has a buffer of its exact frame size.
+// Every stream of the model has a buffer of its exact frame size: checked
+// at run_async, not at set_buffer (validate_bindings, infer_model.cpp and
+// configured_infer_model_hrpc_client.cpp, v5.2.0: HAILO_INVALID_OPERATION).
 hailo_status check_bindings(const ModelDesc& model, const ConfiguredInferModel::Bindings& b,
                             std::vector<MemoryView>& outputs) {
-  for (const auto& name : model.input_names) {
-    auto it = b.m_inputs.find(name);
-    if (it == b.m_inputs.end() || !it->second->set) {
-      write_log("error", "Input buffer of '" + name + "' is not set");
+  const bool h10 = state().script.architecture == HAILO_ARCH_HAILO10H;
+  const std::string where =
+      h10 ? "[configured_infer_model_hrpc_client.cpp:469] [validate_input_bindings]"
+          : "[infer_model.cpp:962] [validate_bindings]";
+  auto check = [&](const auto& map, const std::string& name, const char* what) {
+    auto it = map.find(name);
+    if (it == map.end() || !it->second->set) {
+      write_log("error",
+                "CHECK failed - Trying to get buffer as view for '" + name +
+                    "', while it is not configured as view",
+                where);
       return HAILO_INVALID_OPERATION;
     }
-  }
+    if (it->second->buffer.size() != it->second->frame_size) {
+      write_log("error",
+                std::string("CHECK failed - ") + what + " buffer size " +
+                    std::to_string(it->second->buffer.size()) + " is different than expected " +
+                    std::to_string(it->second->frame_size) + " for " +
+                    (what[0] == 'I' ? "input" : "output") + " '" + name + "'",
+                where);
+      return HAILO_INVALID_OPERATION;
+    }
+    return HAILO_SUCCESS;
+  };
+  for (const auto& name : model.input_names)
+    if (auto st = check(b.m_inputs, name, "Input"); st != HAILO_SUCCESS) return st;
   for (const auto& name : model.output_names) {
-    auto it = b.m_outputs.find(name);
-    if (it == b.m_outputs.end() || !it->second->set) {
-      write_log("error", "Output buffer of '" + name + "' is not set");
-      return HAILO_INVALID_OPERATION;
-    }
-    outputs.push_back(it->second->buffer);
+    if (auto st = check(b.m_outputs, name, "Output"); st != HAILO_SUCCESS) return st;
+    outputs.push_back(b.m_outputs.at(name)->buffer);
   }
   return HAILO_SUCCESS;
 }
@@ -605,6 +757,7 @@ void finish(ConfiguredInferModelBase& base, const std::shared_ptr<DoubleRequest>
   if (status == HAILO_SUCCESS) {
     write_outputs(r->outputs, r->hash);
     ++base.latency_frames;
+    state().counters.latency_frames = base.latency_frames;
   }
   --base.in_flight;
   --state().counters.requests_in_flight;
@@ -616,6 +769,7 @@ void finish(ConfiguredInferModelBase& base, const std::shared_ptr<DoubleRequest>
     if (callback) callback(AsyncInferCompletionInfo(status));
     callback = nullptr;  // its captures go on HailoRT's thread, as they would
   });
+  r->job->status = status;
   r->job->done = true;
   if (status != HAILO_SUCCESS) return;
   const int n = ++state().counters.completions;
@@ -698,9 +852,13 @@ extern "C" const char* hailo_get_status_message(hailo_status status) {
 extern "C" hailo_status hailo_init_vdevice_params(hailo_vdevice_params_t* params) {
   hailo_double::ensure_logger();
   if (params == nullptr) return HAILO_INVALID_ARGUMENT;
+  // HailoRTDefaults::get_vdevice_params (hailort_defaults.cpp, v5.2.0).
   *params = hailo_vdevice_params_t{};
-  params->device_count = 1;
+  params->device_count = HAILO_DEFAULT_DEVICE_COUNT;
   params->scheduling_algorithm = HAILO_SCHEDULING_ALGORITHM_ROUND_ROBIN;
+  params->device_ids = nullptr;
+  params->group_id = HAILO_DEFAULT_VDEVICE_GROUP_ID;
+  params->multi_process_service = false;
   state().counters.scheduler = params->scheduling_algorithm;
   return HAILO_SUCCESS;
 }
@@ -710,28 +868,34 @@ namespace hailort {
 // A wait that times out logs at error level: on H10 AsyncInferJobHrpcClient::
 // wait's CHECK_SUCCESS (configured_infer_model_hrpc_client.cpp), elsewhere
 // AsyncInferJobImpl::wait's CHECK (infer_model.cpp); v5.1.1 and v5.2.0.
+// On H10 a job that completed returns its completion's status
+// (AsyncInferJobHrpcClient::wait: m_job_status, a HAILO_STREAM_ABORT
+// included); elsewhere a completed job's wait succeeds whatever its status
+// (AsyncInferJobImpl::wait waits for the callback only).
 hailo_status AsyncInferJob::wait(std::chrono::milliseconds timeout) {
   if (!m_pimpl) return HAILO_SUCCESS;  // as HailoRT's, for an empty job
   auto job = m_pimpl;
+  const bool h10 = state().script.architecture == HAILO_ARCH_HAILO10H;
   const auto st = state().wait([job] { return job->done; }, timeout);
   if (st == HAILO_TIMEOUT) {
     ++state().counters.wait_timeouts;
-    hailo_double::write_log("error",
-                            state().script.architecture == HAILO_ARCH_HAILO10H
-                                ? "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)"
-                                : "Waiting for async job to finish has failed with timeout (" +
-                                      std::to_string(timeout.count()) + "ms)");
+    if (h10)
+      hailo_double::write_log("error", "CHECK_SUCCESS failed with status=HAILO_TIMEOUT(4)",
+                              "[configured_infer_model_hrpc_client.cpp:32] [wait]");
+    else
+      hailo_double::write_log("error",
+                              "CHECK failed - Waiting for async job to finish has failed with "
+                              "timeout (" +
+                                  std::to_string(timeout.count()) + "ms)",
+                              "[infer_model.cpp:1147] [wait]");
+    return st;
   }
-  return st;
+  return h10 ? job->status : HAILO_SUCCESS;
 }
 
+// Any size: HailoRT checks it at run_async (InferStream::Impl::set_buffer,
+// infer_model.cpp, v5.2.0).
 hailo_status ConfiguredInferModel::Bindings::InferStream::set_buffer(MemoryView view) {
-  if (view.size() != m_pimpl->frame_size) {
-    hailo_double::write_log("error", "Buffer size " + std::to_string(view.size()) + " of '" +
-                                         m_pimpl->name + "' does not match the frame size " +
-                                         std::to_string(m_pimpl->frame_size));
-    return HAILO_INVALID_ARGUMENT;
-  }
   m_pimpl->buffer = view;
   m_pimpl->set = true;
   return HAILO_SUCCESS;
@@ -771,8 +935,9 @@ Expected<ConfiguredInferModel::Bindings::InferStream> ConfiguredInferModel::Bind
   return find_stream(m_outputs, name);
 }
 
+// Also after shutdown(): HailoRT's create_bindings asks nothing of the model's
+// state (ConfiguredInferModelHrpcClient::create_bindings, v5.2.0).
 Expected<ConfiguredInferModel::Bindings> ConfiguredInferModel::create_bindings() {
-  if (m_pimpl->shut_down) return make_unexpected(HAILO_INVALID_OPERATION);
   Bindings b;
   auto add = [](auto& map, const InferModel::InferStream& s) {
     auto impl = std::make_shared<Bindings::InferStream::Impl>();
@@ -800,48 +965,80 @@ hailo_status ConfiguredInferModel::wait_for_async_ready(std::chrono::millisecond
   return st;
 }
 
+// Any failure of run_async shuts the configured model down for good
+// (ConfiguredInferModel::run_async, infer_model.cpp;
+// ConfiguredInferModelHrpcClient::run_async, configured_infer_model_hrpc_client.cpp;
+// v5.1.1 and v5.2.0). After that, on H10 the client still sends the request
+// and the server's run fails on the aborted pipeline: the completion says
+// HAILO_STREAM_ABORT (AsyncInferRunnerImpl::run, async_infer_runner.cpp;
+// hrpc/server.cpp writes the failed status back); elsewhere run_async
+// itself fails with it.
 Expected<AsyncInferJob> ConfiguredInferModel::run_async(
     const Bindings& bindings, std::function<void(const AsyncInferCompletionInfo&)> callback) {
   auto& s = state();
   ++s.counters.run_async_calls;
-  if (m_pimpl->shut_down) {
-    hailo_double::write_log("error", "The configured infer model was shut down");
-    return make_unexpected(HAILO_INVALID_OPERATION);
-  }
-  if (m_pimpl->in_flight >= s.script.queue_size) return make_unexpected(HAILO_QUEUE_IS_FULL);
-  // Without the scheduler the streams write only once activated
-  // (AsyncInputStreamBase::write_async, stream_common/async_stream_base.cpp,
-  // v5.1.1). The status run_async passes on through its pipeline is unchecked.
-  if (!m_pimpl->scheduled && !m_pimpl->active) {
-    hailo_double::write_log("error", "Stream is not activated");
-    return make_unexpected(HAILO_STREAM_NOT_ACTIVATED);
-  }
-  std::vector<MemoryView> outputs;
-  if (auto st = hailo_double::check_bindings(*m_pimpl->model, bindings, outputs);
-      st != HAILO_SUCCESS)
-    return make_unexpected(st);
-  hailo_double::count_bounces(bindings);
-  const uint64_t h = hailo_double::input_hash(bindings);
-  const Nanos now = s.clock.now();
-  const Nanos in_start = std::max(now, s.in_free);
-  s.in_free = in_start + s.script.transfer_in;
-  const Nanos c_start = std::max(s.in_free, s.compute_free);
-  s.compute_free = c_start + s.script.compute;
-  const Nanos o_start = std::max(s.compute_free, s.out_free);
-  s.out_free = o_start + s.script.transfer_out;
-  auto request = std::make_shared<DoubleRequest>();
-  request->job = std::make_shared<AsyncInferJobBase>();
-  request->callback = std::move(callback);
-  request->outputs = std::move(outputs);
-  request->hash = h;
   auto base = m_pimpl;
-  ++base->in_flight;
-  ++s.counters.requests_in_flight;
-  base->requests.push_back(request);
-  if (s.script.hang_after >= 0 && s.counters.run_async_calls > s.script.hang_after)
-    return Expected<AsyncInferJob>(AsyncInferJob(request->job));  // never completes
-  s.schedule(s.out_free, [request, base] { hailo_double::finish(*base, request, HAILO_SUCCESS); });
-  return Expected<AsyncInferJob>(AsyncInferJob(request->job));
+  const bool h10 = s.script.architecture == HAILO_ARCH_HAILO10H;
+  auto impl = [&]() -> Expected<AsyncInferJob> {
+    std::vector<MemoryView> outputs;
+    if (auto st = hailo_double::check_bindings(*base->model, bindings, outputs);
+        st != HAILO_SUCCESS)
+      return make_unexpected(st);
+    if (s.script.fail_run_async_at == s.counters.run_async_calls)
+      return make_unexpected(s.script.run_async_failure);
+    if (base->in_flight >= s.script.queue_size) return make_unexpected(HAILO_QUEUE_IS_FULL);
+    auto request = std::make_shared<DoubleRequest>();
+    request->job = std::make_shared<AsyncInferJobBase>();
+    request->callback = std::move(callback);
+    if (base->shut_down) {
+      if (!h10) {
+        hailo_double::write_log("error",
+                                "CHECK_SUCCESS failed with status=HAILO_STREAM_ABORT(63) - Can't "
+                                "handle inference request since pipeline status is "
+                                "HAILO_STREAM_ABORT(63).",
+                                "[async_infer_runner.cpp:316] [run]");
+        return make_unexpected(HAILO_STREAM_ABORT);
+      }
+      ++base->in_flight;
+      ++s.counters.requests_in_flight;
+      base->requests.push_back(request);
+      s.schedule(s.clock.now() + s.script.rpc_round_trip,
+                 [request, base] { hailo_double::finish(*base, request, HAILO_STREAM_ABORT); });
+      return Expected<AsyncInferJob>(AsyncInferJob(request->job));
+    }
+    // Without the scheduler the streams write only once activated
+    // (AsyncInputStreamBase::write_async, stream_common/async_stream_base.cpp,
+    // v5.1.1). The status run_async passes on through its pipeline is unchecked.
+    if (!base->scheduled && !base->active) {
+      hailo_double::write_log("error", "Stream is not activated");
+      return make_unexpected(HAILO_STREAM_NOT_ACTIVATED);
+    }
+    hailo_double::count_bounces(bindings);
+    const uint64_t h = hailo_double::input_hash(bindings);
+    const Nanos now = s.clock.now();
+    const Nanos in_start = std::max(now, s.in_free);
+    s.in_free = in_start + s.script.transfer_in;
+    const Nanos c_start = std::max(s.in_free, s.compute_free);
+    s.compute_free = c_start + s.script.compute;
+    const Nanos o_start = std::max(s.compute_free, s.out_free);
+    s.out_free = o_start + s.script.transfer_out;
+    request->outputs = std::move(outputs);
+    request->hash = h;
+    ++base->in_flight;
+    ++s.counters.requests_in_flight;
+    base->requests.push_back(request);
+    if (s.script.hang_after >= 0 && s.counters.run_async_calls > s.script.hang_after)
+      return Expected<AsyncInferJob>(AsyncInferJob(request->job));  // never completes
+    s.schedule(s.out_free,
+               [request, base] { hailo_double::finish(*base, request, HAILO_SUCCESS); });
+    return Expected<AsyncInferJob>(AsyncInferJob(request->job));
+  };
+  auto job = impl();
+  if (!job) {
+    (void)shutdown();
+    return make_unexpected(job.status());
+  }
+  return job;
 }
 
 hailo_status ConfiguredInferModel::run(const Bindings& bindings,
@@ -852,16 +1049,21 @@ hailo_status ConfiguredInferModel::run(const Bindings& bindings,
 }
 
 // A round trip to the device on H10. HailoRT's latency meter keeps a mean
-// since configure (common/latency_meter.hpp); without a network name it
-// answers HAILO_NOT_AVAILABLE for a model with more than one input, and
-// before any frame (CoreOp::get_latency_measurement, core_op/core_op.cpp;
-// v5.1.1).
+// since configure (common/latency_meter.hpp); HAILO_NOT_AVAILABLE before any
+// frame and without a meter (configured without HAILO_LATENCY_MEASURE: no
+// measurement, CoreOp::get_latency_measurement, core_op/core_op.cpp; v5.2.0).
+// A model of several inputs has no meter: its configure with the flag fails.
 Expected<LatencyMeasurementResult> ConfiguredInferModel::get_hw_latency_measurement() {
   state().rpc();
   ++state().counters.latency_queries;
+  if (hailo_double::lose_reply(
+          "get_hw_latency_measurement",
+          "[configured_infer_model_hrpc_client.cpp:407] [get_hw_latency_measurement]",
+          hailo_double::kRequestTimeout))
+    return make_unexpected(HAILO_TIMEOUT);
   const auto& sc = state().script;
   if (!sc.hw_latency) return make_unexpected(sc.hw_latency_status);
-  if (m_pimpl->model->inputs.size() != 1 || m_pimpl->latency_frames == 0)
+  if (!m_pimpl->latency_measured || m_pimpl->latency_frames == 0)
     return make_unexpected(HAILO_NOT_AVAILABLE);
   return Expected<LatencyMeasurementResult>(LatencyMeasurementResult{*sc.hw_latency});
 }
@@ -940,7 +1142,12 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async_for_duration(
   const uint32_t fps = static_cast<uint32_t>((frames + aborted) * 1000 / duration_ms);
   const Nanos end = s.clock.now() + s.script.transfer_in + period * frames + s.script.transfer_out +
                     s.script.rpc_overhead;
-  const bool bug = s.script.for_duration == hailo_double::ForDuration::hrpc_bug && fps > 0;
+  // The bug is 5.2.0's: there the reply buffer holds the header before the
+  // body (RpcConnection::read_message, hrpc/rpc_connection.cpp); in 5.1.1 it
+  // holds the body alone, which is what the reply is parsed from.
+  const bool bug =
+      s.script.for_duration == hailo_double::ForDuration::hrpc_bug && fps > 0 &&
+      (s.script.library.major > 5 || (s.script.library.major == 5 && s.script.library.minor >= 2));
   const bool shut = s.script.shutdown_after_loop;
   auto job = std::make_shared<AsyncInferJobBase>();
   auto base = m_pimpl;
@@ -960,6 +1167,7 @@ Expected<AsyncInferJob> ConfiguredInferModel::run_async_for_duration(
     state().callbacks.run([&] {
       callback(AsyncInferCompletionInfo(bug ? HAILO_RPC_FAILED : HAILO_SUCCESS), bug ? 0 : fps);
     });
+    job->status = bug ? HAILO_RPC_FAILED : HAILO_SUCCESS;
     job->done = true;
   });
   return Expected<AsyncInferJob>(AsyncInferJob(job));
@@ -980,7 +1188,7 @@ size_t InferModel::InferStream::get_frame_size() const {
          hailo_double::element_bytes(m_pimpl->format.type);
 }
 bool InferModel::InferStream::is_nms() const {
-  return false;
+  return m_pimpl->nms;
 }
 void InferModel::InferStream::set_format_type(hailo_format_type_t type) {
   m_pimpl->format.type = type;
@@ -999,10 +1207,20 @@ Expected<std::unique_ptr<VDevice>> create_vdevice(const std::vector<std::string>
   if (s.script.create_status != HAILO_SUCCESS) return make_unexpected(s.script.create_status);
   if (s.script.device_ids.empty()) return make_unexpected(HAILO_OUT_OF_PHYSICAL_DEVICES);
   std::vector<std::string> ids = device_ids.empty() ? s.script.device_ids : device_ids;
+  // An id the scan does not list (VDeviceBase::get_accelerator_type,
+  // vdevice/vdevice.cpp, v5.2.0).
   for (const auto& id : ids)
     if (std::find(s.script.device_ids.begin(), s.script.device_ids.end(), id) ==
-        s.script.device_ids.end())
-      return make_unexpected(HAILO_OUT_OF_PHYSICAL_DEVICES);
+        s.script.device_ids.end()) {
+      hailo_double::write_log(
+          "error", "CHECK failed - VDevice creation failed. device_id " + id + " not found",
+          "[vdevice.cpp:305] [get_accelerator_type]");
+      return make_unexpected(HAILO_INVALID_ARGUMENT);
+    }
+  if (hailo_double::lose_reply("VDevice::create",
+                               "[vdevice_hrpc_client.cpp:62] [create_available_vdevice]",
+                               hailo_double::kRequestTimeout))
+    return make_unexpected(HAILO_TIMEOUT);
   std::unique_ptr<VDevice> v = std::make_unique<hailo_double::DoubleVDevice>(
       ids, scheduler != HAILO_SCHEDULING_ALGORITHM_NONE);
   return Expected<std::unique_ptr<VDevice>>(std::move(v));
