@@ -17,10 +17,15 @@
 
 #include <hailo/hailort.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -56,6 +61,57 @@ size_t page_size() {
     return v > 0 ? static_cast<size_t>(v) : size_t{4096};
   }();
   return n;
+}
+
+// HailoRT's hRPC client reaches a device id that is an IPv4 address over TCP
+// port 12133 (hrpc/rpc_connection.hpp; vdevice.cpp sends such ids to
+// VDeviceHrpcClient, 5.1.1 and 5.2.0) with a blocking connect(2)
+// (hrpc/raw_connection_internal/socket, common/os/posix/socket.cpp: no
+// timeout of its own), so an address nothing answers at waits for the
+// kernel's SYN retries, about 2 minutes at Linux's default tcp_syn_retries.
+// rig probes the address first and gives up after kHrpcConnectTimeout. The
+// probe's connection closes without a byte; a device server takes that as a
+// client that left.
+constexpr uint16_t kHrpcPort = 12133;
+constexpr int kHrpcConnectTimeoutMs = 5000;
+
+Result<void> probe_hrpc_address(const std::string& device_id) {
+  in_addr address{};
+  if (device_id.empty() || ::inet_pton(AF_INET, device_id.c_str(), &address) != 1) return {};
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return {};  // HailoRT tries for itself, and says what failed
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(kHrpcPort);
+  to.sin_addr = address;
+  int error = 0;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) {
+    error = errno;
+    if (error == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int n;
+      do n = ::poll(&p, 1, kHrpcConnectTimeoutMs);
+      while (n < 0 && errno == EINTR);
+      if (n == 0) {
+        ::close(fd);
+        return fail(ErrorCode::device,
+                    "hailo: no Hailo device answers at " + device_id + ":" +
+                        std::to_string(kHrpcPort) + " within " +
+                        std::to_string(kHrpcConnectTimeoutMs / 1000) +
+                        " s (HailoRT's hRPC client would wait for the kernel's TCP connect "
+                        "timeout, about 2 minutes, so rig gives up first)");
+      }
+      socklen_t len = sizeof error;
+      if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
+    }
+  }
+  ::close(fd);
+  if (error != 0)
+    return fail(ErrorCode::device, "hailo: cannot reach a Hailo device at " + device_id + ":" +
+                                       std::to_string(kHrpcPort) + " (" + std::strerror(error) +
+                                       "): for a device id that is an IPv4 address HailoRT's "
+                                       "hRPC client connects there over TCP");
+  return {};
 }
 
 struct HailoParams {
@@ -267,6 +323,7 @@ class HailoDevice final : public DeviceBase {
                                    (sink.note.empty() ? "" : " (" + sink.note + ")");
     }
     log_ = hailo::LogTail(sink.path, sink.shared ? static_cast<int64_t>(::getpid()) : -1);
+    if (auto ok = probe_hrpc_address(p_.device_id); !ok) return ok;
     if (auto ok = create_vdevice(); !ok) {
       Error e = ok.error();
       for (const auto& w : open_warnings_) e.message += "; " + w;

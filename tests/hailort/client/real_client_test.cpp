@@ -5,7 +5,10 @@
 // and byte counts, the loop's fps, the latency mean, sensors, statuses) are
 // checked exactly; times only as lower bounds (rig's latency >= the scripted
 // latency): nothing here asserts an upper bound on wall-clock time.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -360,7 +363,74 @@ TEST(RealClient, AHefTheParserRefusesIsTheUsersError) {
 TEST(RealClient, NoDeviceAtTheAddressIsTheDevicesError) {
   const auto r = rig_real("run " + hef("single_u8") + " -d hailo:device_id=127.0.0.254");
   EXPECT_EQ(r.status, 3) << r.output;
-  EXPECT_NE(r.output.find("VDevice::create"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cannot reach a Hailo device at 127.0.0.254:12133 (Connection refused)"),
+            std::string::npos)
+      << r.output;
+}
+
+// An address that takes no connection (a listener whose accept queue is
+// full drops the SYN, as an unroutable address does): HailoRT's blocking
+// connect would wait for the kernel's timeout; rig gives up after its bound.
+TEST(RealClient, AnAddressThatNeverAnswersIsGivenUpAfterRigsBound) {
+  int listener = -1;
+  std::string address;
+  for (int attempt = 0; attempt < 50 && listener < 0; ++attempt) {
+    address = "127.201." + std::to_string((::getpid() + attempt) % 250 + 1) + "." +
+              std::to_string((::getpid() / 250 + attempt * 7) % 250 + 1);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(12133);
+    ::inet_pton(AF_INET, address.c_str(), &at.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0 && ::listen(fd, 0) == 0) {
+      listener = fd;
+      // One connection fills the queue of a backlog of 0.
+      const int filler = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      ASSERT_EQ(::connect(filler, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+    } else {
+      ::close(fd);
+    }
+  }
+  ASSERT_GE(listener, 0) << "no free loopback address";
+  const auto r = rig_real("run " + hef("single_u8") + " -d hailo:device_id=" + address);
+  ::close(listener);
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_NE(r.output.find("no Hailo device answers at " + address + ":12133 within 5 s"),
+            std::string::npos)
+      << r.output;
+}
+
+// HailoRT's client loses a reply that comes before it waits (hrpc/client.cpp):
+// a query is retried, a configure re-opens the VDevice; each is said (at
+// open in the device's warnings, at load through the monitor's channel).
+TEST(RealClient, LostRepliesAreRetriedOnceAndSaid) {
+  for (const char* action : {"DEVICE__IDENTIFY", "INFER_MODEL__CREATE_CONFIGURED_INFER_MODEL"}) {
+    json script = standard_script();
+    script["drop_reply"] = {{action, 1}};
+    Fake fake(script);
+    ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
+    const fs::path out = fake.dir / "bench.json";
+    const auto r = rig_real("bench " + hef("single_u8") + " -d " + fake.spec() +
+                            " --duration 1s --repeats 1 --json " + out.string());
+    EXPECT_EQ(r.status, 0) << action << "\n" << r.output;
+    const json j = read_json(out);
+    EXPECT_NE(j.dump().find("retried once"), std::string::npos) << action << "\n" << j.dump(2);
+    fake.process.stop();
+    const auto rec = fake.process.record();
+    ASSERT_TRUE(rec);
+    EXPECT_EQ((*rec)["actions"][action].get<double>(), 2) << action << rec->dump(2);
+  }
+}
+
+// A reply the client cannot read ends the connection: a named device error.
+TEST(RealClient, AGarbledReplyIsTheDevicesErrorWithoutAHang) {
+  json script = standard_script();
+  script["garbage_reply"] = {{"CONFIGURED_INFER_MODEL__RUN_ASYNC", true}};
+  Fake fake(script);
+  ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
+  const auto r = rig_real("run " + hef("single_u8") + " -d " + fake.spec());
+  EXPECT_EQ(r.status, 3) << r.output;
+  EXPECT_NE(r.output.find("HAILO_"), std::string::npos) << r.output;
 }
 
 // A device that goes away mid-run: the run fails by name and keeps what it

@@ -1,5 +1,7 @@
 #include "framing.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -55,6 +57,13 @@ ReadStatus read_exact(int fd, std::span<uint8_t> out) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return done == 0 && n == 0 ? ReadStatus::closed : ReadStatus::truncated;
     done += static_cast<size_t>(n);
+    // HailoRT's client sets no TCP_NODELAY (common/os/posix/socket.cpp) and
+    // writes a request and its buffers in separate writes: with this side's
+    // delayed acknowledgement its second write would wait ~40 ms (Nagle).
+    // A device on PCIe has no such wait, so the fake acknowledges at once
+    // (TCP_QUICKACK does not stay set: again after every read).
+    const int one = 1;
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
   }
   return ReadStatus::ok;
 }
