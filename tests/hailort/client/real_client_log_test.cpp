@@ -48,7 +48,7 @@ TEST(RealClientLog, AMainLogFileThisUserCannotWriteIsNotTheOneRead) {
   ASSERT_TRUE(fs::exists(main_log()));
   ASSERT_NE(::access(main_log().c_str(), W_OK), 0) << "the main log file is writable: as root?";
   // A lost reply to identify: HailoRT logs the timeout, rig retries once.
-  Fake fake(nlohmann::json{{"drop_reply", {{"DEVICE__IDENTIFY", 1}}}});
+  Fake fake(nlohmann::json{{"reply_delay_ms", 20}, {"drop_reply", {{"DEVICE__IDENTIFY", 1}}}});
   ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
   auto d = open_hailo_device({{"device_id", fake.process.address()}}, steady_clock());
   ASSERT_TRUE(d) << d.error().to_string();
@@ -68,7 +68,7 @@ TEST(RealClientLog, AMainLogFileThisUserCannotWriteIsNotTheOneRead) {
 TEST(RealClientLog, NoLogFileThisUserCanWriteIsSaidAtOpen) {
   if (log_case() != "no_log") GTEST_SKIP() << "run by run_unprivileged.sh no_log";
   ASSERT_NE(::access(".", W_OK), 0) << "the working folder is writable: as root?";
-  Fake fake(nlohmann::json::object());
+  Fake fake(nlohmann::json{{"reply_delay_ms", 20}});
   ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
   auto d = open_hailo_device({{"device_id", fake.process.address()}}, steady_clock());
   ASSERT_TRUE(d) << d.error().to_string();

@@ -45,7 +45,14 @@ std::string test_name() {
 // A fake_hailo_device process, stopped (SIGTERM) and reaped by stop() or the destructor.
 class FakeDevice {
  public:
-  explicit FakeDevice(const json& script) : FakeDevice(script.dump()) {}
+  // Synchronous replies wait 20 ms unless the script says: HailoRT's client
+  // loses a reply that comes before it waits (hrpc/client.cpp), and on a
+  // loaded machine 3 ms can come first.
+  explicit FakeDevice(const json& script) : FakeDevice(with_reply_delay(script).dump()) {}
+  static json with_reply_delay(json script) {
+    if (script.is_object() && !script.contains("reply_delay_ms")) script["reply_delay_ms"] = 20;
+    return script;
+  }
   explicit FakeDevice(const std::string& script_text) {
     fs::create_directories(RIG_FAKE_HAILO_WORK_DIR);
     const std::string base = std::string(RIG_FAKE_HAILO_WORK_DIR) + "/" + test_name();
