@@ -218,6 +218,8 @@ TEST(RealClient, LoopOnTheDeviceAtTheScriptedRate) {
   const json j = read_json(out);
   ASSERT_FALSE(j.is_discarded()) << r.output;
   const std::string notes = j["loop"]["notes"].dump();
+  // The device side shuts the model down after the loop: rig configures it again.
+  EXPECT_NE(notes.find("rig re-configured it"), std::string::npos) << notes;
   if (kSeedBug) {
     EXPECT_NE(notes.find("HAILO_RPC_FAILED(77) after the whole 1.000 s loop"), std::string::npos)
         << notes;
