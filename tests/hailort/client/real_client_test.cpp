@@ -69,6 +69,13 @@ test::CliRun rig_real(const std::string& args) {
   return test::rig(args);
 }
 
+// A short rig bench (1 s, one repeat) of the `kind` HEF on `device`, its
+// result written to `out`.
+test::CliRun short_bench(const std::string& kind, const std::string& device, const fs::path& out) {
+  return rig_real("bench " + hef(kind) + " -d " + device + " --duration 1s --repeats 1 --json " +
+                  out.string());
+}
+
 json read_json(const fs::path& p) {
   std::ifstream in(p);
   return json::parse(in, nullptr, false);
@@ -164,8 +171,7 @@ TEST(RealClient, BenchPipelinesAtTheModelsQueueDepthAndPrintsTheThreeQuantities)
   Fake fake(standard_script());
   ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
   const fs::path out = fake.dir / "bench.json";
-  const auto r = rig_real("bench " + hef("single_u8") + " -d " + fake.spec() +
-                          " --duration 1s --repeats 1 --json " + out.string());
+  const auto r = short_bench("single_u8", fake.spec(), out);
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* quantity : {"time to first output (cold)",
                                "steady state (pipelined, warm, depth 4)", "bytes per inference"})
@@ -299,8 +305,7 @@ TEST(RealClient, ModelsWhoseLatencyMeterIsRefusedStillLoadAndSayWhy) {
     Fake fake(standard_script());
     ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
     const fs::path out = fake.dir / (std::string(kind) + ".json");
-    const auto r = rig_real("bench " + hef(kind) + " -d " + fake.spec() +
-                            " --duration 1s --repeats 1 --json " + out.string());
+    const auto r = short_bench(kind, fake.spec(), out);
     ASSERT_EQ(r.status, 0) << kind << "\n" << r.output;
     const json j = read_json(out);
     const std::string hw = string_at(j, "environment.device.properties.hw_latency");
@@ -336,8 +341,7 @@ TEST(RealClient, AThrottlingNotificationIsAConfound) {
   Fake fake(script);
   ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
   const fs::path out = fake.dir / "bench.json";
-  const auto r = rig_real("bench " + hef("single_u8") + " -d " + fake.spec() +
-                          " --duration 1s --repeats 1 --json " + out.string());
+  const auto r = short_bench("single_u8", fake.spec(), out);
   ASSERT_EQ(r.status, 0) << r.output;
   const json j = read_json(out);
   bool raised = false;
@@ -412,8 +416,7 @@ TEST(RealClient, LostRepliesAreRetriedOnceAndSaid) {
     Fake fake(script);
     ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
     const fs::path out = fake.dir / "bench.json";
-    const auto r = rig_real("bench " + hef("single_u8") + " -d " + fake.spec() +
-                            " --duration 1s --repeats 1 --json " + out.string());
+    const auto r = short_bench("single_u8", fake.spec(), out);
     EXPECT_EQ(r.status, 0) << action << "\n" << r.output;
     const json j = read_json(out);
     EXPECT_NE(j.dump().find("retried once"), std::string::npos) << action << "\n" << j.dump(2);
@@ -443,8 +446,7 @@ TEST(RealClient, ADisconnectMidRunIsANamedErrorWithTheResultWritten) {
   Fake fake(script);
   ASSERT_FALSE(fake.process.address().empty()) << fake.process.why();
   const fs::path out = fake.dir / "bench.json";
-  const auto r = rig_real("bench " + hef("single_u8") + " -d " + fake.spec() +
-                          " --duration 1s --repeats 1 --json " + out.string());
+  const auto r = short_bench("single_u8", fake.spec(), out);
   EXPECT_EQ(r.status, 3) << r.output;
   const json j = read_json(out);
   ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -481,8 +483,7 @@ TEST(RealClient, ServeHostsTheHailoDeviceForAClientOverTcp) {
   }
   ASSERT_FALSE(address.empty()) << "rig serve did not say where it listens";
   const fs::path out = fake.dir / "bench.json";
-  const auto r = rig_real("bench " + hef("single_u8") + " -d " + address +
-                          " --duration 1s --repeats 1 --json " + out.string());
+  const auto r = short_bench("single_u8", address, out);
   ::kill(pid, SIGTERM);
   ASSERT_EQ(r.status, 0) << r.output;
   const json j = read_json(out);
