@@ -168,7 +168,7 @@ struct SteadySettings {
   Nanos warmup_window{std::chrono::milliseconds(500)};
   Nanos warmup_max{std::chrono::seconds(5)};
   Nanos request_timeout{std::chrono::seconds(30)};
-  size_t reservoir_capacity = 10000;
+  size_t reservoir_capacity = 65536;  // latency samples kept, in time order (OrderedSample)
   uint64_t seed = 1;
   EngineObserver* observer = nullptr;  // not owned
 };
@@ -371,7 +371,7 @@ struct OfferedSettings {
   Nanos late_threshold{std::chrono::milliseconds(1)};
   uint32_t windows = 10;  // the measured part in windows (window_closed)
   Nanos request_timeout{std::chrono::seconds(30)};
-  size_t reservoir_capacity = 10000;
+  size_t reservoir_capacity = 65536;  // latency samples kept, in time order (OrderedSample)
   double confidence = kDefaultConfidence;
   uint64_t seed = 1;                   // the Poisson schedule's generator
   EngineObserver* observer = nullptr;  // not owned

@@ -64,6 +64,15 @@ std::optional<double> percentile_sorted(std::span<const double> sorted, double p
 // such rank exists inside the sample the interval is absent and the
 // percentile is "not enough samples": `needs` is the fewest samples for which
 // both ranks exist (the same rule solved for n).
+// How an interval was obtained (docs/methodology.md, "Intervals"):
+// order_statistics: the samples passed the independence check and the
+// distribution-free binomial rule applies; batch_quantiles: they are
+// correlated (a queue, a pipeline), so the interval comes from contiguous
+// batches long enough to be independent (sectioning); none: no interval
+// (too few samples, or correlated beyond the longest batches the run holds).
+enum class IntervalMethod { none, order_statistics, batch_quantiles };
+const char* to_string(IntervalMethod method);
+
 struct PercentileInterval {
   double p = 0;                                  // in (0, 100)
   double confidence = 0.95;                      // two-sided
@@ -71,6 +80,12 @@ struct PercentileInterval {
   size_t needs = 0;                              // samples the rule needs for this p and confidence
   std::optional<size_t> lower_rank, upper_rank;  // 1-based order statistics
   std::optional<double> lower, upper;            // their values
+  IntervalMethod method = IntervalMethod::none;
+  // batch_quantiles: the batches and their length in samples (the length
+  // is also stated when the series was too correlated for any: the longest
+  // tried); the lag-1 autocorrelation of the series (the independence check).
+  size_t batches = 0, batch_size = 0;
+  std::optional<double> lag1;
   bool enough() const { return lower.has_value() && upper.has_value(); }
   // needs - count, or 0.
   size_t more_needed() const { return count >= needs ? 0 : needs - count; }
@@ -87,6 +102,68 @@ size_t samples_needed(double p, double confidence = kDefaultConfidence);
 PercentileInterval percentile_interval(std::span<const double> sorted, double p,
                                        double confidence = kDefaultConfidence);
 
+// Keeps a stream's values in their order, at most `capacity` of them
+// (systematic thinning): once full, every second value kept is dropped and
+// from then on only every stride-th value of the stream is kept, so what is
+// kept is an evenly spaced subsequence, still in time order, which the
+// batch intervals need (a reservoir's random sample has lost the order).
+class OrderedSample {
+ public:
+  explicit OrderedSample(size_t capacity = 1u << 20);
+  void add(double x);
+  const std::vector<double>& values() const { return values_; }
+  uint64_t seen() const { return seen_; }
+  uint64_t stride() const { return stride_; }
+
+ private:
+  size_t capacity_;
+  uint64_t seen_ = 0, stride_ = 1;
+  std::vector<double> values_;
+};
+
+// The lag-1 autocorrelation of a series; nullopt below 3 values or when
+// every value is the same.
+std::optional<double> lag1_autocorrelation(std::span<const double> series);
+
+// The series passes the independence check when its lag-1 autocorrelation
+// is at most kIndependenceZ / sqrt(n) (a one-sided test at 1% under
+// independence, where r1 is about N(-1/n, 1/n)).
+inline constexpr double kIndependenceZ = 2.326;
+
+// The quantile of Student's t distribution with `df` degrees of freedom at
+// probability `prob` in (0, 1) (bisection on the regularised incomplete beta
+// function; accurate to 1e-9).
+double student_t_quantile(double prob, double df);
+
+// The interval of percentile p of a series in time order. Independent (the
+// lag-1 check): the order-statistic interval (percentile_interval).
+// Correlated: sectioning over 8 contiguous batches when their means pass
+// the check (at 5%) and each holds at least batch_min_samples(p) samples:
+// estimate +- t(7) x sd(batch percentiles) / sqrt(8), the estimate being
+// the whole series' percentile. Else no interval (method none; batch_size
+// the batch length tried, 0 when the batches would be too short).
+PercentileInterval series_percentile_interval(std::span<const double> series, double p,
+                                              double confidence = kDefaultConfidence);
+
+// The fewest samples a batch needs for percentile p: 10 beyond it, 10 /
+// (1 - p/100) for an upper percentile (1000 for p99, 200 for p95, 100 for
+// p90), at least 20 (the median).
+size_t batch_min_samples(double p);
+
+// The mean of a series in time order with its interval, by the same rule
+// (independent: Student t over the values; correlated: batch means).
+// The units are `batches` batches of `batch_size` values (batch_size 1: the
+// values were independent); no interval (batches 0) when even 8 batches are
+// correlated.
+struct MeanInterval {
+  std::optional<double> mean, lower, upper;
+  double confidence = kDefaultConfidence;
+  size_t batches = 0, batch_size = 0;
+  bool stated() const { return lower.has_value(); }
+};
+MeanInterval series_mean_interval(std::span<const double> series,
+                                  double confidence = kDefaultConfidence);
+
 struct Summary {
   size_t count = 0;
   std::optional<double> min, max, mean, median, p90, p95, p99, stddev;
@@ -100,6 +177,10 @@ struct Summary {
 };
 
 Summary summarize(std::span<const double> values, double confidence = kDefaultConfidence);
+
+// summarize() of a series in time order, its intervals from
+// series_percentile_interval (what the engine's phases record).
+Summary summarize_series(std::span<const double> series, double confidence = kDefaultConfidence);
 
 // The Mann-Whitney U test (Wilcoxon rank-sum) of two independent samples:
 // u counts the pairs (x_i, y_j) with y_j > x_i (ties count one half). The

@@ -97,12 +97,243 @@ PercentileInterval percentile_interval(std::span<const double> sorted, double p,
     }
   }
   if (lower && upper) {
+    ci.method = IntervalMethod::order_statistics;
     ci.lower_rank = lower;
     ci.upper_rank = upper;
     ci.lower = sorted[*lower - 1];
     ci.upper = sorted[*upper - 1];
   }
   return ci;
+}
+
+const char* to_string(IntervalMethod method) {
+  switch (method) {
+    case IntervalMethod::order_statistics:
+      return "order_statistics";
+    case IntervalMethod::batch_quantiles:
+      return "batch_quantiles";
+    case IntervalMethod::none:
+      break;
+  }
+  return "none";
+}
+
+OrderedSample::OrderedSample(size_t capacity) : capacity_(std::max<size_t>(2, capacity)) {}
+
+void OrderedSample::add(double x) {
+  const uint64_t index = seen_++;
+  if (index % stride_ != 0) return;
+  if (values_.size() == capacity_) {
+    // Keep every second value (indices 0, 2 stride, 4 stride, ...).
+    size_t kept = 0;
+    for (size_t i = 0; i < values_.size(); i += 2) values_[kept++] = values_[i];
+    values_.resize(kept);
+    stride_ *= 2;
+    if (index % stride_ != 0) return;
+  }
+  values_.push_back(x);
+}
+
+std::optional<double> lag1_autocorrelation(std::span<const double> series) {
+  const size_t n = series.size();
+  if (n < 3) return std::nullopt;
+  double mean = 0;
+  for (double v : series) mean += v;
+  mean /= static_cast<double>(n);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = series[i] - mean;
+    den += d * d;
+    if (i + 1 < n) num += d * (series[i + 1] - mean);
+  }
+  if (!(den > 0)) return std::nullopt;
+  return num / den;
+}
+
+namespace {
+
+// Each batch holds at least this many samples beyond the percentile (ten
+// for p99's 1% tail: 1000 samples a batch).
+constexpr double kBatchTailSamples = 10;
+
+// The regularised incomplete beta function I_x(a, b) by its continued
+// fraction (modified Lentz), on the side where it converges fast.
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front =
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
+               b * std::log1p(-x));
+  const bool flip = x > (a + 1) / (a + b + 2);
+  if (flip) std::swap(a, b), x = 1 - x;
+  constexpr double tiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::fabs(d) < tiny ? tiny : d);
+  double f = d;
+  for (int m = 1; m < 300; ++m) {
+    const double md = m;
+    double num = md * (b - md) * x / ((a + 2 * md - 1) * (a + 2 * md));
+    for (int half = 0; half < 2; ++half) {
+      d = 1 + num * d;
+      d = 1 / (std::fabs(d) < tiny ? tiny : d);
+      c = 1 + num / c;
+      if (std::fabs(c) < tiny) c = tiny;
+      f *= c * d;
+      num = -(a + md) * (a + b + md) * x / ((a + 2 * md) * (a + 2 * md + 1));
+    }
+    if (std::fabs(c * d - 1) < 1e-15) break;
+  }
+  const double value = front * f / a;
+  return flip ? 1 - value : value;
+}
+
+double student_t_cdf(double t, double df) {
+  const double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+  return t >= 0 ? 1 - tail : tail;
+}
+
+// The percentiles (or means) of b contiguous batches of a series:
+// batch i holds [i n / b, (i + 1) n / b).
+std::vector<std::span<const double>> batches_of(std::span<const double> series, size_t b) {
+  std::vector<std::span<const double>> out;
+  const size_t n = series.size();
+  for (size_t i = 0; i < b; ++i) {
+    const size_t from = i * n / b, to = (i + 1) * n / b;
+    out.push_back(series.subspan(from, to - from));
+  }
+  return out;
+}
+
+double mean_of(std::span<const double> v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// Batch means pass the independence check at a one-sided 5% (with 8
+// batches the 1% level would accept almost anything). Eight batches: more
+// batches of the same run are shorter, and a tail percentile of a short
+// batch of a queue is skewed (one long busy period moves it), which a t
+// interval does not cover (the M/D/1 coverage property over 60 s at rho
+// 0.8: 16 batches held p99 in 30 of 40 runs, 8 in 37; over 10 s, 16 to 32
+// batches held it in 18-25).
+constexpr double kBatchIndependenceZ = 1.645;
+constexpr size_t kBatchCounts[] = {8};
+
+bool independent(std::optional<double> r1, size_t n, double z) {
+  return !r1 || *r1 <= z / std::sqrt(static_cast<double>(n));
+}
+
+// The largest batch count of kBatchCounts whose batches hold at least
+// `min_size` samples and whose means pass the check; 0 when none.
+// `longest` is the batch length of the last count tried.
+size_t choose_batches(std::span<const double> series, size_t min_size, size_t& longest) {
+  longest = 0;
+  for (size_t b : kBatchCounts) {
+    if (series.size() / b < min_size) continue;
+    longest = series.size() / b;
+    std::vector<double> means;
+    for (auto batch : batches_of(series, b)) means.push_back(mean_of(batch));
+    if (independent(lag1_autocorrelation(means), b, kBatchIndependenceZ)) return b;
+  }
+  return 0;
+}
+
+}  // namespace
+
+double student_t_quantile(double prob, double df) {
+  prob = std::clamp(prob, 1e-12, 1 - 1e-12);
+  if (prob == 0.5) return 0;
+  double lo = -1e6, hi = 1e6;
+  for (int i = 0; i < 200 && hi - lo > 1e-10 * std::max(1.0, std::fabs(hi)); ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_cdf(mid, df) < prob ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+size_t batch_min_samples(double p) {
+  const double q = std::clamp(p / 100.0, 1e-6, 1 - 1e-6);
+  return std::max<size_t>(
+      20, static_cast<size_t>(std::ceil(kBatchTailSamples / std::min(q, 1 - q) - 1e-9)));
+}
+
+PercentileInterval series_percentile_interval(std::span<const double> series, double p,
+                                              double confidence) {
+  std::vector<double> sorted(series.begin(), series.end());
+  std::sort(sorted.begin(), sorted.end());
+  PercentileInterval ci = percentile_interval(sorted, p, confidence);
+  ci.lag1 = lag1_autocorrelation(series);
+  if (independent(ci.lag1, series.size(), kIndependenceZ)) return ci;
+  // Correlated: the order-statistic rule does not hold.
+  ci.lower_rank = ci.upper_rank = std::nullopt;
+  ci.lower = ci.upper = std::nullopt;
+  ci.method = IntervalMethod::none;
+  const size_t min_size = batch_min_samples(p);
+  ci.needs = std::max(ci.needs, min_size * kBatchCounts[std::size(kBatchCounts) - 1]);
+  size_t longest = 0;
+  const size_t b = choose_batches(series, min_size, longest);
+  ci.batch_size = longest;
+  if (b == 0) return ci;
+  RunningStats spread;
+  std::vector<double> batch;
+  for (auto part : batches_of(series, b)) {
+    batch.assign(part.begin(), part.end());
+    std::sort(batch.begin(), batch.end());
+    spread.add(*percentile_sorted(batch, p));
+  }
+  const double estimate = *percentile_sorted(sorted, p);
+  const double half = student_t_quantile((1 + confidence) / 2, static_cast<double>(b - 1)) *
+                      spread.stddev().value_or(0) / std::sqrt(static_cast<double>(b));
+  ci.method = IntervalMethod::batch_quantiles;
+  ci.batches = b;
+  ci.batch_size = series.size() / b;
+  ci.lower = std::max(sorted.front(), estimate - half);
+  ci.upper = estimate + half;
+  return ci;
+}
+
+MeanInterval series_mean_interval(std::span<const double> series, double confidence) {
+  MeanInterval r;
+  r.confidence = confidence;
+  if (series.empty()) return r;
+  r.mean = mean_of(series);
+  auto t_interval = [&](std::span<const double> units) {
+    RunningStats rs;
+    for (double v : units) rs.add(v);
+    const double half =
+        student_t_quantile((1 + confidence) / 2, static_cast<double>(units.size() - 1)) *
+        rs.stddev().value_or(0) / std::sqrt(static_cast<double>(units.size()));
+    r.lower = *r.mean - half;
+    r.upper = *r.mean + half;
+  };
+  if (series.size() >= 2 &&
+      independent(lag1_autocorrelation(series), series.size(), kIndependenceZ)) {
+    r.batches = series.size();
+    r.batch_size = 1;
+    t_interval(series);
+    return r;
+  }
+  size_t longest = 0;
+  const size_t b = choose_batches(series, 1, longest);
+  r.batch_size = longest;
+  if (b < 2) return r;
+  std::vector<double> means;
+  for (auto part : batches_of(series, b)) means.push_back(mean_of(part));
+  r.batches = b;
+  r.batch_size = series.size() / b;
+  t_interval(means);
+  return r;
+}
+
+Summary summarize_series(std::span<const double> series, double confidence) {
+  Summary s = summarize(series, confidence);
+  if (series.empty()) return s;
+  s.median_ci = series_percentile_interval(series, 50, confidence);
+  s.p90_ci = series_percentile_interval(series, 90, confidence);
+  s.p95_ci = series_percentile_interval(series, 95, confidence);
+  s.p99_ci = series_percentile_interval(series, 99, confidence);
+  return s;
 }
 
 Summary summarize(std::span<const double> values, double confidence) {

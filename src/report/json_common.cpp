@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rig/json_depth.hpp"
 #include "rig/report/document.hpp"
 
 namespace rig::report {
@@ -25,7 +26,11 @@ json json_interval(const PercentileInterval& ci) {
           {"lower", json_number(ci.lower)},
           {"upper", json_number(ci.upper)},
           {"lower_rank", ci.lower_rank ? json(*ci.lower_rank) : json(nullptr)},
-          {"upper_rank", ci.upper_rank ? json(*ci.upper_rank) : json(nullptr)}};
+          {"upper_rank", ci.upper_rank ? json(*ci.upper_rank) : json(nullptr)},
+          {"method", to_string(ci.method)},
+          {"batches", ci.batches},
+          {"batch_size", ci.batch_size},
+          {"lag1", json_number(ci.lag1)}};
 }
 
 json json_summary(const Summary& s) {
@@ -208,6 +213,15 @@ std::string dump(const json& doc) {
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+Result<json> parse_json(std::string_view text, std::string_view what, std::string_view expected) {
+  if (auto ok = check_json_depth(text, what); !ok) return tl::unexpected(ok.error());
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded())
+    return fail(ErrorCode::invalid_argument,
+                std::string(what) + ": not JSON (expected " + std::string(expected) + ")");
+  return doc;
+}
+
 Result<std::pair<json, int>> read_document(std::string_view text, std::string_view what,
                                            std::string_view tool, std::string_view reader) {
   const std::string expected = tool.empty() ? std::string("a rig --json result")
@@ -215,8 +229,9 @@ Result<std::pair<json, int>> read_document(std::string_view text, std::string_vi
   auto bad = [&](const std::string& m) {
     return fail(ErrorCode::invalid_argument, std::string(what) + ": " + m);
   };
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return bad("not JSON (expected " + expected + ")");
+  auto parsed = parse_json(text, what, expected);
+  if (!parsed) return tl::unexpected(parsed.error());
+  json doc = std::move(*parsed);
   if (!doc.is_object()) return bad("not a JSON object (expected " + expected + ")");
   auto v = doc.find("schema_version");
   if (v == doc.end()) return bad("field 'schema_version' is missing (expected " + expected + ")");

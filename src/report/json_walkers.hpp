@@ -312,6 +312,15 @@ class JsonReader {
     optional_count("upper_rank", hi);
     ci.lower_rank = lo ? std::optional<size_t>(*lo) : std::nullopt;
     ci.upper_rank = hi ? std::optional<size_t>(*hi) : std::nullopt;
+    enumeration("method", ci.method,
+                {IntervalMethod::none, IntervalMethod::order_statistics,
+                 IntervalMethod::batch_quantiles},
+                7);
+    value("batches", ci.batches, 7);
+    value("batch_size", ci.batch_size, 7);
+    number("lag1", ci.lag1, 7);
+    // Before version 7 every stated interval was an order-statistic one.
+    if (version_ < 7 && ci.lower && ci.upper) ci.method = IntervalMethod::order_statistics;
   }
   void error(const char* key, std::optional<Error>& e) {
     at(e);

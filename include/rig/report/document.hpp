@@ -15,7 +15,7 @@ namespace rig {
 
 // Version of the JSON layout (not the rig version). Bumped whenever a key
 // moves; docs/results-schema.md has the history.
-inline constexpr int kJsonSchemaVersion = 6;
+inline constexpr int kJsonSchemaVersion = 7;
 
 // The versions readers of results accept: every version the schema document
 // still lists. Others are refused by name.

@@ -45,7 +45,7 @@ struct BenchSettings {
   Nanos latency_max{std::chrono::seconds(15)};
   double confidence = kDefaultConfidence;  // of every percentile's interval
   OfferedLoad offered;
-  size_t reservoir_capacity = 10000;
+  size_t reservoir_capacity = 65536;  // latency samples kept, in time order (OrderedSample)
   double overhead_limit = 0.05;  // flag the rig when its bookkeeping exceeds this share
   MonitorSettings monitor;       // sampled beside the run (--no-monitor, --idle)
   ConfoundSettings confounds;    // the confound rules' thresholds, --strict-confounds

@@ -14,6 +14,7 @@
 #include "devices/sim/sim_device.hpp"
 
 #include "core/device_base.hpp"
+#include "rig/random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -240,7 +241,7 @@ Nanos transfer_time(size_t bytes, double bw) {
 
 class SimDevice final : public DeviceBase {
  public:
-  explicit SimDevice(SimParams p) : p_(p), rng_(p.seed | 1) {
+  explicit SimDevice(SimParams p) : p_(p), rng_(stream_seed(p.seed, Stream::sim_jitter)) {
     clock_.set_sleeper([this](Nanos t) { run_events_until(t); });
   }
   SimDevice(const SimDevice&) = delete;
@@ -437,12 +438,7 @@ class SimDevice final : public DeviceBase {
     if (p_.drift != 0) c *= 1 + p_.drift * t_s;
     if (p_.slow_at >= Nanos(0) && at >= p_.slow_at) c *= p_.slow_factor;
     if (p_.jitter != 0) {
-      rng_ ^= rng_ >> 12;
-      rng_ ^= rng_ << 25;
-      rng_ ^= rng_ >> 27;
-      const double u =
-          static_cast<double>((rng_ * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
-      c *= 1 + p_.jitter * (2 * u - 1);
+      c *= 1 + p_.jitter * (2 * unit_closed_open(rng_) - 1);
     }
     Nanos cost = saturated_nanos(c);
     if (first_pending_) {

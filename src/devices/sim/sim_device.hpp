@@ -23,6 +23,8 @@ namespace rig {
 //   drift=F            compute time grows by a factor (1 + F * t_seconds)
 //   slow_at=DUR, slow_factor=F  compute time x F from virtual time slow_at on
 //   jitter=F           compute time x (1 + uniform(-F, F)), seeded by seed=N
+//                      (rig/random.hpp's stream sim_jitter of N: no two
+//                      seeds share a sequence)
 //   realtime=0|1       pace the virtual clock against the wall clock (demos)
 //   temp=C:C:..., power=W:W:..., clock_mhz=M:M:...  scripted sensors (read_sensors:
 //                      temperature_c, power_w, clock_mhz): value k from virtual
