@@ -245,7 +245,8 @@ struct DeviceInfo {
   // in flight per connection (queue_depth) than the hosted device queues.
   uint32_t own_queue_depth = 0;
   // The duplex of the link the device models or knows (the sim's duplex=);
-  // unknown when the device does not say. A remote device says unknown: the
+  // unknown when the device does not say. A remote device says its hosted
+  // device's (the server.duplex property), else unknown: the
   // network between client and server has no declared duplex.
   Duplex duplex = Duplex::unknown;
   // virtual_time when the device's own timings are simulated (the sim, or a

@@ -387,10 +387,14 @@ struct OfferedRun {
   uint64_t dropped = 0;       // of them, dropped with every slot in flight (QueueFull::drop)
   uint64_t late = 0;          // of them, submitted more than late_threshold after arrival
   double late_share = 0;      // late / submitted
-  Summary lateness_ms;        // how late the late ones were
-  Summary latency_ms;         // completion - scheduled arrival
-  Summary service_ms;         // completion - actual submission
-  Nanos span{0};  // first measured arrival to the later of its end and the last completion
+  // The upper end of late_share's interval at `confidence` (the flags in
+  // order: series_mean_interval); nullopt when the late frames cluster
+  // beyond what 8 batches of the run hold apart.
+  std::optional<double> late_share_upper;
+  Summary lateness_ms;  // how late the late ones were
+  Summary latency_ms;   // completion - scheduled arrival
+  Summary service_ms;   // completion - actual submission
+  Nanos span{0};        // first measured arrival to the later of its end and the last completion
   std::vector<WindowFigure> windows;
   uint32_t depth = 0;
   uint64_t errors = 0;

@@ -10,7 +10,11 @@
 //    existing file keeps its mode (and its owner where the process may set
 //    it); a new one gets 0666 less the umask.
 //  * A symlink: followed (a chain of them too, dangling ones included); its
-//    final target is treated as above, and the link stays a link.
+//    final target is treated as above, and the link stays a link. A link in
+//    a sticky, world-writable directory (/tmp) that belongs to neither the
+//    caller, nor root, nor the directory's owner is refused with permission
+//    (the kernel's fs.protected_symlinks rule, which rig's own resolution
+//    would otherwise bypass).
 //  * A FIFO or a character device (/dev/null, a terminal): opened and written
 //    through, never replaced.
 //  * Anything else (a directory, a socket, a block device): refused with

@@ -1,8 +1,8 @@
 // Seeded streams. The seeded generators of measurements (the open loop's
-// Poisson schedule, the sim's jitter) start from stream_seed(seed, stream): splitmix64 of the user's seed
-// mixed with a stream id, so that two different seeds never share a
-// sample path (the state of seed S + 1 is not that of seed S one draw on)
-// and two streams of one seed are independent. docs/methodology.md
+// Poisson schedule, the sim's jitter) start from stream_seed(seed, stream): splitmix64 of the
+// user's seed mixed with a stream id, so that two different seeds never share a sample path (the
+// state of seed S + 1 is not that of seed S one draw on) and two streams of one seed are
+// independent. docs/methodology.md
 // ("Seeds") lists the streams.
 #pragma once
 
@@ -25,8 +25,8 @@ constexpr uint64_t splitmix64_next(uint64_t& state) {
 
 // The streams rig draws from (the ids are part of the documented mapping).
 enum class Stream : uint64_t {
-  arrivals = 1,     // the open loop's Poisson gaps
-  sim_jitter = 2,   // the sim's compute-time jitter
+  arrivals = 1,    // the open loop's Poisson gaps
+  sim_jitter = 2,  // the sim's compute-time jitter
 };
 
 // The first state of stream `stream` of seed `seed`.

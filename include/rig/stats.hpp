@@ -145,10 +145,12 @@ double student_t_quantile(double prob, double df);
 PercentileInterval series_percentile_interval(std::span<const double> series, double p,
                                               double confidence = kDefaultConfidence);
 
-// The fewest samples a batch needs for percentile p: 10 beyond it, 10 /
-// (1 - p/100) for an upper percentile (1000 for p99, 200 for p95, 100 for
-// p90), at least 20 (the median).
-size_t batch_min_samples(double p);
+// The fewest samples a batch of a series with lag-1 autocorrelation `lag1`
+// needs for percentile p: k beyond it, k / (1 - p/100) for an upper
+// percentile, k = 2 (1 + r) / (1 - r) (the samples' AR(1) inflation, twice)
+// within [2, 10], at least 20 samples: p99 takes 200 to 1000 a batch (1000
+// from r = 0.67 on: a queue at high load).
+size_t batch_min_samples(double p, double lag1);
 
 // The mean of a series in time order with its interval, by the same rule
 // (independent: Student t over the values; correlated: batch means).
@@ -163,6 +165,12 @@ struct MeanInterval {
 };
 MeanInterval series_mean_interval(std::span<const double> series,
                                   double confidence = kDefaultConfidence);
+
+// The Clopper-Pearson upper end of a proportion's interval at `confidence`
+// (two-sided, so the one-sided tail is (1 - confidence) / 2): k of n
+// independent trials succeeded. 1 when n is 0 or k is n; with k = 0 it is
+// 1 - tail^(1/n) (about 3.7 / n at 95%).
+double binomial_upper(size_t k, size_t n, double confidence = kDefaultConfidence);
 
 struct Summary {
   size_t count = 0;

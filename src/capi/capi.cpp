@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -24,6 +25,11 @@ struct DeviceState {
   std::mutex mutex;  // serialises every call on the device and its models
   std::unique_ptr<rig::Device> device;
   uint64_t generation = 0;  // bumped by each load; retires earlier model handles
+  // A load that fails after the device dropped its model (Device::load
+  // releases the old one first) retires the handle of that model too: here
+  // is why, by the generation it retired (one entry per model so retired).
+  std::map<uint64_t, std::string> failed_load;
+  bool model_live = false;  // the current generation's model is on the device
 };
 
 struct rig_device {
@@ -117,17 +123,31 @@ int32_t guarded(F&& body) noexcept {
 }
 
 // The model's device, locked, or a status when the handle was retired.
-int32_t check_current(const rig_model* model) {
-  if (model->generation != model->state->generation)
-    return invalid("model '" + model->info.name +
-                   "' was retired by a later load on its device; use the newer model handle");
-  return RIG_OK;
+int32_t check_current(const rig_model* model, const char* call) {
+  if (model->generation == model->state->generation) return RIG_OK;
+  const auto& failures = model->state->failed_load;
+  if (auto it = failures.find(model->generation); it != failures.end())
+    return invalid(std::string(call) + ": the model '" + model->info.name +
+                   "' was retired by a later load that failed: " + it->second);
+  return invalid(std::string(call) + ": the model '" + model->info.name +
+                 "' was retired by a later load on its device; use the newer model handle");
 }
 
 int32_t make_model(rig_device* device, const rig::ModelSource& source, rig_model** out) {
   std::lock_guard lock(device->state->mutex);
-  auto loaded = device->state->device->load(source);
-  if (!loaded) return failed(loaded.error());
+  DeviceState& state = *device->state;
+  // With requests in flight a load is refused and the model stays.
+  const bool replaces = state.device->in_flight() == 0;
+  auto loaded = state.device->load(source);
+  if (!loaded) {
+    if (replaces && state.model_live) {
+      state.failed_load[state.generation] = loaded.error().to_string();
+      state.model_live = false;
+      ++state.generation;
+    }
+    return failed(loaded.error());
+  }
+  state.model_live = true;
   auto model = std::make_unique<rig_model>();
   model->state = device->state;
   model->generation = ++device->state->generation;
@@ -264,7 +284,7 @@ int32_t rig_model_run(rig_model* model, const void** inputs, const size_t* input
   return guarded([&] {
     if (!model) return invalid("rig_model_run: model must not be NULL");
     std::lock_guard lock(model->state->mutex);
-    if (int32_t s = check_current(model); s != RIG_OK) return s;
+    if (int32_t s = check_current(model, "rig_model_run"); s != RIG_OK) return s;
     auto b = to_bindings(inputs, input_sizes, input_count, outputs, output_sizes, output_count);
     if (!b) return failed(b.error());
     // The caller's buffers are checked as Device::bind checks them, then
@@ -296,7 +316,7 @@ int32_t rig_model_bind(rig_model* model, const void** inputs, const size_t* inpu
   return guarded([&] {
     if (!model || !binding) return invalid("rig_model_bind: model and binding must not be NULL");
     std::lock_guard lock(model->state->mutex);
-    if (int32_t s = check_current(model); s != RIG_OK) return s;
+    if (int32_t s = check_current(model, "rig_model_bind"); s != RIG_OK) return s;
     auto b = to_bindings(inputs, input_sizes, input_count, outputs, output_sizes, output_count);
     if (!b) return failed(b.error());
     auto id = model->state->device->bind(*b);
@@ -310,7 +330,7 @@ int32_t rig_model_submit(rig_model* model, uint32_t binding, uint64_t tag) {
   return guarded([&] {
     if (!model) return invalid("rig_model_submit: model must not be NULL");
     std::lock_guard lock(model->state->mutex);
-    if (int32_t s = check_current(model); s != RIG_OK) return s;
+    if (int32_t s = check_current(model, "rig_model_submit"); s != RIG_OK) return s;
     auto ok = model->state->device->submit(binding, tag);
     if (!ok) return failed(ok.error());
     return RIG_OK;
@@ -321,7 +341,7 @@ int32_t rig_model_wait(rig_model* model, int64_t timeout_ns, uint64_t* tag) {
   return guarded([&] {
     if (!model || !tag) return invalid("rig_model_wait: model and tag must not be NULL");
     std::lock_guard lock(model->state->mutex);
-    if (int32_t s = check_current(model); s != RIG_OK) return s;
+    if (int32_t s = check_current(model, "rig_model_wait"); s != RIG_OK) return s;
     const rig::Nanos timeout = timeout_ns < 0 ? rig::Nanos::max() : rig::Nanos(timeout_ns);
     auto c = model->state->device->wait_next(timeout);
     if (!c) return failed(c.error());

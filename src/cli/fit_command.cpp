@@ -95,7 +95,7 @@ int run_fit_command(const FitOptions& o) {
   }
   FitResult r = plan_fit(s, weights, !s.model.empty());
   r.inputs = judge_inputs(std::move(inputs), o.strict, "fit");
-  std::fputs(format_fit_text(r).c_str(), stdout);
+  std::fputs(terminal_safe(format_fit_text(r)).c_str(), stdout);
   if (!o.json.empty())
     if (auto ok = write_json_file(o.json, fit_to_json(r)); !ok) return report_error(ok.error());
   return 0;

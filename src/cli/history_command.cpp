@@ -50,7 +50,7 @@ int run_history_command(const HistoryCommandOptions& o) {
   if (o.show) {
     auto run = history->get(*o.show);
     if (!run) return report_error(run.error());
-    std::fputs(run->document.c_str(), stdout);
+    std::fputs(terminal_safe(run->document).c_str(), stdout);
     if (!run->document.empty() && run->document.back() != '\n') std::fputc('\n', stdout);
     return 0;
   }
@@ -70,7 +70,7 @@ int run_history_command(const HistoryCommandOptions& o) {
                   r.device_spec.c_str());
     out += buf;
   }
-  std::fputs(out.c_str(), stdout);
+  std::fputs(terminal_safe(out).c_str(), stdout);
   if (!o.json.empty()) {
     const std::string doc = runs_to_json(*runs);
     if (auto ok = write_json_file(o.json, doc); !ok) return report_error(ok.error());
@@ -110,7 +110,7 @@ int run_diff_command(const std::string& a, const std::string& b, const std::stri
   if (!sb) return report_error(sb.error());
   auto d = diff_documents(*sa, *sb);
   if (!d) return report_error(d.error());
-  std::fputs(format_diff_text(*d).c_str(), stdout);
+  std::fputs(terminal_safe(format_diff_text(*d)).c_str(), stdout);
   if (!json.empty())
     if (auto ok = write_json_file(json, diff_to_json(*d)); !ok) return report_error(ok.error());
   return d->outside > 0 ? 1 : 0;

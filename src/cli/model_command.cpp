@@ -8,6 +8,7 @@
 #include "cli/options.hpp"
 #include "rig/model.hpp"
 #include "rig/output_file.hpp"
+#include "rig/report/document.hpp"
 #include "rig/report/model_report.hpp"
 #include "rig/scenario/run.hpp"
 #include "rig/units.hpp"
@@ -119,7 +120,7 @@ int run_inspect(const ModelOptions& o) {
   if (o.json)
     std::fputs((model_inspection_to_json(m) + "\n").c_str(), stdout);
   else
-    std::fputs(format_model_inspection_text(m).c_str(), stdout);
+    std::fputs(terminal_safe(format_model_inspection_text(m)).c_str(), stdout);
   // A wrong --shape is bad input; a model that cannot run is what inspect reports.
   if (m.pass_error && m.pass_error->message.find("--shape") != std::string::npos &&
       !o.shapes.empty())

@@ -178,7 +178,18 @@ Result<std::shared_ptr<const InputFiles>> input_files_option(
 Result<std::unique_ptr<Device>> open_spec(const DeviceOption& device) {
   if (auto ok = check_history_before_measuring(); !ok) return tl::unexpected(ok.error());
   if (!device.spec) return tl::unexpected(device.spec.error());
-  return open_device(*device.spec);
+  auto opened = open_device(*device.spec);
+  // At the hello, before anything is measured: a served device on a virtual
+  // clock that is not paced to the wall clock makes every figure INVALID.
+  if (opened && *opened) {
+    const DeviceInfo info = (*opened)->info();
+    if (info.kind == "remote" && info.clock == ClockKind::virtual_time && !info.paced_clock)
+      std::fprintf(stderr,
+                   "rig: warning: the server's device runs on a virtual clock not paced to the "
+                   "wall clock: what is timed here across the link is INVALID; serve the sim "
+                   "with realtime=1 (rig serve -d 'sim:...,realtime=1')\n");
+  }
+  return opened;
 }
 
 Result<ModelOnDevice> open_model_on_device(const std::string& json, const std::string& model,
@@ -223,33 +234,49 @@ std::string history_path() {
 
 int finish(const std::string& text, const std::string& json_document, const std::string& json_path,
            bool quiet, const Verdict& verdict, bool strict) {
-  // With the JSON on stdout, stdout carries it alone.
+  // The result and the history first, the report after: a reader of stdout
+  // that goes away (`| head`, EPIPE) ends the report, never the run.
   const bool json_on_stdout = writes_to_stdout(json_path);
-  std::fputs(text.c_str(), json_on_stdout ? stderr : stdout);
-  std::fflush(json_on_stdout ? stderr : stdout);
   std::optional<int> status;
+  std::string messages;  // printed after the report, as before
   if (!json_path.empty()) {
-    if (auto ok = write_json_file(json_path, json_document); !ok)
+    if (auto ok = write_json_file(json_path, json_document); !ok) {
       status = report_error(ok.error());
-    else if (!quiet && !json_on_stdout)
-      std::fprintf(stderr, "rig: wrote %s\n", json_path.c_str());
+    } else if (!quiet && !json_on_stdout) {
+      messages += "rig: wrote " + json_path + "\n";
+    }
   }
-  // The history comes after the result: a broken history never costs it.
+  // The history comes after the result: a broken history never costs it. A
+  // failed append is an I/O fault of rig's own store (exit 3), after the
+  // measurement: the message says where the result is.
   if (const std::string path = history_path(); !path.empty()) {
     auto history = History::open(path);
     Result<int64_t> id = history ? history->append(json_document, now_unix_ms())
                                  : Result<int64_t>(tl::unexpected(history.error()));
     if (!id) {
-      const int s = report_error(id.error());
-      if (!status) status = s;
+      const std::string kept = json_path.empty()
+                                   ? std::string("the result was not written to a file (no --json)")
+                                   : "the result is kept in " + json_path;
+      if (status) {
+        std::fprintf(stderr, "rig: error: history: %s\n",
+                     terminal_safe(id.error().to_string()).c_str());
+      } else {
+        std::fprintf(stderr, "rig: error: history: %s; the run is not recorded; %s\n",
+                     terminal_safe(id.error().to_string()).c_str(), terminal_safe(kept).c_str());
+        status = 3;
+      }
     } else if (!quiet) {
-      std::fprintf(stderr, "rig: history: run %lld in %s\n", static_cast<long long>(*id),
-                   path.c_str());
+      messages += "rig: history: run " + std::to_string(*id) + " in " + path + "\n";
     }
   }
+  // With the JSON on stdout, stdout carries it alone. A failed write here
+  // (EPIPE: SIGPIPE is ignored, main.cpp) loses only the printed report.
+  std::fputs(terminal_safe(text).c_str(), json_on_stdout ? stderr : stdout);
+  std::fflush(json_on_stdout ? stderr : stdout);
+  std::fputs(terminal_safe(messages).c_str(), stderr);
   if (verdict.failure)
     std::fprintf(stderr, "rig: error: the device or its link failed during the run: %s\n",
-                 verdict.failure->to_string().c_str());
+                 terminal_safe(verdict.failure->to_string()).c_str());
   return status ? *status : strict_exit_status(verdict, strict);
 }
 

@@ -83,13 +83,14 @@ Result<ModelOnDevice> open_model_on_device(const std::string& json, const std::s
                                            const std::vector<std::string>& shapes,
                                            const DeviceOption& device);
 
-// The end of every measuring subcommand: prints the text on stdout, writes
-// the JSON document to `json_path` when one was given (write_output_file;
-// "rig: wrote PATH" on stderr unless quiet; with "-" or /dev/stdout the text
-// goes to stderr so that stdout is the JSON alone), appends the same document
-// to the history unless --no-history (rig/history.hpp; "rig: history: run N"
-// on stderr unless quiet), and returns the exit status: the write's error,
-// else the history's (a named error after the JSON was written), else 3 when
+// The end of every measuring subcommand: writes the JSON document to
+// `json_path` when one was given (write_output_file; "rig: wrote PATH" on
+// stderr unless quiet; with "-" or /dev/stdout the text goes to stderr so
+// that stdout is the JSON alone), appends the same document to the history
+// unless --no-history (rig/history.hpp; "rig: history: run N" on stderr
+// unless quiet), then prints the text on stdout (a reader that went away
+// loses only the text), and returns the exit status: the write's error,
+// else 3 when the history append failed (naming where the result is), else 3 when
 // the device or link failed during the run, else 1 when `strict` and the
 // verdict is INVALID, else 0.
 int finish(const std::string& text, const std::string& json_document, const std::string& json_path,

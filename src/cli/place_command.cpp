@@ -101,7 +101,7 @@ int run_place_command(const PlaceOptions& o) {
   auto r = place(*workload, std::move(*stages), std::move(candidates));
   if (!r) return report_error(r.error());
   r->inputs = judge_inputs(std::move(inputs), o.strict, "place");
-  std::fputs(format_place_text(*r).c_str(), stdout);
+  std::fputs(terminal_safe(format_place_text(*r)).c_str(), stdout);
   if (!o.json.empty())
     if (auto ok = write_json_file(o.json, place_to_json(*r)); !ok) return report_error(ok.error());
   return r->met ? 0 : 1;

@@ -79,7 +79,7 @@ int run_predict_command(const PredictOptions& o) {
   if (!source) return report_error(source.error());
   Prediction p = predict(*source, *link, *depth);
   p.inputs = judge_inputs(std::move(inputs), o.strict, "predict");
-  std::fputs(format_prediction_text(*source, p).c_str(),
+  std::fputs(terminal_safe(format_prediction_text(*source, p)).c_str(),
              writes_to_stdout(o.json) ? stderr : stdout);
   if (!o.json.empty())
     if (auto ok = write_json_file(o.json, prediction_to_json(o.result, *source, p)); !ok)

@@ -1,6 +1,7 @@
 // rig serve --device SPEC --listen ADDR [--model-dir DIR] [--token T] [--depth N]
 // Hosts a local device for remote clients (tcp://HOST:PORT, unix:PATH) until
 // SIGINT or SIGTERM.
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -41,9 +42,19 @@ struct ServeOptions {
   std::string max_loop = "1h";
   uint32_t max_connections = server::ServerSettings{}.max_connections;
   uint32_t max_models = server::ServerSettings{}.max_models_per_connection;
-  std::string max_pending;  // empty: half the physical memory
+  std::string max_pending;   // empty: half the physical memory
+  std::string socket_group;  // a unix socket's group (0660); empty: 0600, the owner only
   bool quiet = false;
 };
+
+// A group name or number, as chown(1) takes it.
+Result<uint32_t> group_option(const std::string& text) {
+  if (const ::group* g = ::getgrnam(text.c_str())) return static_cast<uint32_t>(g->gr_gid);
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
+      text.size() < 10)
+    return static_cast<uint32_t>(std::stoul(text));
+  return fail(ErrorCode::invalid_argument, "--socket-group: no group '" + text + "'");
+}
 
 // A byte count in [1, max]; checked as a double before the conversion, so an
 // out-of-range value (1e30GB) is an error, not undefined behaviour.
@@ -108,6 +119,14 @@ int run_serve_command(const ServeOptions& o) {
   server::ServerSettings s;
   s.listen = o.listen;
   s.model_dir = o.model_dir;
+  if (!o.socket_group.empty()) {
+    if (o.listen.rfind("unix:", 0) != 0)
+      return report_error({ErrorCode::invalid_argument,
+                           "--socket-group applies to a unix socket (--listen unix:PATH)"});
+    auto group = group_option(o.socket_group);
+    if (!group) return report_error(group.error());
+    s.socket_group = *group;
+  }
   auto token = token_option(o);
   if (!token) return report_error(token.error());
   s.token = *token;
@@ -230,6 +249,8 @@ Command add_serve_command(CLI::App& app) {
                   "connections still before hello at once (they do not count against "
                   "--max-connections)")
       ->capture_default_str();
+  sub->add_option("--socket-group", o->socket_group,
+                  "give a unix socket to this group, mode 0660 (default: 0600, the owner only)");
   sub->add_option("--depth", o->depth,
                   "requests in flight per connection (default: twice the device's queue depth)");
   sub->add_option("--max-buffer-bytes", o->max_buffer,

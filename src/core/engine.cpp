@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "rig/input_data.hpp"
+#include "rig/random.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
@@ -24,13 +25,6 @@ namespace {
 // Lock-free, so setting it from a signal handler is safe.
 std::atomic<bool> g_stop_requested{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
-
-uint64_t splitmix(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 Summary summarize_ms(const std::vector<double>& v) {
   return summarize(v);
@@ -143,7 +137,10 @@ uint64_t memory_budget_bytes() {
 
 Result<void> grow_workspace(Device& device, Workspace& workspace, uint32_t slots, uint64_t seed) {
   const ModelInfo& model = device.model_info();
-  const uint64_t per_slot = model.input_bytes() + model.output_bytes();
+  // Slots are counted, not only their bytes: a model of 0-byte tensors
+  // still costs each slot its bookkeeping (bindings, buffer vectors).
+  constexpr uint64_t kSlotOverheadBytes = 256;
+  const uint64_t per_slot = model.input_bytes() + model.output_bytes() + kSlotOverheadBytes;
   const uint64_t budget = memory_budget_bytes();
   if (slots > 0 && per_slot > budget / slots)
     return fail(ErrorCode::limit_exceeded,
@@ -300,7 +297,7 @@ LatencyResult measure_latency(Device& device, const Workspace& workspace,
   }
   if (observer) observer->phase_end(EnginePhase::latency, clock.now());
   r.samples = overall.size();
-  r.overall_ms = summarize(overall, settings.confidence);
+  r.overall_ms = summarize_series(overall, settings.confidence);
   r.hardware_ms = summarize_ms(hw);
   r.transfer_in_ms = summarize_ms(tin);
   r.transfer_out_ms = summarize_ms(tout);
@@ -564,7 +561,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   r.depth = depth;
   r.declared_cap = declared_cap_of(device, depth);
   EngineObserver* observer = s.observer;
-  Reservoir latencies(s.reservoir_capacity, s.seed);
+  OrderedSample latencies(s.reservoir_capacity);
   InFlight flight(device, workspace, depth, observer);
   auto record_error = [&](const Error& e) {
     ++r.errors;
@@ -688,7 +685,7 @@ SteadyRepeat measure_steady(Device& device, const Workspace& workspace, const St
   }
   if (r.elapsed > Nanos(0)) r.rate = static_cast<double>(r.inferences) / to_seconds(r.elapsed);
   r.completed_total = flight.completed();
-  r.latency_ms = summarize(latencies.samples());
+  r.latency_ms = summarize_series(latencies.values());
   flight.bytes_per_inference(r);
   if (real_time && r.inferences > 0) {
     r.bookkeeping_ns_per_inference =
@@ -720,8 +717,8 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     r.errors = 1;
     return r;
   }
-  Reservoir latency(s.reservoir_capacity, s.seed), service(s.reservoir_capacity, s.seed + 1),
-      lateness(s.reservoir_capacity, s.seed + 2);
+  OrderedSample latency(s.reservoir_capacity), service(s.reservoir_capacity),
+      lateness(s.reservoir_capacity), late_flags(s.reservoir_capacity);
   struct Slot {
     Nanos scheduled{0};
     bool measured = false;
@@ -740,7 +737,7 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
   // The schedule: arrival k at t0 + offset_k (ns). Constant arrivals are
   // k * period (no drift from rounding); Poisson gaps are exponential.
   const double period_ns = 1e9 / s.rate;
-  uint64_t rng = s.seed * 0x9E3779B97F4A7C15ull + 1;
+  uint64_t rng = stream_seed(s.seed, Stream::arrivals);
   uint64_t k = 0;
   double offset = 0;
   auto advance_schedule = [&] {
@@ -748,9 +745,7 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     if (s.arrival == Arrival::constant) {
       offset = static_cast<double>(k) * period_ns;
     } else {
-      const double u =
-          (static_cast<double>(splitmix(rng) >> 11) + 1) / 9007199254740993.0;  // (0, 1]
-      offset += -std::log(u) * period_ns;
+      offset += -std::log(unit_open_closed(rng)) * period_ns;
     }
   };
   if (s.arrival == Arrival::poisson) {
@@ -882,7 +877,9 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     }
     if (measured) {
       ++r.submitted;
-      if (t_sub - t_arr > s.late_threshold) {
+      const bool late = t_sub - t_arr > s.late_threshold;
+      late_flags.add(late ? 1.0 : 0.0);
+      if (late) {
         ++r.late;
         lateness.add(to_ms(t_sub - t_arr));
       }
@@ -923,9 +920,22 @@ OfferedRun measure_offered(Device& device, const Workspace& workspace, const Off
     r.scheduled_rate = static_cast<double>(r.arrivals) / to_seconds(span);
   if (r.submitted > 0)
     r.late_share = static_cast<double>(r.late) / static_cast<double>(r.submitted);
-  r.latency_ms = summarize(latency.samples(), s.confidence);
-  r.service_ms = summarize(service.samples(), s.confidence);
-  r.lateness_ms = summarize(lateness.samples(), s.confidence);
+  // The late share's upper bound: late frames come in runs (a queue that
+  // filled), so from the flags in order (series_mean_interval's batches),
+  // and never below the binomial bound of independent frames (a series
+  // with no late frame has a mean interval of width 0; k of n late say the
+  // share is at most binomial_upper(k, n)).
+  if (const MeanInterval late = series_mean_interval(late_flags.values(), s.confidence);
+      late.stated()) {
+    const size_t flags = late_flags.values().size();
+    const auto late_kept = static_cast<size_t>(
+        std::count(late_flags.values().begin(), late_flags.values().end(), 1.0));
+    r.late_share_upper = std::clamp(
+        std::max(*late.upper, binomial_upper(late_kept, flags, s.confidence)), r.late_share, 1.0);
+  }
+  r.latency_ms = summarize_series(latency.values(), s.confidence);
+  r.service_ms = summarize_series(service.values(), s.confidence);
+  r.lateness_ms = summarize_series(lateness.values(), s.confidence);
   // A single frame keeps up when it completed; more keep up at >= 99% of
   // the schedule.
   const bool rate_ok = r.completed == r.arrivals && r.arrivals == 1

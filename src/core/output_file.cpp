@@ -52,6 +52,30 @@ struct Target {
   struct stat st {};
 };
 
+// The kernel's fs.protected_symlinks rule, which never applies here since
+// rig follows links itself: in a sticky, world-writable directory (/tmp), a
+// link is followed only when it belongs to the caller, to root, or to the
+// directory's owner; another user's link there may point anywhere the
+// caller can write.
+Result<void> check_link_owner(const std::string& given, const std::string& link,
+                              const struct stat& link_st) {
+  fs::path dir = fs::path(link).parent_path();
+  if (dir.empty()) dir = ".";
+  struct stat dir_st {};
+  if (::stat(dir.c_str(), &dir_st) != 0) return {};  // the lstat above saw the link: races only
+  const bool sticky_world_writable = (dir_st.st_mode & S_ISVTX) && (dir_st.st_mode & S_IWOTH);
+  const uid_t owner = link_st.st_uid;
+  if (!sticky_world_writable || owner == ::geteuid() || owner == 0 || owner == dir_st.st_uid)
+    return {};
+  return fail(ErrorCode::permission,
+              "cannot write " + given + ": refusing to follow the symbolic link " + link +
+                  ", owned by uid " + std::to_string(owner) +
+                  " (neither you, nor root, nor the directory's owner), in the sticky "
+                  "world-writable directory " +
+                  dir.string() +
+                  " (the kernel's fs.protected_symlinks rule): remove the link or write elsewhere");
+}
+
 Result<Target> resolve(const std::string& given) {
   Target t;
   t.path = given;
@@ -66,6 +90,7 @@ Result<Target> resolve(const std::string& given) {
     }
     if (hops == kMaxSymlinks)
       return tl::unexpected(io_error(given, "too many levels of symbolic links"));
+    if (auto ok = check_link_owner(given, t.path, t.st); !ok) return tl::unexpected(ok.error());
     std::error_code ec;
     const fs::path link = fs::read_symlink(t.path, ec);
     if (ec) return tl::unexpected(io_error(given, ec.message()));

@@ -152,18 +152,20 @@ std::optional<double> lag1_autocorrelation(std::span<const double> series) {
 
 namespace {
 
-// Each batch holds at least this many samples beyond the percentile (ten
-// for p99's 1% tail: 1000 samples a batch).
+// A batch holds at most this many samples beyond the percentile (ten for
+// p99's 1% tail: 1000 samples a batch), for a strongly correlated series.
 constexpr double kBatchTailSamples = 10;
+
+// The relative range below which a series counts as constant.
+constexpr double kConstantRange = 1e-4;
 
 // The regularised incomplete beta function I_x(a, b) by its continued
 // fraction (modified Lentz), on the side where it converges fast.
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double front =
-      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-               b * std::log1p(-x));
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
   const bool flip = x > (a + 1) / (a + b + 2);
   if (flip) std::swap(a, b), x = 1 - x;
   constexpr double tiny = 1e-300;
@@ -252,10 +254,26 @@ double student_t_quantile(double prob, double df) {
   return 0.5 * (lo + hi);
 }
 
-size_t batch_min_samples(double p) {
+double binomial_upper(size_t k, size_t n, double confidence) {
+  if (n == 0 || k >= n) return 1;
+  // P(X <= k; n, q) = I_{1-q}(n - k, k + 1) falls as q grows: bisect for
+  // the q where it reaches the one-sided tail.
+  const double tail = (1 - confidence) / 2;
+  double lo = static_cast<double>(k) / static_cast<double>(n), hi = 1;
+  for (int i = 0; i < 200 && hi - lo > 1e-12; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    const double cdf =
+        incomplete_beta(static_cast<double>(n - k), static_cast<double>(k) + 1, 1 - mid);
+    (cdf > tail ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+size_t batch_min_samples(double p, double lag1) {
   const double q = std::clamp(p / 100.0, 1e-6, 1 - 1e-6);
-  return std::max<size_t>(
-      20, static_cast<size_t>(std::ceil(kBatchTailSamples / std::min(q, 1 - q) - 1e-9)));
+  const double r = std::clamp(lag1, 0.0, 0.999);
+  const double beyond = std::clamp(2 * (1 + r) / (1 - r), 2.0, kBatchTailSamples);
+  return std::max<size_t>(20, static_cast<size_t>(std::ceil(beyond / std::min(q, 1 - q) - 1e-9)));
 }
 
 PercentileInterval series_percentile_interval(std::span<const double> series, double p,
@@ -264,12 +282,17 @@ PercentileInterval series_percentile_interval(std::span<const double> series, do
   std::sort(sorted.begin(), sorted.end());
   PercentileInterval ci = percentile_interval(sorted, p, confidence);
   ci.lag1 = lag1_autocorrelation(series);
-  if (independent(ci.lag1, series.size(), kIndependenceZ)) return ci;
+  // A series within 0.01% of its median (a deterministic device, rounding
+  // left) is constant for the check: any interval of it lies in that range.
+  const bool constant =
+      !sorted.empty() &&
+      sorted.back() - sorted.front() <= kConstantRange * std::fabs(sorted[sorted.size() / 2]);
+  if (constant || independent(ci.lag1, series.size(), kIndependenceZ)) return ci;
   // Correlated: the order-statistic rule does not hold.
   ci.lower_rank = ci.upper_rank = std::nullopt;
   ci.lower = ci.upper = std::nullopt;
   ci.method = IntervalMethod::none;
-  const size_t min_size = batch_min_samples(p);
+  const size_t min_size = batch_min_samples(p, ci.lag1.value_or(0));
   ci.needs = std::max(ci.needs, min_size * kBatchCounts[std::size(kBatchCounts) - 1]);
   size_t longest = 0;
   const size_t b = choose_batches(series, min_size, longest);

@@ -57,8 +57,18 @@ Result<double> size_multiplier(std::string_view unit) {
   };
   for (const auto& [name, mult] : table)
     if (unit == name) return mult;
-  return fail(ErrorCode::invalid_argument,
-              "unknown size unit '" + std::string(unit) + "' (use B, kB, MB, GB, KiB, MiB, GiB)");
+  // "Gb" (bits, as link speeds are sold) for "GB": say what rig reads.
+  std::string hint;
+  if (unit.size() >= 2 && unit.back() == 'b') {
+    std::string bytes(unit);
+    bytes.back() = 'B';
+    for (const auto& [name, mult] : table)
+      if (bytes == name)
+        hint = "; sizes are bytes: '" + bytes + "' (a link of N " + std::string(unit) +
+               "/s moves N/8 " + bytes + "/s)";
+  }
+  return fail(ErrorCode::invalid_argument, "unknown size unit '" + std::string(unit) +
+                                               "' (use B, kB, MB, GB, KiB, MiB, GiB)" + hint);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rig/json_depth.hpp"
 #include "rig/units.hpp"
 
 namespace rig {
@@ -75,6 +76,9 @@ std::string redact_secrets(std::string_view text, std::string_view secret) {
 }
 
 Result<RunRecord> record_of_document(std::string_view document) {
+  // Bounded before parsing: the environment is serialized again below.
+  if (auto ok = check_json_depth(document, "history: the result"); !ok)
+    return tl::unexpected(ok.error());
   const json doc = json::parse(document, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object())
     return fail(ErrorCode::invalid_argument, "history: the result is not a JSON object");

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -64,7 +65,11 @@ Result<std::vector<std::byte>> read_file(const std::string& path, uint64_t max_b
   std::byte chunk[65536];
   const bool fifo = S_ISFIFO(st.st_mode);
   while (true) {
-    ssize_t n = ::read(file.fd, chunk, sizeof chunk);
+    // A stream (a pipe, /dev/zero) is read up to one byte past the limit,
+    // never a chunk more: that byte is what tells it is too large.
+    const uint64_t left = max_bytes - std::min<uint64_t>(max_bytes, bytes.size());
+    const size_t want = left >= sizeof chunk ? sizeof chunk : static_cast<size_t>(left) + 1;
+    ssize_t n = ::read(file.fd, chunk, want);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {  // a FIFO or device with its writer, nothing yet

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <set>
 #include <sstream>
 
 #include "monitor/sources.hpp"
@@ -549,13 +550,42 @@ class DeviceSensors final : public MonitorSource {
     for (const auto& [k, v] : readings) names += (names.empty() ? "" : ", ") + k;
     return status(name(), kind(), SourceState::available, names);
   }
-  void sample(Nanos, std::map<std::string, double>& out, std::vector<std::string>&) override {
-    for (const auto& [k, v] : device_->read_sensors())
-      if (std::isfinite(v)) out["device:" + k] = v;
+  // At most kMaxNames distinct sensors over the run (the first ones seen):
+  // a device that names new ones in every reply (a hostile server) cannot
+  // grow each sample, and so the result, without bound. What is dropped is
+  // counted in one note.
+  void sample(Nanos, std::map<std::string, double>& out, std::vector<std::string>& notes) override {
+    uint64_t dropped = 0;
+    for (const auto& [k, v] : device_->read_sensors()) {
+      if (!std::isfinite(v)) continue;
+      if (!names_.contains(k)) {
+        if (names_.size() >= kMaxNames) {
+          ++dropped;
+          continue;
+        }
+        names_.insert(k);
+      }
+      out["device:" + k] = v;
+    }
+    if (dropped == 0) return;
+    dropped_ += dropped;
+    const std::string note = std::string(kDroppedNote) + std::to_string(kMaxNames) +
+                             " sensors a run keeps: " + std::to_string(dropped_) +
+                             " readings of others were dropped";
+    for (auto& n : notes)
+      if (n.rfind(kDroppedNote, 0) == 0) {
+        n = note;
+        return;
+      }
+    notes.push_back(note);
   }
 
  private:
+  static constexpr size_t kMaxNames = 512;
+  static constexpr const char* kDroppedNote = "device_sensors: the device named more than the ";
   Device* device_;
+  std::set<std::string> names_;  // the sensors kept, at most kMaxNames
+  uint64_t dropped_ = 0;         // readings of other sensors, over the run
 };
 
 // ---------------------------------------------------------------------------

@@ -72,8 +72,12 @@ std::vector<std::unique_ptr<MonitorSource>> standard_sources(const MonitorSettin
 
 namespace {
 
+// A device on a virtual clock paced to the wall clock (a served sim with
+// realtime=1) is timed by the wall clock like a real one: the host is sampled.
 bool simulated(Device& device) {
-  return device.clock().is_virtual() || device.info().clock == ClockKind::virtual_time;
+  const DeviceInfo info = device.info();
+  return device.clock().is_virtual() ||
+         (info.clock == ClockKind::virtual_time && !info.paced_clock);
 }
 
 const char* kHostNote =

@@ -314,7 +314,7 @@ Listener::~Listener() {
   if (unlink_on_close_ && socket_.valid()) ::unlink(bound_.path.c_str());
 }
 
-Result<Listener> Listener::listen(const Endpoint& endpoint) {
+Result<Listener> Listener::listen(const Endpoint& endpoint, std::optional<uint32_t> unix_group) {
   Listener l;
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -339,6 +339,15 @@ Result<Listener> Listener::listen(const Endpoint& endpoint) {
       return fail(ErrorCode::io,
                   "cannot listen on " + endpoint.to_string() + ": " + errno_text(errno));
     l.unlink_on_close_ = true;
+    // Before listen(): until then a connect() is refused, so the mode the
+    // umask gave the file at bind() is never usable.
+    if (unix_group && ::chown(endpoint.path.c_str(), static_cast<uid_t>(-1),
+                              static_cast<gid_t>(*unix_group)) != 0)
+      return fail(ErrorCode::io, "cannot give " + endpoint.to_string() + " to group " +
+                                     std::to_string(*unix_group) + ": " + errno_text(errno));
+    if (::chmod(endpoint.path.c_str(), unix_group ? 0660 : 0600) != 0)
+      return fail(ErrorCode::io,
+                  "cannot set the mode of " + endpoint.to_string() + ": " + errno_text(errno));
   } else {
     auto info = resolve(endpoint, true);
     if (!info) return tl::unexpected(info.error());

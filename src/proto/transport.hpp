@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -90,7 +91,11 @@ class Listener {
  public:
   // Binds and listens. Port 0 picks a free port; bound() tells which. A unix
   // socket path left by a dead server is replaced; any other file is not.
-  static Result<Listener> listen(const Endpoint& endpoint);
+  // A unix socket is made mode 0600 whatever the umask (0660 with
+  // `unix_group`, a group id it is given to: its members may connect), before
+  // it listens, so that no connection arrives while it is wider.
+  static Result<Listener> listen(const Endpoint& endpoint,
+                                 std::optional<uint32_t> unix_group = std::nullopt);
   Listener() = default;
   Listener(Listener&& o) noexcept;
   Listener& operator=(Listener&& o) = delete;

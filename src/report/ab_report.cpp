@@ -49,10 +49,10 @@ std::string format_ab_text(const AbResult& r) {
               ? opt_fixed(r.test.ratio_lower, 4) + " - " + opt_fixed(r.test.ratio_upper, 4)
               : std::string("none (too few pairs)")) +
          "; same within +/-" + format_fixed(r.settings.same_within * 100, 1) + "%\n";
+  out += "result: " + r.verdict_text + "\n";
   out += "\n" + monitor_text(r.monitor);
-  out += "verdict: " + r.verdict_text + "\n";
   append_notes(out, r.notes);
-  return out;
+  return out + verdict_text(r.judgement);
 }
 
 std::string ab_to_json(const AbResult& result) {

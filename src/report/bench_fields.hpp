@@ -60,6 +60,7 @@ void offered_fields(Io& io, OfferedRun& o) {
   io.value("dropped", o.dropped);
   io.value("late", o.late);
   io.number("late_share", o.late_share);
+  io.number("late_share_upper", o.late_share_upper, 7);
   io.summary("lateness_ms", o.lateness_ms);
   io.summary("latency_from_arrival_ms", o.latency_ms);
   io.summary("latency_from_submission_ms", o.service_ms);

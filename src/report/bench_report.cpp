@@ -36,8 +36,10 @@ Result<BenchResult> read_bench_json(std::string_view text, std::string_view what
 }
 
 Result<BenchSettings> read_bench_settings_json(std::string_view text, std::string_view what) {
-  const json given = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (given.is_discarded() || !given.is_object())
+  auto parsed = parse_json(text, what, "a JSON object of settings.effective keys");
+  if (!parsed) return tl::unexpected(parsed.error());
+  const json given = std::move(*parsed);
+  if (!given.is_object())
     return fail(ErrorCode::invalid_argument,
                 std::string(what) + ": not a JSON object of settings.effective keys");
   // The defaults through the same table, then the keys given on top of them.

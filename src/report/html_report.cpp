@@ -11,6 +11,8 @@
 // per-window series, if it has any).
 #include "rig/report/html_report.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <deque>
 #include <functional>
 #include <map>
@@ -109,30 +111,92 @@ void read_typed(const ResultDoc& r, Typed& t) {
   if (const Kind* k = kind_of(r)) k->read(t);
 }
 
+// A message's cause: its topic ("virtual clock: ...", whoever says it), else
+// what it says of its subject ("4k: too few frames per window (4 in 2
+// windows, ...)" and "4k out-heavy: too few frames per window (4 in 1
+// window, ...)" are one cause), digits aside. The subject is what comes
+// before the first ": " (a rung, a quantile), when it is short.
+constexpr std::string_view kSubjectEnd = ": ";              // "4k: too few frames ..."
+constexpr std::string_view kDetailStarts[] = {" (", "; "};  // what follows the cause
+
+std::string cause_of(const std::string& m) {
+  for (std::string_view topic : {"virtual clock:", "mixed clocks:", "host busy before the run"})
+    if (m.starts_with(topic) ||
+        m.find(std::string(kSubjectEnd) + std::string(topic)) != std::string::npos)
+      return std::string(topic.substr(0, topic.find(':')));
+  const size_t colon = m.find(kSubjectEnd);
+  std::string rest = colon != std::string::npos && colon <= 40 ? m.substr(colon + 2) : m;
+  size_t detail = rest.size();
+  for (std::string_view start : kDetailStarts) detail = std::min(detail, rest.find(start));
+  rest = rest.substr(0, detail);
+  for (char& c : rest)
+    if (std::isdigit(static_cast<unsigned char>(c))) c = '#';
+  return rest;
+}
+
+// The subject of a message (what comes before its first ": "), or "".
+std::string subject_of(const std::string& m) {
+  const size_t colon = m.find(kSubjectEnd);
+  return colon != std::string::npos && colon <= 40 ? m.substr(0, colon) : "";
+}
+
+// Messages grouped by cause, in the order first found: one line each, the
+// first message's words, "(N like it)" where a cause has several, and where
+// they were found when given.
+struct Flag {
+  std::string cause, message, where;
+  size_t count = 0;
+  std::vector<std::string> others;  // the subjects of the others of its cause
+};
+void add_flag(std::vector<Flag>& flags, const std::string& message, const std::string& where) {
+  const std::string cause = cause_of(message);
+  for (auto& f : flags)
+    if (f.cause == cause) {
+      // A topic said in other words is one flag; a rule's findings are counted.
+      const bool topic = cause == "virtual clock" || cause == "mixed clocks" ||
+                         cause == "host busy before the run";
+      if (f.message != message && !topic &&
+          std::find(f.others.begin(), f.others.end(), message) == f.others.end()) {
+        ++f.count;
+        f.others.push_back(message);
+      }
+      if (!where.empty() && f.where.find(where) == std::string::npos)
+        f.where += (f.where.empty() ? "" : ", ") + where;
+      return;
+    }
+  flags.push_back({cause, message, where, 1, {}});
+}
+std::vector<std::string> flag_lines(const std::vector<Flag>& flags) {
+  std::vector<std::string> out;
+  for (const auto& f : flags) {
+    std::string more;
+    for (const auto& o : f.others) {
+      const std::string subject = subject_of(o);
+      if (!subject.empty()) more += (more.empty() ? ": " : ", ") + subject;
+    }
+    out.push_back(
+        f.message +
+        (f.count > 1 ? " (and " + std::to_string(f.count - 1) + " more like it" + more + ")" : "") +
+        (f.where.empty() ? "" : " (" + f.where + ")"));
+  }
+  return out;
+}
+
+// On a virtual clock the host's load before the run moves no figure
+// (docs/methodology.md; the verdict's quiet_host rule leaves it out too).
+void drop_host_load_on_virtual_clock(std::vector<Flag>& flags) {
+  const bool virtual_clock = std::any_of(flags.begin(), flags.end(),
+                                         [](const Flag& f) { return f.cause == "virtual clock"; });
+  if (virtual_clock)
+    std::erase_if(flags, [](const Flag& f) { return f.cause == "host busy before the run"; });
+}
+
 // Every confound flag a document holds: warnings anywhere (environment,
 // devices, verdict, a monitor), and the flags that qualify the figures. A
-// generic walk over the document's tree: any block may carry warnings.
+// generic walk over the document's tree: any block may carry warnings. One
+// line per cause, naming every key that holds it.
 std::vector<std::string> confounds(const ResultDoc& r) {
-  // One line per message, naming every key that holds it. The clock's flag
-  // and a warning that says the same ("virtual clock: ...") are one caveat:
-  // said once, in the words found first.
-  std::vector<std::pair<std::string, std::string>> found;
-  const auto same = [](const std::string& a, const std::string& b) {
-    if (a == b) return true;
-    for (std::string_view topic : {"virtual clock:", "mixed clocks:"})
-      if (a.starts_with(topic) && b.starts_with(topic)) return true;
-    return false;
-  };
-  auto add = [&](const std::string& s) {
-    const size_t open = s.rfind(" (");
-    const std::string message = s.substr(0, open), where = s.substr(open + 2, s.size() - open - 3);
-    for (auto& [m, w] : found)
-      if (same(m, message)) {
-        w += ", " + where;
-        return;
-      }
-    found.emplace_back(message, where);
-  };
+  std::vector<Flag> found;
   std::function<void(const json&, const std::string&)> walk = [&](const json& n,
                                                                   const std::string& where) {
     if (!n.is_object()) return;
@@ -140,22 +204,23 @@ std::vector<std::string> confounds(const ResultDoc& r) {
       const std::string path = where.empty() ? k : where + "." + k;
       if ((k == "warnings" || k == "confounds" || k == "flags") && v.is_array()) {
         for (const auto& s : v)
-          if (s.is_string()) add(s.get<std::string>() + " (" + path + ")");
+          if (s.is_string()) add_flag(found, s.get<std::string>(), path);
       } else if ((k == "virtual_clock" || k == "mixed_clocks" || k == "limiting") &&
                  v.is_boolean() && v.get<bool>()) {
-        add(k == "virtual_clock" ? "virtual clock: the figures are simulated (" + path + ")"
-            : k == "mixed_clocks"
-                ? "mixed clocks: the device's timings are simulated, the host's real (" + path + ")"
-                : "the rig may be setting the rate (" + path + ")");
+        add_flag(found,
+                 k == "virtual_clock" ? "virtual clock: the figures are simulated"
+                 : k == "mixed_clocks"
+                     ? "mixed clocks: the device's timings are simulated, the host's real"
+                     : "the rig may be setting the rate",
+                 path);
       } else if (v.is_object()) {
         walk(v, path);
       }
     }
   };
   walk(r.doc, "");
-  std::vector<std::string> out;
-  for (const auto& [m, w] : found) out.push_back(m + " (" + w + ")");
-  return out;
+  drop_host_load_on_virtual_clock(found);
+  return flag_lines(found);
 }
 
 std::string verdict_of(const Typed& t) {
@@ -321,53 +386,93 @@ void summary_section(std::string& out, const std::deque<Typed>& docs) {
     out += "<p>None of these results measures them.</p>\n</section>\n";
     return;
   }
-  out += "<table class=\"quantities\">\n<thead><tr><th>quantity</th>";
-  for (const auto& c : cols) {
-    std::string label = esc(c.label);
-    const size_t nl = label.find('\n');
-    if (nl != std::string::npos) label.replace(nl, 1, "<br>");
-    out += "<th>" + label + "</th>";
-  }
-  out += "</tr></thead>\n<tbody>\n";
-  auto row = [&](const std::string& name, const std::function<std::string(const Quantities&)>& f,
-                 const char* cls = nullptr) {
-    out += cls ? "<tr class=\"" + std::string(cls) + "\">" : std::string("<tr>");
-    out += "<th>" + esc(name) + "</th>";
-    for (const auto& c : cols) out += "<td>" + esc(f(c)) + "</td>";
+  // One row per result (an A/B result: per side), so that any number of
+  // results fits the page's width; each cell its figure, then its parts.
+  out +=
+      "<table class=\"quantities\">\n<thead><tr><th>result</th><th>time to first output "
+      "(TTFO)</th><th>steady-state rate</th><th>bytes per inference in / out</th></tr>"
+      "</thead>\n<tbody>\n";
+  for (const auto& q : cols) {
+    const auto cell = [&](const std::string& lead, const std::vector<std::string>& parts) {
+      std::string c = "<td><b>" + esc(lead) + "</b>";
+      for (const auto& p : parts) c += "<br><small>" + esc(p) + "</small>";
+      return c + "</td>";
+    };
+    std::string label = esc(q.label);
+    if (const size_t nl = label.find('\n'); nl != std::string::npos)
+      label.replace(nl, 1, "<br><small>") += "</small>";
+    out += "<tr><th class=\"long\">" + label + "</th>";
+    out +=
+        cell(num(q.ttfo, "ms") + (q.ttfo_note.empty() ? "" : " (" + q.ttfo_note + ")"),
+             {"load (read + parse + compile) " + num(q.load, "ms"),
+              "allocate + bind " + num(q.allocate, "ms"), "first inference " + num(q.first, "ms")});
+    out += cell(num(q.rate, "/s") + (q.rate_note.empty() ? "" : " (" + q.rate_note + ")"),
+                {"spread " + (q.spread ? num(*q.spread * 100, "%") : std::string("n/a")),
+                 "time per frame " + num(q.time_per_frame, "ms"),
+                 "device's own rate (on-device loop) " + num(q.device_rate, "/s")});
+    out += cell(num(q.in, "B") + " / " + num(q.out, "B"),
+                {"on the link " + num(q.link_in, "B") + " / " + num(q.link_out, "B"),
+                 "payload traffic at that rate " + num(q.mb_per_s, "MB/s"),
+                 "link traffic at that rate " + num(q.link_mb_per_s, "MB/s")});
     out += "</tr>\n";
-  };
-  row(
-      "time to first output (TTFO)",
-      [](const Quantities& q) {
-        return num(q.ttfo, "ms") + (q.ttfo_note.empty() ? "" : " (" + q.ttfo_note + ")");
-      },
-      "lead");
-  row("  load (read + parse + compile)", [](const Quantities& q) { return num(q.load, "ms"); });
-  row("  allocate + bind", [](const Quantities& q) { return num(q.allocate, "ms"); });
-  row("  first inference", [](const Quantities& q) { return num(q.first, "ms"); });
-  row(
-      "steady-state rate",
-      [](const Quantities& q) {
-        return num(q.rate, "/s") + (q.rate_note.empty() ? "" : " (" + q.rate_note + ")");
-      },
-      "lead");
-  row("  spread", [](const Quantities& q) {
-    return q.spread ? num(*q.spread * 100, "%") : std::string("n/a");
-  });
-  row("  time per frame", [](const Quantities& q) { return num(q.time_per_frame, "ms"); });
-  row("  device's own rate (on-device loop)",
-      [](const Quantities& q) { return num(q.device_rate, "/s"); });
-  row(
-      "bytes per inference in / out",
-      [](const Quantities& q) { return num(q.in, "B") + " / " + num(q.out, "B"); }, "lead");
-  row("  on the link in / out",
-      [](const Quantities& q) { return num(q.link_in, "B") + " / " + num(q.link_out, "B"); });
-  row("  payload traffic at that rate",
-      [](const Quantities& q) { return num(q.mb_per_s, "MB/s"); });
-  row("  link traffic at that rate",
-      [](const Quantities& q) { return num(q.link_mb_per_s, "MB/s"); });
+  }
   table_end(out);
   out += "</section>\n";
+}
+
+// The head of a result: its answer, the three quantities where it measures
+// them, and the verdict with its one-line reason. What a reader came for,
+// before any table.
+void headline(std::string& out, const Typed& t, const Section* section,
+              const std::vector<std::string>& caveats) {
+  out += "<div class=\"headline\">\n";
+  if (section) out += "<p class=\"answer\">" + esc(section->answer(t)) + "</p>\n";
+  const auto cols = quantities_of(t);
+  if (!cols.empty()) {
+    out += "<table class=\"headline-figures\">\n";
+    if (cols.size() > 1) {  // rig ab: a column per side
+      out += "<thead><tr><th></th>";
+      for (size_t i = 0; i < cols.size(); ++i)
+        out += "<th>side " + std::string(1, static_cast<char>('A' + i)) + "</th>";
+      out += "</tr></thead>\n";
+    }
+    out += "<tbody>\n";
+    const auto row = [&](const char* name, const std::function<std::string(const Quantities&)>& f) {
+      out += "<tr><th>" + esc(name) + "</th>";
+      for (const auto& q : cols) out += "<td>" + esc(f(q)) + "</td>";
+      out += "</tr>\n";
+    };
+    row("time to first output (TTFO)", [](const Quantities& q) {
+      return num(q.ttfo, "ms") + (q.ttfo_note.empty() ? "" : " (" + q.ttfo_note + ")");
+    });
+    row("steady-state rate", [](const Quantities& q) {
+      return num(q.rate, "/s") + (q.rate_note.empty() ? "" : " (" + q.rate_note + ")");
+    });
+    row("bytes per inference in / out",
+        [](const Quantities& q) { return num(q.in, "B") + " / " + num(q.out, "B"); });
+    out += "</tbody>\n</table>\n";
+  }
+  const std::string verdict = verdict_of(t);
+  std::string reason;
+  if (!t.common.verdict) {
+    reason = "the document holds no verdict";
+  } else if (!t.common.verdict->valid) {
+    const auto& r = t.common.verdict->reasons;
+    reason = r.empty() ? "no reason given"
+                       : r.front() + (r.size() > 1 ? " (and " + std::to_string(r.size() - 1) +
+                                                         " more reasons below)"
+                                                   : "");
+  } else {
+    reason = caveats.empty() ? "every rule passed"
+                             : "every rule passed, with " + std::to_string(caveats.size()) +
+                                   " caveat" + (caveats.size() == 1 ? "" : "s") + " below";
+  }
+  out += "<p class=\"verdict " +
+         std::string(verdict == "VALID"     ? "valid"
+                     : verdict == "INVALID" ? "invalid"
+                                            : "none") +
+         "\">verdict: " + esc(verdict) + " <span class=\"reason\">— " + esc(reason) +
+         "</span></p>\n</div>\n";
 }
 
 // Any kind without its own section: its per-window series, if any (a
@@ -392,25 +497,26 @@ void result_section(Context& c, const Typed& t, size_t index) {
   const Kind* kind = kind_of(r);
   const Section* section =
       kind && !std::holds_alternative<std::monostate>(t.result) ? kind->section : nullptr;
-  // The answer first, then the verdict, its reasons and the caveats (each
-  // once), then the kind's tables.
-  if (section) out += "<p class=\"answer\">" + esc(section->answer(t)) + "</p>\n";
-  const std::string verdict = verdict_of(t);
-  out += "<p class=\"verdict " +
-         std::string(verdict == "VALID"     ? "valid"
-                     : verdict == "INVALID" ? "invalid"
-                                            : "none") +
-         "\">verdict: " + esc(verdict) + "</p>\n";
-  std::vector<std::string> caveats;
-  const auto add = [&](const std::vector<std::string>& items) {
-    for (const auto& s : items)
-      if (std::find(caveats.begin(), caveats.end(), s) == caveats.end()) caveats.push_back(s);
-  };
-  if (t.common.verdict) add(t.common.verdict->warnings);
-  if (section && section->caveats) add(section->caveats(t));
+  // The headline first (the answer, the three quantities, the verdict and
+  // its reason), then the reasons and the caveats (one line per cause),
+  // then the kind's tables.
+  std::vector<Flag> flags;
+  if (t.common.verdict)
+    for (const auto& w : t.common.verdict->warnings) add_flag(flags, w, "");
+  if (section && section->caveats)
+    for (const auto& w : section->caveats(t)) add_flag(flags, w, "");
+  drop_host_load_on_virtual_clock(flags);
+  const std::vector<std::string> caveats = flag_lines(flags);
+  headline(out, t, section, caveats);
   list(out, "reasons", t.common.verdict ? t.common.verdict->reasons : std::vector<std::string>());
   list(out, "caveats", caveats);
-  list(out, "notes", t.common.notes);
+  // A note that says what a caveat says is not said again.
+  std::vector<std::string> notes;
+  for (const auto& n : t.common.notes)
+    if (std::none_of(flags.begin(), flags.end(),
+                     [&](const Flag& f) { return f.cause == cause_of(n); }))
+      notes.push_back(n);
+  list(out, "notes", notes);
   if (section)
     section->body(c, t);
   else
@@ -445,10 +551,18 @@ table { border-collapse: collapse; margin: .5em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: left; vertical-align: top; }
 .long, td.long, table.figures td, table.wrap td { overflow-wrap: anywhere; }
 p.answer { font-size: 1.05em; font-weight: bold; }
-td.flags { min-width: 24em; }
+td.flags { min-width: 24em; overflow-wrap: anywhere; }
 thead th { background: #f0f0f0; }
-table.quantities thead th { word-break: break-all; min-width: 12em; }
-table.quantities tr.lead th, table.quantities tr.lead td { font-weight: bold; background: #f7f7ff; }
+table.quantities { width: 100%; table-layout: fixed; }
+table.quantities th, table.quantities td { overflow-wrap: anywhere; }
+table.quantities tbody th { font-weight: normal; width: 28%; }
+table.quantities small { color: #555; }
+div.headline { border: 1px solid #c8c8e8; background: #f7f7ff; padding: .4em .9em; margin: .6em 0 1em; }
+div.headline p.answer { font-size: 1.15em; margin: .4em 0; overflow-wrap: anywhere; }
+table.headline-figures { font-size: 1em; margin: .4em 0; }
+table.headline-figures td { font-weight: bold; overflow-wrap: anywhere; }
+p.verdict span.reason { font-weight: normal; color: #222; overflow-wrap: anywhere; }
+td.flags ul { max-width: 60em; }
 table.figures td:nth-child(2) { font-family: monospace; }
 .valid { color: #1a7f37; font-weight: bold; } .invalid { color: #c62828; font-weight: bold; }
 p.verdict { font-size: 1.1em; } p.skipped { color: #8a5a00; background: #fff7e0; padding: .3em .6em; }
@@ -483,7 +597,8 @@ Result<HtmlReport> html_report(const std::vector<ResultFile>& files,
   out += "<h1>" + esc(settings.title) + "</h1>\n<p>" + std::to_string(docs.size()) + " result" +
          (docs.size() == 1 ? "" : "s") + ", written by rig " + esc(kVersion) +
          ". Units: ms milliseconds, s seconds, /s per second, B bytes, MB = 10^6 bytes.</p>\n";
-  summary_section(out, typed);
+  // Side by side is for several results; one result's headline says it all.
+  if (typed.size() > 1) summary_section(out, typed);
   if (!plots.skipped().empty()) {
     out += "<section id=\"skipped-plots\">\n<h2>Plots skipped</h2>\n<ul>";
     for (const auto& s : plots.skipped()) out += "<li>" + esc(s) + "</li>";

@@ -59,7 +59,13 @@ json input_data_json(const InputFiles* files, uint64_t seed);
 // {"schema_version": kJsonSchemaVersion, "tool": tool}
 json document(std::string_view tool);
 
-// A document read back: parsed, an object with a readable schema_version and
+// Every reader of a document parses it here: the nesting bounded first
+// (rig/json_depth.hpp), then nlohmann's parser. Errors are invalid_argument
+// naming `what`: "... nested deeper than 64 levels ...", "not JSON
+// (expected EXPECTED)".
+Result<json> parse_json(std::string_view text, std::string_view what, std::string_view expected);
+
+// A document read back: parsed (parse_json), an object with a readable schema_version and
 // the `tool` a reader wants ("" accepts any tool). Errors are
 // invalid_argument naming `what`: "L.json: not JSON (expected a rig ladder
 // --json result)", "... schema_version 9 is not one this rig reads (1, 2,

@@ -312,10 +312,10 @@ class JsonReader {
     optional_count("upper_rank", hi);
     ci.lower_rank = lo ? std::optional<size_t>(*lo) : std::nullopt;
     ci.upper_rank = hi ? std::optional<size_t>(*hi) : std::nullopt;
-    enumeration("method", ci.method,
-                {IntervalMethod::none, IntervalMethod::order_statistics,
-                 IntervalMethod::batch_quantiles},
-                7);
+    enumeration(
+        "method", ci.method,
+        {IntervalMethod::none, IntervalMethod::order_statistics, IntervalMethod::batch_quantiles},
+        7);
     value("batches", ci.batches, 7);
     value("batch_size", ci.batch_size, 7);
     number("lag1", ci.lag1, 7);

@@ -18,6 +18,11 @@ using namespace report;
 
 std::string fit_text(const LinkFit& f, const char* what) {
   if (!f.fixed_ms) return std::string(what) + " no fit: fewer than two sizes";
+  if (f.max_relative_residual && *f.max_relative_residual > kLadderPoorFitResidual)
+    return std::string(what) + " poor fit over " + std::to_string(f.points) +
+           " sizes, no bandwidth stated: residuals rms " + opt_pct(f.rms_relative_residual) +
+           ", max " + opt_pct(f.max_relative_residual) + " (> " +
+           format_fixed(kLadderPoorFitResidual * 100, 0) + "%)";
   return std::string(what) + " fit over " + std::to_string(f.points) +
          " sizes: " + opt_ms(f.fixed_ms) + " + bytes / " + opt_rate(f.bandwidth_bytes_per_s) +
          "; residuals rms " + opt_pct(f.rms_relative_residual) + ", max " +
@@ -64,8 +69,11 @@ std::string format_ladder_text(const LadderResult& r) {
            "), out " + opt_rate(r.bw_out_bytes_per_s) + " (" + from(r.bw_out_from) + ")\n";
   else
     out += "bandwidth per direction: n/a (see the notes)\n";
-  out += "  in-heavy frames: " + opt_rate(r.bandwidth_bytes_per_s) + " of in + out bytes" +
-         (r.bandwidth_from_lone_frames ? " (from the lone-frame fit)" : "") + "\n";
+  if (r.bandwidth_bytes_per_s)
+    out += "  in-heavy frames: " + opt_rate(r.bandwidth_bytes_per_s) + " of in + out bytes" +
+           (r.bandwidth_from_lone_frames ? " (from the lone-frame fit)" : "") + "\n";
+  else
+    out += "  in-heavy frames: n/a (see the notes)\n";
   out += "  " + fit_text(r.pipelined_fit, "pipelined time per frame =") + "\n";
   const std::string said = r.duplex_from_device ? "the device says so" : "inferred";
   switch (r.duplex) {
@@ -81,12 +89,16 @@ std::string format_ladder_text(const LadderResult& r) {
           "against the lone frames)\n";
       break;
   }
-  out += "fixed latency: " + opt_ms(r.round_trip_ms) +
-         " round trip = " + opt_ms(r.per_transfer_ms) +
-         " per transfer (a lone frame crosses twice)\n";
   if (r.rig_round_trip_ms)
-    out += "  of which rig round trip on this link, no device: " + opt_ms(r.rig_round_trip_ms) +
-           " (protocol ping)\n";
+    out += "fixed latency: " + opt_ms(r.round_trip_ms) + " round trip, less rig's own " +
+           opt_ms(r.rig_round_trip_ms) +
+           " to the server (protocol ping, no device) = " + opt_ms(r.per_transfer_ms) +
+           " per transfer on the device's link (a lone frame "
+           "crosses twice)\n";
+  else
+    out += "fixed latency: " + opt_ms(r.round_trip_ms) +
+           " round trip = " + opt_ms(r.per_transfer_ms) +
+           " per transfer (a lone frame crosses twice)\n";
   out += "  " + fit_text(r.lone_fit, "lone-frame link time =") + " (in-heavy frames)\n";
   if (r.direction_fit_max_relative_residual)
     out +=

@@ -51,6 +51,7 @@ void loop_fields(Io& io, LoopResult& r) {
     l.number("rate_per_s", r.device_rate, 5);
     l.number("rate_per_s_lower", r.device_rate_lower, 5);
     l.number("rate_uncertainty", r.device_rate_uncertainty, 5);
+    l.number("rate_noise", r.device_rate_noise, 7);
     l.number("rate_step", r.loop.rate_step, 4);
     l.value("includes_transfers", r.loop.includes_transfers, 4);
     l.value("notes", r.loop.notes, 4);

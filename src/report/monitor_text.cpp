@@ -49,7 +49,7 @@ std::string closing_text(const std::vector<std::string>& notes, const MonitorRec
                          const Verdict& verdict) {
   std::string out;
   append_notes(out, notes);
-  return out + monitor_text(monitor) + verdict_line(verdict);
+  return out + monitor_text(monitor) + verdict_text(verdict);
 }
 
 std::string monitor_text(const MonitorRecord& m) {

@@ -20,8 +20,8 @@ std::string confounds_text(const Verdict& verdict, bool strict);
 // "monitor\n  sources ...\n  energy per inference ...\n"
 std::string monitor_text(const MonitorRecord& monitor);
 
-// A report's closing lines: its notes, the monitor, and the verdict's line
-// (the notes say why).
+// A report's closing lines: its notes, the monitor, and the verdict with
+// every rule that made it.
 std::string closing_text(const std::vector<std::string>& notes, const MonitorRecord& monitor,
                          const Verdict& verdict);
 

@@ -163,7 +163,37 @@ std::string format_place_text(const PlaceResult& r) {
       << (w.frame_bytes ? ", frame " + w.frame_text + " = " + format_bytes(*w.frame_bytes)
                         : std::string(", frame = the first model's input"))
       << "\n";
+  // The answer first, then the table; each candidate's device spec once
+  // (as d1, d2, ...), each caveat once with the assignments it concerns.
+  out << (r.met ? "choice: " : "NOT MET: ") << r.reason << "\n";
   if (!r.frame_mapping.empty()) out << "frame " << r.frame_mapping << "\n";
+  auto label = [](size_t candidate) { return "d" + std::to_string(candidate + 1); };
+  const size_t shown = std::min<size_t>(r.assignments.size(), 10);
+  out << "\n"
+      << line("  %-3s %-7s %10s %-9s %11s %10s %10s  %s\n", "#", "", "rate/s", "bound", "lone",
+              "transfers", "bus busy", "stages");
+  for (size_t k = 0; k < shown; ++k) {
+    const Assignment& a = r.assignments[k];
+    std::string stages, bound = a.bound;
+    for (const auto& p : a.stages) {
+      stages += (stages.empty() ? "" : ", ") + r.stages[p.stage].name + " on " + label(p.candidate);
+      // The bound names a device by its spec: by its label here.
+      const std::string& spec = r.candidates[p.candidate].device;
+      if (const size_t at = bound.find(spec); !spec.empty() && at != std::string::npos)
+        bound.replace(at, spec.size(), label(p.candidate));
+    }
+    out << line("  %-3s %-7s %10s %-9s %11s %10s %10s  %s%s\n",
+                ("#" + std::to_string(k + 1)).c_str(), a.meets ? "MEETS" : "misses",
+                format_fixed(a.rate_per_s, 1).c_str(), bound.c_str(), format_ms(a.lone_ms).c_str(),
+                (format_fixed(a.transfer_share * 100, 1) + "%").c_str(),
+                (format_fixed(a.bus_utilization * 100, 1) + "%").c_str(), stages.c_str(),
+                a.energy_j ? ("; " + format_fixed(*a.energy_j, 3) + " J/frame").c_str() : "");
+  }
+  if (r.assignments.size() > shown)
+    out << "  (" << r.assignments.size() - shown << " more assignments in the JSON)\n";
+  out << "  (transfers: their share of the lone latency; bus busy: at " << format_fixed(w.fps, 1)
+      << " fps)\n";
+  out << "\n";
   for (const auto& s : r.stages) {
     out << "stage " << s.name;
     if (!s.model.empty())
@@ -173,8 +203,8 @@ std::string format_place_text(const PlaceResult& r) {
         << "\n";
     for (size_t i : s.candidates) {
       const auto& c = r.candidates[i];
-      out << "  " << c.device << ": " << format_fixed(c.rate_per_s, 1) << "/s, compute "
-          << format_ms(c.compute_ms) << ", lone " << format_ms(c.lone_ms)
+      out << "  " << label(i) << " " << c.device << ": " << format_fixed(c.rate_per_s, 1)
+          << "/s, compute " << format_ms(c.compute_ms) << ", lone " << format_ms(c.lone_ms)
           << (c.link ? ", link " + format_rate(c.link->bw_in) + " in / " +
                            format_rate(c.link->bw_out) + " out"
                      : std::string(c.predicted || (c.device.rfind("tcp://", 0) != 0 &&
@@ -185,34 +215,56 @@ std::string format_place_text(const PlaceResult& r) {
           << (c.predicted ? "  [predicted]" : "") << "  (from " << c.source << ")\n";
     }
   }
-  out << "\n";
-  const size_t shown = std::min<size_t>(r.assignments.size(), 10);
+  // Each shown assignment's transfers, one line per stage that moves bytes.
   for (size_t k = 0; k < shown; ++k) {
     const Assignment& a = r.assignments[k];
-    out << "#" << (k + 1) << " " << (a.meets ? "MEETS" : "misses") << ": "
-        << format_fixed(a.rate_per_s, 1) << "/s (" << a.bound << "), lone " << format_ms(a.lone_ms)
-        << ", transfers " << format_ms(a.transfer_ms) << " = "
-        << format_fixed(a.transfer_share * 100, 1) << "% of it; moves "
-        << format_bytes(a.bytes_moved_per_frame) << " per frame; bus "
-        << format_fixed(a.bus_utilization * 100, 1) << "% busy at " << format_fixed(w.fps, 1)
-        << " fps (headroom " << format_fixed(a.bus_headroom * 100, 1) << "%)"
-        << (a.energy_j ? "; " + format_fixed(*a.energy_j, 3) + " J/frame" : std::string()) << "\n";
+    std::string moves;
     for (const auto& p : a.stages) {
-      const auto& c = r.candidates[p.candidate];
-      out << "    " << r.stages[p.stage].name << " on " << c.device << ": compute "
-          << format_ms(p.compute_ms);
+      if (p.bytes_in == 0 && p.bytes_out == 0) continue;
+      moves +=
+          (moves.empty() ? "" : "; ") + r.stages[p.stage].name + " on " + label(p.candidate) + ":";
       if (p.bytes_in > 0)
-        out << ", in " << format_bytes(p.bytes_in) << " (" << format_ms(p.transfer_in_ms) << ")";
+        moves += " in " + format_bytes(p.bytes_in) + " (" + format_ms(p.transfer_in_ms) + ")";
       if (p.bytes_out > 0)
-        out << ", out " << format_bytes(p.bytes_out) << " (" << format_ms(p.transfer_out_ms) << ")";
-      out << "  (from " << c.source << ")\n";
+        moves += " out " + format_bytes(p.bytes_out) + " (" + format_ms(p.transfer_out_ms) + ")";
     }
-    for (const auto& cv : a.caveats) out << "    caveat: " << cv << "\n";
+    if (k == 0) out << "\ntransfers per frame\n";
+    out << "  #" << (k + 1) << " " << format_bytes(a.bytes_moved_per_frame) << ", "
+        << format_ms(a.transfer_ms) << " of the lone latency, bus headroom "
+        << format_fixed(a.bus_headroom * 100, 1) << "%" << (moves.empty() ? "" : ": " + moves)
+        << "\n";
   }
-  if (r.assignments.size() > shown)
-    out << "(" << r.assignments.size() - shown << " more assignments in the JSON)\n";
-  out << "\n" << (r.met ? "choice: " : "NOT MET: ") << r.reason << "\n";
-  out << inputs_text(r.inputs) << verdict_text(r.inputs.verdict);
+  // Each caveat once, with the assignments it concerns where not all; an
+  // input's INVALID reasons are the verdict's, below, once.
+  auto invalid_input = [&](const std::string& cv) {
+    return std::any_of(r.inputs.inputs.begin(), r.inputs.inputs.end(),
+                       [&](const auto& in) { return cv.rfind(in.source + " is INVALID", 0) == 0; });
+  };
+  std::vector<std::pair<std::string, std::vector<size_t>>> caveats;
+  for (size_t k = 0; k < shown; ++k)
+    for (const auto& cv : r.assignments[k].caveats) {
+      if (invalid_input(cv)) continue;
+      auto it = std::find_if(caveats.begin(), caveats.end(),
+                             [&](const auto& c) { return c.first == cv; });
+      if (it == caveats.end())
+        caveats.push_back({cv, {k}});
+      else if (it->second.back() != k)
+        it->second.push_back(k);
+    }
+  if (!caveats.empty()) out << "\ncaveats\n";
+  for (const auto& [cv, where] : caveats) {
+    std::string which;
+    if (where.size() < shown)
+      for (size_t k : where)
+        which += std::string(which.empty() ? " (#" : ", #") + std::to_string(k + 1);
+    out << "  caveat: " << cv << (which.empty() ? "" : which + ")") << "\n";
+  }
+  // Each input once; an INVALID one's reasons are in the verdict below.
+  out << "\n";
+  for (const auto& in : r.inputs.inputs)
+    out << "input " << in.source << " (" << in.tool << "): " << input_status(in)
+        << (in.valid && !*in.valid ? " (the verdict below says why)" : "") << "\n";
+  out << verdict_text(r.inputs.verdict);
   return out.str();
 }
 

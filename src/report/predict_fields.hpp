@@ -53,6 +53,7 @@ void prediction_fields(Io& io, PredictSource& s, Prediction& p,
   io.number("closed_form_rate_per_s", p.closed_form_rate, 5);
   io.number("rate_uncertainty", p.rate_uncertainty, 5);
   io.value("uncertainty_note", p.uncertainty_note, 5);
+  io.value("depth_note", p.depth_note, 7);
   io.number("ms_per_frame", p.ms_per_frame);
   io.enumeration("bound", p.bound, {Bottleneck::bus, Bottleneck::compute, Bottleneck::latency});
   io.number("lone_ms", p.lone_ms);
@@ -88,6 +89,7 @@ void predict_fields(Io& io, PredictDoc& d) {
     s.value("result", d.result_path);
     s.value("strict", p.inputs.strict, 6);
     s.value("depth", p.depth);
+    s.value("requested_depth", p.requested_depth, 7);
     s.object("link", [&](Io& l) { link_profile_fields(l, p.link); });
   });
   io.object("results", [&](Io& x) {

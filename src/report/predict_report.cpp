@@ -50,9 +50,15 @@ std::string format_prediction_text(const PredictSource& s, const Prediction& p) 
       break;
     case Bottleneck::latency:
       out += "latency: depth " + std::to_string(p.depth) + " cannot cover a " +
-             format_ms(p.lone_ms) + " lone frame; a deeper queue would help\n";
+             format_ms(p.lone_ms) + " lone frame; " +
+             (p.depth < l.queue_depth
+                  ? std::string("a deeper queue would help (the link takes up to ") +
+                        std::to_string(l.queue_depth) + ")\n"
+                  : "the link's queue takes no more (" + std::to_string(l.queue_depth) +
+                        " in flight): only a shorter lone frame raises the rate\n");
       break;
   }
+  if (p.depth_note) out += "  (" + *p.depth_note + ")\n";
   if (p.rate_model == RateModel::event_simulation && p.rate < p.closed_form_rate * 0.999)
     out +=
         "  (in and out transfers of different frames interleave on the shared channel: the "

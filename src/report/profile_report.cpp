@@ -33,7 +33,10 @@ std::string format_profile_text(const ProfileResult& r) {
   if (shown < r.layers.size())
     out += line("  (%zu more layers: %.1f%% of the time; --top N lists more, --json all)\n",
                 r.layers.size() - shown, std::max(0.0, 1 - shown_share) * 100);
-  return out;
+  if (r.verdict.rules.empty())
+    return out + "verdict: " + (r.verdict.valid ? "VALID" : "INVALID") +
+           " (no rule applies: a profile is a breakdown of the device's time, not a rate)\n";
+  return out + verdict_text(r.verdict);
 }
 
 std::string profile_to_json(const ProfileResult& result) {

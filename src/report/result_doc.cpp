@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string_view>
+#include <system_error>
 
 #include "report/schema_fields.hpp"
 #include "report/text_common.hpp"
@@ -23,14 +25,20 @@ bool is_summary_stat(std::string_view key) {
          key == "p99" || key == "max" || key == "stddev";
 }
 
+// `bound_unit`: inside a summary's "intervals", the unit of the figure the
+// intervals bound (latency.overall_ms.intervals.p99.lower is in ms).
 void walk(const json& node, const std::string& section, const std::string& name,
-          std::string_view key, std::string_view parent, std::vector<Figure>& out) {
+          std::string_view key, std::string_view parent, const std::string& bound_unit,
+          std::vector<Figure>& out) {
   if (node.is_object()) {
+    const std::string bound = key == "intervals" ? unit_of(parent, "") : bound_unit;
     for (const auto& [k, v] : node.items())
-      walk(v, section, name.empty() ? k : name + "." + k, k, key, out);
+      walk(v, section, name.empty() ? k : name + "." + k, k, key, bound, out);
   } else if (node.is_array()) {
     for (size_t i = 0; i < node.size(); ++i)
-      walk(node[i], section, name + "[" + std::to_string(i) + "]", key, parent, out);
+      walk(node[i], section, name + "[" + std::to_string(i) + "]", key, parent, bound_unit, out);
+  } else if (!bound_unit.empty() && (key == "lower" || key == "upper")) {
+    out.push_back({section, name, &node, bound_unit});
   } else {
     out.push_back({section, name, &node, unit_of(key, parent)});
   }
@@ -66,8 +74,9 @@ Result<ResultDoc> parse_result(const ResultFile& file) {
   };
   ResultDoc r;
   r.path = file.path;
-  r.doc = json::parse(file.text, nullptr, /*allow_exceptions=*/false);
-  if (r.doc.is_discarded()) return bad("not JSON (expected a rig --json result)");
+  auto parsed = parse_json(file.text, file.path, "a rig --json result");
+  if (!parsed) return tl::unexpected(parsed.error());
+  r.doc = std::move(*parsed);
   if (!r.doc.is_object()) return bad("not a JSON object (expected a rig --json result)");
   const DocHeaderNodes header = header_nodes(r.doc);
   const json* v = header.schema_version;
@@ -95,7 +104,7 @@ std::vector<Figure> flatten(const json& doc, const std::vector<std::string>& ski
     for (const auto& s : skip) skipped = skipped || s == k;
     if (skipped) continue;
     if (v.is_object() || v.is_array())
-      walk(v, k, "", k, "", out);
+      walk(v, k, "", k, "", "", out);
     else
       out.push_back({"header", k, &v, unit_of(k, "")});
   }
@@ -177,11 +186,27 @@ namespace {
 
 using report::json;
 
-// RFC 4180: quoted when it holds a comma, a quote or a line break.
+// Whether the whole text is a finite number as std::to_chars writes one
+// ("-3.5", "1e-05"): a spreadsheet reads it as a number, never a formula.
+bool is_number_text(const std::string& s) {
+  double value = 0;
+  const auto end = std::from_chars(s.data(), s.data() + s.size(), value);
+  return end.ec == std::errc() && end.ptr == s.data() + s.size() && std::isfinite(value);
+}
+
+// RFC 4180: quoted when it holds a comma, a quote or a line break. A cell
+// that a spreadsheet would run as a formula (it begins with =, +, -, @, a
+// tab or a carriage return, and is not a number) gets a leading ' (OWASP's
+// advice against CSV injection): a device property "=HYPERLINK(...)" reads
+// as the text it is.
 std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string cell = s;
+  if (!cell.empty() && std::string_view("=+-@\t\r").find(cell.front()) != std::string_view::npos &&
+      !is_number_text(cell))
+    cell.insert(0, 1, '\'');
+  if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
   std::string out = "\"";
-  for (char c : s) {
+  for (char c : cell) {
     if (c == '"') out += '"';
     out += c;
   }

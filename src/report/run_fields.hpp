@@ -121,6 +121,7 @@ void compare_fields(Io& io, CompareResult& r) {
     s.value("seed", r.settings.seed);
   });
   environment_device_fields(io, r.environment, r.virtual_clock, r.device);
+  io.value("outputs_not_the_models", r.outputs_not_the_models, 8);
   io.array("variants", r.variants, variant_fields<Io>);
 }
 

@@ -53,8 +53,14 @@ std::string format_run_text(const RunResult& r) {
           g(c.cosine).c_str(), static_cast<unsigned long long>(c.outside),
           static_cast<unsigned long long>(c.elements));
     }
+    std::string failed;
+    for (size_t i = 0; i < r.references.size(); ++i)
+      if (!r.references[i].passed)
+        failed += (failed.empty() ? "" : ", ") + ("'" + r.outputs[i].info.name + "'");
     out << (r.references_passed ? "\nPASS: every output within tolerance\n"
-                                : "\nFAIL: outputs outside tolerance\n");
+                                : "\nFAIL: outputs outside tolerance: " + failed + "\n");
+  } else {
+    out << "\nno check: no --reference given, the outputs are not compared with anything\n";
   }
   return out.str();
 }
@@ -70,10 +76,15 @@ std::string format_check_text(const CheckResult& r) {
     out << line("  %-4s %s\n       %s\n", c.passed ? "PASS" : "FAIL", c.name.c_str(),
                 c.evidence.c_str());
   size_t failed = 0;
-  for (const auto& c : r.checks) failed += !c.passed;
+  std::string names;
+  for (const auto& c : r.checks)
+    if (!c.passed) {
+      ++failed;
+      names += (names.empty() ? "" : ", ") + c.name;
+    }
   out << (failed == 0 ? "\nPASS: all " + std::to_string(r.checks.size()) + " checks passed\n"
                       : "\nFAIL: " + std::to_string(failed) + " of " +
-                            std::to_string(r.checks.size()) + " checks failed\n");
+                            std::to_string(r.checks.size()) + " checks failed: " + names + "\n");
   return out.str();
 }
 
@@ -84,6 +95,7 @@ std::string check_to_json(const CheckResult& r) {
 std::string format_compare_text(const CompareResult& r) {
   std::ostringstream out;
   out << "rig compare: " << r.variants.size() << " variants on " << r.device.spec << "\n";
+  if (r.outputs_not_the_models) out << "  warning: " << *r.outputs_not_the_models << "\n";
   if (!r.variants.empty() && !r.variants.front().input_sources.empty()) {
     out << "  input: ";
     for (size_t i = 0; i < r.variants.front().input_sources.size(); ++i)

@@ -48,6 +48,12 @@ void sweep_fields(Io& io, SweepResult& r) {
         "knee_vs_queue", r.knee_vs_queue,
         {KneeVsQueue::below, KneeVsQueue::at_queue_depth, KneeVsQueue::queue_limited,
          KneeVsQueue::above_queue_depth, KneeVsQueue::still_rising, KneeVsQueue::unknown});
+    x.enumeration("limited_by", r.limited_by,
+                  {LimitedBy::compute, LimitedBy::link_in, LimitedBy::link_out,
+                   LimitedBy::link_shared, LimitedBy::queue, LimitedBy::unknown},
+                  7);
+    x.number("limit_busy_share", r.limit_busy_share, 7);
+    x.number("limit_ms_per_frame", r.limit_ms_per_frame, 7);
     x.summary("lone_ms", r.lone.overall_ms);
     x.summary("lone_hardware_ms", r.lone.hardware_ms);
     x.number("single_shot_ms", r.single_shot_ms);
@@ -100,6 +106,7 @@ void rate_probe_fields(Io& io, RateProbe& p) {
   io.value("dropped", o.dropped);
   io.value("late", o.late);
   io.value("late_share", o.late_share);
+  io.number("late_share_upper", o.late_share_upper, 7);
   io.summary("latency_from_arrival_ms", o.latency_ms);
   io.summary("latency_from_submission_ms", o.service_ms);
   io.value("errors", o.errors);

@@ -110,6 +110,17 @@ std::string format_sweep_text(const SweepResult& r) {
     case KneeVsQueue::unknown:
       break;
   }
+  if (r.limit_busy_share && r.limit_ms_per_frame) {
+    const char* what = r.limited_by == LimitedBy::compute    ? "compute"
+                       : r.limited_by == LimitedBy::link_in  ? "the link's in direction"
+                       : r.limited_by == LimitedBy::link_out ? "the link's out direction"
+                                                             : "the link's shared channel (half "
+                                                               "duplex: in + out)";
+    out += std::string("limited by ") + what + ": " + format_ms(*r.limit_ms_per_frame) +
+           " per frame x " + opt_fixed(r.best_rate, 1) +
+           " frames/s = " + opt_pct(r.limit_busy_share, 0) +
+           " busy; a deeper queue would not raise the rate\n";
+  }
   if (r.round_trip_ms)
     out += "round trip: " + opt_ms(r.round_trip_ms) + " of the " + opt_ms(r.single_shot_ms) +
            " single shot (" + opt_pct(r.round_trip_share, 0) + ") is hidden by pipelining (" +

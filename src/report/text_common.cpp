@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "rig/report/document.hpp"
 #include "rig/units.hpp"
 
 namespace rig::report {
@@ -80,8 +81,24 @@ std::string verdict_line(const Verdict& v) {
 
 std::string verdict_text(const Verdict& v) {
   std::string out = verdict_line(v);
-  for (const auto& reason : v.reasons) out += "  - " + reason + "\n";
-  for (const auto& w : v.warnings) out += "  warning: " + w + "\n";
+  // Each finding with the rule that made it: the reasons, then the warnings.
+  // A verdict whose findings came without rules (none in rig's own) lists
+  // them bare.
+  size_t from_rules = 0;
+  for (const auto& r : v.rules)
+    if (!r.met) from_rules += r.findings.size();
+  if (from_rules != v.reasons.size() + v.warnings.size()) {
+    for (const auto& reason : v.reasons) out += "  - " + reason + "\n";
+    for (const auto& w : v.warnings) out += "  warning: " + w + "\n";
+    return out;
+  }
+  for (const Severity severity : {Severity::invalidates, Severity::warns})
+    for (const auto& r : v.rules) {
+      if (r.met || r.severity != severity) continue;
+      for (const auto& f : r.findings)
+        out +=
+            (severity == Severity::invalidates ? "  - " : "  warning: ") + r.rule + ": " + f + "\n";
+    }
   return out;
 }
 
@@ -108,3 +125,31 @@ std::string queue_text(const DeviceInfo& d) {
 }
 
 }  // namespace rig::report
+
+namespace rig {
+
+std::string terminal_safe(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      const auto c1 = static_cast<unsigned char>(text[++i]);
+      out += "\\u00";
+      out += kHex[c1 >> 4];
+      out += kHex[c1 & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace rig

@@ -47,7 +47,8 @@ void append_notes(std::string& out, const std::vector<std::string>& notes);
 // already give the reasons (ladder, sweep).
 std::string verdict_line(const Verdict& v);
 
-// "verdict: VALID|INVALID", then "  - reason" and "  warning: ..." lines.
+// "verdict: VALID|INVALID", then "  - rule: reason" and "  warning: rule:
+// ..." lines, each finding with the rule that made it.
 std::string verdict_text(const Verdict& v);
 
 // "input cpu1.json (rig bench): INVALID (reasons)" per input read.

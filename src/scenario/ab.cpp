@@ -296,9 +296,12 @@ void decide_ab(AbResult& r) {
     const double by = std::exp(std::fabs(*hl.estimate)) - 1;
     const double lo = std::exp(b_faster ? *hl.lower : -*hl.upper) - 1;
     const double hi = std::exp(b_faster ? *hl.upper : -*hl.lower) - 1;
+    // Significant but inside the margin: real, and too small to matter.
+    const std::string negligible =
+        within ? " (within +/-" + format_fixed(s.same_within * 100, 1) + "%: negligible)" : "";
     r.verdict_text = (b_faster ? lb_name : la_name) + " is faster: +" + format_fixed(by * 100, 2) +
-                     "% frames/s (interval +" + format_fixed(lo * 100, 2) + "% to +" +
-                     format_fixed(hi * 100, 2) + "%; " + stated + ")";
+                     "% frames/s" + negligible + " (interval +" + format_fixed(lo * 100, 2) +
+                     "% to +" + format_fixed(hi * 100, 2) + "%; " + stated + ")";
     return;
   }
   if (within && u.p_value >= s.alpha) {

@@ -4,6 +4,28 @@
 #include "rig/model.hpp"
 
 namespace rig {
+namespace {
+
+// A device that does not compute the model: its outputs are the same for
+// any two models with the same output sizes.
+std::optional<std::string> outputs_not_the_models(const DeviceInfo& d) {
+  std::string kind = d.kind;
+  if (auto it = d.properties.find("server.device_kind");
+      kind == "remote" && it != d.properties.end())
+    kind = it->second;
+  if (kind == "sim")
+    return std::string(
+        "the sim does not compute the model: its outputs are a checksum of the inputs, not the "
+        "model's, so variants are not compared by their outputs (use a device that runs the "
+        "model, e.g. -d cpu)");
+  if (kind == "null")
+    return std::string(
+        "the null device does not compute the model: its outputs are not written, so variants "
+        "are not compared by their outputs (use a device that runs the model, e.g. -d cpu)");
+  return std::nullopt;
+}
+
+}  // namespace
 
 Result<CompareResult> run_compare(Device& device, std::span<const ModelSource> models,
                                   const CompareSettings& s) {
@@ -15,6 +37,7 @@ Result<CompareResult> run_compare(Device& device, std::span<const ModelSource> m
   r.device = device.info();
   r.virtual_clock = device.clock().is_virtual();
   r.environment = collect_environment();
+  r.outputs_not_the_models = outputs_not_the_models(r.device);
   std::vector<std::vector<std::byte>> first_outputs;
   for (size_t v = 0; v < models.size(); ++v) {
     const ModelSource& source = models[v];
@@ -44,7 +67,10 @@ Result<CompareResult> run_compare(Device& device, std::span<const ModelSource> m
       out.rerun_bytes_differing += bytes_differing(first->outputs[i], again->outputs[i]);
     }
     out.deterministic = out.rerun_bytes_differing == 0;
-    if (v == 0) {
+    if (r.outputs_not_the_models) {
+      out.bytes_differing_from_first = std::nullopt;
+      if (v > 0) out.note = "outputs not compared: the device does not compute the model";
+    } else if (v == 0) {
       first_outputs = std::move(first->outputs);
       out.bytes_differing_from_first = 0;
     } else {

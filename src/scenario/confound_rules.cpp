@@ -40,6 +40,15 @@ RuleOutcome skipped(RuleOutcome o, const std::string& why) {
 const char* kHostSkipped =
     "virtual clock: the figures are simulated, so the host does not affect them";
 
+// Why the host was not sampled: the virtual clock the figures are on, or
+// (timed here by the wall clock, real_clock met) a served device on a
+// virtual clock not paced to it.
+std::string host_skipped(const ConfoundInputs& in) {
+  if (in.virtual_clock) return kHostSkipped;
+  return "host sources not sampled: the server's device runs on a virtual clock not paced to the "
+         "wall clock (serve the sim with realtime=1 to time it here)";
+}
+
 std::string share(double v) {
   return format_fixed(v * 100, 1) + "%";
 }
@@ -95,7 +104,7 @@ RuleOutcome host_contention(const ConfoundInputs& in) {
   const auto psi_io = measured_values(m, "psi_io_some");
   if (others.empty() && psi_cpu.empty() && psi_io.empty())
     return skipped(o, m.host_sampled ? m.why_absent("host_cpu") + "; " + m.why_absent("psi_cpu")
-                                     : std::string(kHostSkipped));
+                                     : host_skipped(in));
   std::string ev;
   if (!others.empty()) {
     const double mean = mean_of(others);
@@ -127,7 +136,7 @@ RuleOutcome steal_time(const ConfoundInputs& in) {
   if (auto off = monitor_off(m)) return skipped(o, *off);
   const auto steal = measured_values(m, "steal");
   if (steal.empty())
-    return skipped(o, m.host_sampled ? m.why_absent("host_cpu") : std::string(kHostSkipped));
+    return skipped(o, m.host_sampled ? m.why_absent("host_cpu") : host_skipped(in));
   const double mean = mean_of(steal);
   o.evidence = "steal " + share(mean) + " of CPU time (mean of " + std::to_string(steal.size()) +
                " samples)";
@@ -281,7 +290,8 @@ std::optional<std::string> sharing_reading(const MonitorRecord& m) {
 // shape (a trend, or a step at one window), with the reading it coincided
 // with. Heating is named only where a temperature or clock reading supports
 // it; a device other clients shared is the sharing rule's to explain
-// (device_shared), so drift is not blamed for it.
+// (device_shared), and host contention the host rules' (host_contention,
+// steal_time), so drift is not blamed for either.
 RuleOutcome thermal_drift(const ConfoundInputs& in) {
   const ConfoundSettings& s = *in.settings;
   const MonitorRecord& m = *in.monitor;
@@ -333,8 +343,10 @@ RuleOutcome thermal_drift(const ConfoundInputs& in) {
                      ": the device is heating or throttling; let it cool, or use rig soak to "
                      "measure the long-run rate");
     else if (contention)
-      finding(o, what + "; it coincided with " + *contention +
-                     ": other work on the host moved the rate; run on a quiet host");
+      // The host rules raise the contention: it is filed there, not as drift.
+      explained += "; " + what + " while " + *contention +
+                   ": the host rules (host_contention, steal_time) explain it, drift is not "
+                   "blamed";
     else
       finding(o, what +
                      "; no temperature, clock, contention or sharing reading explains it: "
@@ -398,7 +410,7 @@ RuleOutcome clock_drop(const ConfoundInputs& in) {
     return skipped(o, m.host_sampled
                           ? m.why_absent("cpufreq") + "; " + m.why_absent("thermal_throttle") +
                                 "; the device reports no clock_mhz"
-                          : std::string(kHostSkipped) + "; the device reports no clock_mhz");
+                          : host_skipped(in) + "; the device reports no clock_mhz");
   o.evidence = ev;
   return o;
 }
@@ -544,7 +556,7 @@ RuleOutcome shared_link(const ConfoundInputs& in) {
   if (!on_interface) other = measured_values(m, "device:server.other_link_bytes");
   const auto mine = measured_values(m, "link_rig_bytes");
   if (other.size() < 2 || mine.size() < 2)
-    return skipped(o, m.host_sampled ? m.why_absent("link_traffic") : std::string(kHostSkipped));
+    return skipped(o, m.host_sampled ? m.why_absent("link_traffic") : host_skipped(in));
   const double o_bytes = other.back() - other.front();
   const double r_bytes = mine.back() - mine.front();
   o.evidence =

@@ -348,8 +348,14 @@ DirectionFit fit_rungs(LadderResult& r, uint32_t depth, const LadderSettings& s)
   if (!lone.bw_in && r.duplex == Duplex::unknown) settle_duplex(r, lone);
   fit_each_direction(r, lone);
   r.round_trip_ms = lone.fixed_ms ? lone.fixed_ms : r.lone_fit.fixed_ms;
-  if (r.round_trip_ms) r.per_transfer_ms = *r.round_trip_ms / 2;
   r.rig_round_trip_ms = link_floor_ms(r.device);
+  // A served device's round trip holds rig's own on the network to the
+  // server (the protocol ping, measured at open): the device's link has
+  // what is left.
+  if (r.round_trip_ms)
+    r.per_transfer_ms = r.rig_round_trip_ms
+                            ? std::max(0.0, *r.round_trip_ms - *r.rig_round_trip_ms) / 2
+                            : *r.round_trip_ms / 2;
   return lone;
 }
 
@@ -443,7 +449,9 @@ void add_notes(LadderResult& r, const DirectionFit& lone, uint32_t depth, const 
                         "own work between a completion and the next submit)");
   }
   for (const auto& rung : r.rungs)
-    if (rung.bound != RungBound::failed && !rung.pipelined.stable)
+    if (rung.bound != RungBound::failed &&
+        std::any_of(rung.pipelined.stability.begin(), rung.pipelined.stability.end(),
+                    [](const auto& j) { return j.state == Stability::unstable; }))
       r.notes.push_back(rung.label() +
                         ": a repeat was not stable (its last windows disagree by more "
                         "than the tolerance); raise --duration");
@@ -478,8 +486,46 @@ Result<LadderResult> run_ladder(Device& device, const LadderSettings& s) {
   const DirectionFit lone = fit_rungs(r, depth, s);
   find_plateau_and_spread(r, s);
   add_notes(r, lone, depth, s);
+  drop_poor_fits(r);
   r.verdict = judge(r);
   return r;
+}
+
+// A poor fit's line does not describe the times: a device whose time per
+// frame is not bytes over a link, or a link the fit's model does not hold.
+namespace {
+
+constexpr double kPoorFitResidual = kLadderPoorFitResidual;
+
+bool poor_fit(const std::optional<double>& max_relative_residual) {
+  return max_relative_residual && *max_relative_residual > kPoorFitResidual;
+}
+
+}  // namespace
+
+// Bandwidths from a poor fit are dropped, with a note saying so: no figure
+// and no --link spec is given from them.
+void drop_poor_fits(LadderResult& r) {
+  const std::string limit = format_fixed(kPoorFitResidual * 100, 0) + "%";
+  const LinkFit& in_plus_out = r.bandwidth_from_lone_frames ? r.lone_fit : r.pipelined_fit;
+  if (r.bandwidth_bytes_per_s && poor_fit(in_plus_out.max_relative_residual)) {
+    r.bandwidth_bytes_per_s.reset();
+    r.notes.push_back("poor fit: the in-heavy frames' " +
+                      std::string(r.bandwidth_from_lone_frames ? "lone-frame" : "pipelined") +
+                      " times stray from fixed + bytes / bandwidth by up to " +
+                      format_fixed(*in_plus_out.max_relative_residual * 100, 1) + "% (> " + limit +
+                      "): no in + out bandwidth is given; the time per frame is not set by the "
+                      "bytes crossing a link");
+  }
+  if (r.bw_in_bytes_per_s && poor_fit(r.direction_fit_max_relative_residual)) {
+    r.bw_in_bytes_per_s.reset();
+    r.bw_out_bytes_per_s.reset();
+    r.notes.push_back(
+        "poor fit: the lone frames stray from round trip + in / bw_in + out / "
+        "bw_out by up to " +
+        format_fixed(*r.direction_fit_max_relative_residual * 100, 1) + "% (> " + limit +
+        "): no bandwidth per direction and no --link spec is given");
+  }
 }
 
 std::optional<LinkProfile> measured_link(const LadderResult& r) {
@@ -549,6 +595,7 @@ Verdict judge(const LadderResult& r) {
   v.add(points_without_errors(points));
   v.add(no_errors(lone_errors, lone_first, "in lone frames", "no_lone_frame_errors"));
   v.add(points_stable(points));
+  v.add(points_stability_resolved(points, r.effective.point.stability_tolerance));
   v.add(points_within_declared_cap(points, cap_rounding(r.virtual_clock)));
   v.add(rungs_consistent(r.device, r.rungs));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClockNote,

@@ -2,7 +2,9 @@
 // The verdict is judge(LoopResult), at the end of this file.
 #include "rig/scenario/loop.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "rig/model_graph.hpp"
 #include "rig/units.hpp"
@@ -21,7 +23,8 @@ Result<void> validate(const LoopSettings& s) {
 
 namespace {
 
-// The device rate's interval and midpoint (LoopResult's contract).
+// The device rate's interval and midpoint (LoopResult's contract), from
+// the count alone (the frame cut off, the sleeps).
 void set_device_rate(LoopResult& r) {
   const DurationRun& l = r.loop;
   if (!(l.frames_per_second > 0)) return;
@@ -29,16 +32,58 @@ void set_device_rate(LoopResult& r) {
   if (l.rate_step > 0) {
     upper = l.frames_per_second + l.rate_step;
   } else if (l.frames_completed && l.elapsed > Nanos(0)) {
-    // N frames finished within T: N periods (each a frame and a sleep) fit
-    // in T + one sleep. Frame N + 1 did not finish within T, or the rate
-    // would have counted it. A device that says it cut nothing off, with no
-    // sleep, ended its last frame at T: N / T exactly.
+    // Frame k (1-based) ends at k P - sleep, P = frame + sleep, 1 / P the
+    // rate. N frames finished within T: N P - sleep <= T, rate >= N / (T +
+    // sleep). None cut off: frame N + 1 had not started, N P >= T, rate <=
+    // N / T (exact with no sleep). One cut off: it started, N P < T, and did
+    // not finish, (N + 1) P - sleep > T: rate in (N / T, (N + 1) / (T +
+    // sleep)). Unknown: the union.
     const double n = static_cast<double>(*l.frames_completed);
     const double t = to_seconds(l.elapsed), sleep = to_seconds(r.effective.sleep_between_frames);
-    lower = n / (t + sleep);
-    const bool exact = sleep == 0 && l.frames_aborted && *l.frames_aborted == 0;
-    upper = exact ? n / t : (n + 1) / t;
+    const double next = (n + 1) / (t + sleep);
+    if (l.frames_aborted && *l.frames_aborted == 0) {
+      lower = n / (t + sleep);
+      upper = n / t;
+    } else if (l.frames_aborted) {
+      lower = n / t;
+      upper = next;
+    } else {
+      lower = n / (t + sleep);
+      upper = std::max(n / t, next);
+    }
   }
+  r.device_rate_lower = lower;
+  r.device_rate_upper = upper;
+  r.device_rate = (lower + upper) / 2;
+  r.device_rate_uncertainty = (upper - lower) / (upper + lower);
+}
+
+// Frame-time noise (issue 36): the count of a loop of length T of frames
+// whose times vary is itself random (a renewal count: its variance grows
+// as T). The pipelined run's windows show that noise at the window's
+// length w; scaled to the loop's, the rate's relative half-width is
+// t(k - 1) x cv(window rates) x sqrt(w / T) over k windows. The device
+// rate's interval is widened by it. Assumes the loop's frames vary as the
+// pipeline's do (both bound by the device's compute); docs/methodology.md.
+void widen_for_noise(LoopResult& r) {
+  if (!r.device_rate || r.loop.elapsed <= Nanos(0)) return;
+  std::vector<double> rates;
+  double window_s = 0;
+  for (const WindowFigure& w : r.steady.windows) {
+    rates.push_back(w.rate);
+    window_s += w.duration_s;
+  }
+  if (rates.size() < 3) return;
+  window_s /= static_cast<double>(rates.size());
+  const Summary s = summarize(rates);
+  if (!s.mean || !s.stddev || !(*s.mean > 0)) return;
+  const double cv = *s.stddev / *s.mean;
+  const double noise = student_t_quantile(0.975, static_cast<double>(rates.size() - 1)) * cv *
+                       std::sqrt(window_s / to_seconds(r.loop.elapsed));
+  r.device_rate_noise = noise;
+  if (!(noise > 0)) return;
+  const double lower = *r.device_rate_lower * (1 - std::min(noise, 0.99));
+  const double upper = *r.device_rate_upper * (1 + noise);
   r.device_rate_lower = lower;
   r.device_rate_upper = upper;
   r.device_rate = (lower + upper) / 2;
@@ -95,14 +140,16 @@ Result<LoopResult> run_loop(Device& device, const ModelSource& model,
   // 2. The host-observed pipelined rate of the same model.
   r.steady = measure_steady(device, cold->workspace, steady_settings(point, depth));
   if (!r.steady.aborted) r.host_rate = r.steady.rate;
+  widen_for_noise(r);
 
   // A fallback loop includes the transfers itself: no difference to take.
   if (r.device_rate && r.host_rate && *r.host_rate > 0 && !r.mixed_clocks &&
       !r.loop.includes_transfers) {
-    const double host_ms = 1e3 / *r.host_rate;
-    r.transfer_cost_ms = host_ms - 1e3 / *r.device_rate;
-    r.transfer_cost_lower_ms = host_ms - 1e3 / *r.device_rate_lower;
-    r.transfer_cost_upper_ms = host_ms - 1e3 / *r.device_rate_upper;
+    // The device's time per frame is its period less the sleep after it.
+    const double host_ms = 1e3 / *r.host_rate, sleep_ms = to_ms(r.effective.sleep_between_frames);
+    r.transfer_cost_ms = host_ms - (1e3 / *r.device_rate - sleep_ms);
+    r.transfer_cost_lower_ms = host_ms - (1e3 / *r.device_rate_lower - sleep_ms);
+    r.transfer_cost_upper_ms = host_ms - (1e3 / *r.device_rate_upper - sleep_ms);
     r.transfer_cost_share = *r.transfer_cost_ms / host_ms;
   }
   r.monitor = watch.monitor().finish();
@@ -180,11 +227,20 @@ RuleOutcome device_rate_resolved(const LoopResult& r) {
   if (!r.device_rate_uncertainty || *r.device_rate_uncertainty <= kLoopRateResolution) return o;
   // Half-width 1 / (2N + 1) of the midpoint: N frames resolve it.
   const double frames = std::ceil((1 / kLoopRateResolution - 1) / 2);
+  const DurationRun& l = r.loop;
+  const bool noisy = r.device_rate_noise && *r.device_rate_noise > *r.device_rate_uncertainty / 2;
+  const std::string why =
+      noisy ? "the frames' times vary (+/-" + format_fixed(*r.device_rate_noise * 100, 1) +
+                  "% over the loop, from the pipelined run's windows)"
+      : l.frames_aborted && *l.frames_aborted == 0
+          ? "the loop ended between frames, so the time after the last one is not known to be a "
+            "whole period"
+          : "the frame cut off at the end ran but is not counted";
   finding(o, "the device loop completed too few frames to state its rate: it lies in [" +
                  format_fixed(*r.device_rate_lower, 3) + ", " +
                  format_fixed(*r.device_rate_upper, 3) + "] frames/s (+/-" +
-                 format_fixed(*r.device_rate_uncertainty * 100, 1) +
-                 "%), because the frame cut off at the end ran but is not counted; a loop of " +
+                 format_fixed(*r.device_rate_uncertainty * 100, 1) + "%), because " + why +
+                 "; a loop of " +
                  format_duration(std::chrono::duration_cast<Nanos>(
                      std::chrono::duration<double>(frames / *r.device_rate_lower))) +
                  " or more (--duration) states it within +/-" +
@@ -199,10 +255,11 @@ RuleOutcome cost_is_transfers(const LoopResult& r) {
   if (!r.transfer_cost_ms) return o;
   const double lower = r.transfer_cost_lower_ms.value_or(*r.transfer_cost_ms);
   const double upper = r.transfer_cost_upper_ms.value_or(*r.transfer_cost_ms);
-  if (r.effective.sleep_between_frames > Nanos(0))
+  if (r.effective.sleep_between_frames > Nanos(0) && upper < 0)
     finding(o,
-            "the device rate includes the sleeps between frames, so the difference is not the "
-            "transfer cost alone");
+            "the device's time per frame (its period less the sleep) is longer than the host "
+            "pipeline's: the sleeps are not exact, or the loop runs one frame at a time where "
+            "the pipeline overlaps");
   else if (upper < 0)
     finding(o,
             "the host pipeline was faster than the device loop; the difference is noise or the "

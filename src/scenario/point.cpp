@@ -22,6 +22,7 @@ PointResult measure_point(Device& device, const Workspace& workspace, uint32_t d
     // leaves none).
     if (rep.inferences > 0 && rep.rate > 0) {
       r.repeat_rates.push_back(rep.rate);
+      r.stability.push_back(judge_stability(rep, s.stability_tolerance));
       if (rep.latency_ms.mean && *rep.latency_ms.mean > 0)
         little_rates.push_back(static_cast<double>(rep.depth) * 1e3 / *rep.latency_ms.mean);
     }

@@ -178,7 +178,15 @@ double simulate_half_duplex_rate(double in_ms, double out_ms, double lat_ms, dou
 Prediction predict(const PredictSource& src, const LinkProfile& link, uint32_t depth) {
   Prediction p;
   p.link = link;
-  p.depth = depth == 0 ? std::max<uint32_t>(1, link.queue_depth) : depth;
+  // The target's queue holds at most its profile's depth: a deeper --depth
+  // is predicted at the queue's depth, as a bench on that link clamps it.
+  const uint32_t queue = std::max<uint32_t>(1, link.queue_depth);
+  p.requested_depth = depth;
+  p.depth = depth == 0 ? queue : std::min(depth, queue);
+  if (depth > queue)
+    p.depth_note = "--depth " + std::to_string(depth) + " is deeper than the link's queue (" +
+                   std::to_string(queue) + " requests in flight): predicted at depth " +
+                   std::to_string(queue) + ", as a bench on that link clamps it";
   p.transfer_in_ms = src.bytes_in / link.bw_in * 1e3;
   p.transfer_out_ms = src.bytes_out / link.bw_out * 1e3;
   const double lat_ms = to_ms(link.latency);

@@ -44,7 +44,12 @@ RateSearch find_max_rate(Device& device, const Workspace& workspace, const RateS
     p.p99_ms = p.run.latency_ms.p99;
     p.p99_enough = p.run.latency_ms.p99_ci.enough();
     p.keeps_up = p.run.keeps_up;
-    p.meets = p.run.keeps_up && p.p99_ms && *p.p99_ms <= bound_ms;
+    // Meets at the stated confidence: the upper ends of the p99's interval
+    // and of the late share's are within the bound and the late limit, so
+    // that a claimed rate misses either no more often than (1 - confidence) / 2.
+    const PercentileInterval& ci = p.run.latency_ms.p99_ci;
+    p.meets = p.run.keeps_up && ci.enough() && *ci.upper <= bound_ms && p.run.late_share_upper &&
+              *p.run.late_share_upper <= kLateShareLimit;
     const bool aborted = p.run.aborted;
     out.probes.push_back(std::move(p));
     if (aborted) {
@@ -129,6 +134,20 @@ void add_notes(RateSweepResult& r) {
                         "/s) met the bound: the device may do more; raise --rate's upper end");
       break;
     case RateSearchEnd::min_rate_failed:
+      if (const RateProbe* low = s.probes.size() >= 2 ? &s.probes[1] : nullptr;
+          low && low->keeps_up && !low->run.latency_ms.p99_ci.enough() &&
+          !(low->run.latency_ms.min &&
+            *low->run.latency_ms.min > to_ms(r.effective.latency_bound))) {
+        // Unjudged, not failed: its frames did not all miss the bound, too
+        // few of them to say that 99% met it.
+        r.notes.push_back(
+            "no probe could be judged: at " + format_fixed(low->rate, 2) +
+            "/s the p99's interval needs " + std::to_string(low->run.latency_ms.p99_ci.needs) +
+            " frames, the probe had " + std::to_string(low->run.latency_ms.p99_ci.count) +
+            " (a claimed rate must meet the bound at the interval's upper end); "
+            "raise --duration");
+        break;
+      }
       r.notes.push_back("no rate in the range met p99 <= " + bound + ", not even " +
                         format_fixed(r.effective.min_rate, 2) +
                         "/s; lower --rate's lower end or raise --latency-bound (a lone frame "

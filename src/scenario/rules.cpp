@@ -241,10 +241,23 @@ RuleOutcome repeat_stable(const SteadyRepeat& rep, size_t i, double tolerance) {
                                                              : std::string("an error"))) +
                    " after " + std::to_string(rep.inferences) +
                    " measured inferences, before its windows could show it stable");
-  else if (!rep.stable)
-    finding(o, repeat_name(i) + ": not stable (last 3 windows differ by " + spread + " > " +
-                   format_fixed(tolerance * 100, 1) +
-                   "%); check for throttling or contention, or raise --duration");
+  else if (!rep.stable) {
+    // Judged on enough data: a spread the frame-time noise explains for
+    // windows this short is not a change (stability.hpp); it warns.
+    const StabilityJudgement j = judge_stability(rep, tolerance);
+    if (j.state == Stability::unstable)
+      finding(o, repeat_name(i) + ": not stable (last 3 windows differ by " + spread + " > " +
+                     format_fixed(tolerance * 100, 1) + "%" +
+                     (j.noise_spread ? ", beyond the " + format_fixed(*j.noise_spread * 100, 1) +
+                                           "% that frame-time noise gives " +
+                                           std::to_string(j.frames_per_window) + "-frame windows"
+                                     : std::string()) +
+                     "); check for throttling or contention, or raise --duration");
+    else if (j.state == Stability::unresolved) {
+      o.severity = Severity::warns;
+      finding(o, unresolved_stability_text(j, tolerance, repeat_name(i) + ": "));
+    }
+  }
   return o;
 }
 
@@ -353,7 +366,12 @@ RuleOutcome pipelined_run_completed(const SteadyRepeat& steady, std::string rule
 RuleOutcome pipelined_run_stable(const SteadyRepeat& steady, double tolerance) {
   RuleOutcome o = outcome("pipelined_run_stable", Severity::warns,
                           "last 3 windows within " + format_fixed(tolerance * 100, 1) + "%");
-  if (!steady.aborted && !steady.stable)
+  if (steady.aborted || steady.stable) return o;
+  if (const StabilityJudgement j = judge_stability(steady, tolerance);
+      j.state == Stability::unresolved)
+    finding(o, unresolved_stability_text(j, tolerance, "the pipelined run: ") +
+                   "; its rate and the transfer cost are rough");
+  else
     finding(o, "the pipelined run was not stable (last 3 windows differ by " +
                    (steady.last_windows_spread
                         ? format_fixed(*steady.last_windows_spread * 100, 1) + "%"
@@ -365,12 +383,45 @@ RuleOutcome pipelined_run_stable(const SteadyRepeat& steady, double tolerance) {
 // ---------------------------------------------------------------------------
 // rig ladder, rig sweep: their points
 
+// A point whose repeats held too few frames per window to judge is not
+// unstable: points_stability_resolved warns about it.
 RuleOutcome points_stable(const NamedPoints& points) {
   RuleOutcome o =
       outcome("points_stable", Severity::invalidates, std::to_string(points.size()) + " points");
-  for (const auto& [name, p] : points)
-    if (p->errors == 0 && !p->stable)
-      finding(o, name + ": a repeat was not stable; raise --duration");
+  for (const auto& [name, p] : points) {
+    if (p->errors != 0 || p->stable) continue;
+    const auto unstable = std::find_if(p->stability.begin(), p->stability.end(), [](const auto& j) {
+      return j.state == Stability::unstable;
+    });
+    if (unstable != p->stability.end())
+      finding(o, name + ": a repeat was not stable (last 3 windows differ by " +
+                     format_fixed(unstable->spread.value_or(0) * 100, 1) +
+                     "%, beyond the tolerance" +
+                     (unstable->noise_spread
+                          ? " and the " + format_fixed(*unstable->noise_spread * 100, 1) +
+                                "% that frame-time noise gives " +
+                                std::to_string(unstable->frames_per_window) + "-frame windows"
+                          : std::string()) +
+                     "); check for throttling or contention, or raise --duration");
+    else if (p->stability.empty())
+      finding(o, name + ": no repeat counted a span; raise --duration");
+  }
+  return o;
+}
+
+RuleOutcome points_stability_resolved(const NamedPoints& points, double tolerance) {
+  RuleOutcome o = outcome("points_stability_resolved", Severity::warns,
+                          "enough frames per window to judge every point's stability");
+  for (const auto& [name, p] : points) {
+    if (p->errors != 0 || p->stable) continue;
+    const bool unstable = std::any_of(p->stability.begin(), p->stability.end(),
+                                      [](const auto& j) { return j.state == Stability::unstable; });
+    const auto unresolved =
+        std::find_if(p->stability.begin(), p->stability.end(),
+                     [](const auto& j) { return j.state == Stability::unresolved; });
+    if (!unstable && unresolved != p->stability.end())
+      finding(o, unresolved_stability_text(*unresolved, tolerance, name + ": "));
+  }
   return o;
 }
 

@@ -26,6 +26,7 @@
 #include "rig/monitor/monitor.hpp"
 #include "rig/scenario/confounds.hpp"
 #include "rig/scenario/point.hpp"
+#include "rig/scenario/stability.hpp"
 #include "rig/scenario/verdict.hpp"
 #include "rig/stats.hpp"
 
@@ -110,6 +111,9 @@ RuleOutcome all_repeats_ran(size_t ran, uint32_t wanted);
 // Per repeat `i`, so that each repeat's findings come together in the
 // order the repeats ran: enough_samples, device_returned_requests and
 // repeat_stable invalidate; rate_precise and warmup_settled warn.
+// repeat_stable judges on enough data (judge_stability): a repeat whose
+// windows held too few frames to tell a change from the frame-time noise
+// warns instead ("too few frames per window (N): raise --duration").
 RuleOutcome enough_samples(const SteadyRepeat& rep, size_t i, uint64_t min);
 RuleOutcome device_returned_requests(const SteadyRepeat& rep, size_t i);
 RuleOutcome repeat_stable(const SteadyRepeat& rep, size_t i, double tolerance);
@@ -155,7 +159,11 @@ RuleOutcome within_declared_cap(const std::string& name, double rate,
 using NamedPoints = std::vector<std::pair<std::string, const PointResult*>>;
 // points_stable, rate_within_declared_cap (each point's fastest repeat) and
 // no_errors over every point; all invalidate.
+// points_stable invalidates only for a repeat judged unstable on enough
+// data (judge_stability); points_stability_resolved (warns) names the points
+// whose windows held too few frames to judge.
 RuleOutcome points_stable(const NamedPoints& points);
+RuleOutcome points_stability_resolved(const NamedPoints& points, double tolerance);
 RuleOutcome points_within_declared_cap(const NamedPoints& points, double rounding);
 RuleOutcome points_without_errors(const NamedPoints& points);
 

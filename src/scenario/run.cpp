@@ -33,6 +33,14 @@ Result<void> validate(const RunSettings& s) {
   return {};
 }
 
+// The most bytes an input file for `tensor` can hold and be accepted: its
+// frame (a raw file), or its frame after the largest .npy preamble and
+// header. read_file refuses a larger regular file before reading it, and
+// reads a stream (/dev/zero, a pipe) at most one byte past it.
+uint64_t input_file_limit(const TensorInfo& tensor, const std::string& path) {
+  return tensor.bytes + (ends_with_npy(path) ? 12 + kNpyMaxHeaderBytes : 0);
+}
+
 Result<std::vector<std::byte>> input_from_file(const TensorInfo& tensor, const std::string& path,
                                                std::span<const std::byte> file) {
   if (!ends_with_npy(path)) {
@@ -99,8 +107,15 @@ Result<std::vector<std::vector<std::byte>>> prepare_inputs(const ModelInfo& mode
                     (n == 1 ? "" : "s") + " (" + input_names(model) + "); --input gave " +
                     std::to_string(items.size()) + " file" + (items.size() == 1 ? "" : "s"));
   for (size_t i = 0; i < n; ++i) {
-    auto file = read_file(paths[i]);
-    if (!file) return tl::unexpected(file.error());
+    auto file = read_file(paths[i], input_file_limit(model.inputs[i], paths[i]));
+    if (!file) {
+      Error e = file.error();
+      if (e.code == ErrorCode::limit_exceeded)
+        e.message = "input '" + model.inputs[i].name + "' (" +
+                    tensor_text(model.inputs[i].type, model.inputs[i].shape) + ") takes " +
+                    std::to_string(model.inputs[i].bytes) + " bytes: " + e.message;
+      return tl::unexpected(e);
+    }
     auto bytes = input_from_file(model.inputs[i], paths[i], *file);
     if (!bytes) return tl::unexpected(bytes.error());
     inputs[i] = std::move(*bytes);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rig/model_graph.hpp"
 #include "rig/scenario/settings.hpp"
 #include "rig/stats.hpp"
 #include "rig/units.hpp"
@@ -108,6 +109,7 @@ Result<SoakResult> run_soak(Device& device, const ModelSource& model,
   depth = settle_depth_after_load(r, device);  // the loaded model's queue
   r.ttfo = cold->ttfo;
   r.model = device.model_info();
+  r.model.sha256 = model_sha256(model);  // after the cold start: never timed
   if (monitor.power_readable()) monitor.measure_idle(settings.monitor.idle);
 
   // The run as one point, mapped onto the engine's settings by

@@ -58,8 +58,51 @@ void locate_knee(SweepResult& r, double fraction) {
   }
 }
 
+// What saturates at the best rate (LimitedBy): each resource's time per
+// frame, from the declared costs where the device models them, else from the
+// lone frames' device-reported parts; the busiest at kSaturatedShare or more
+// is named. A measured compute busier than the whole time (a device that
+// computes frames in parallel) is not a single server and is not named.
+void name_saturated(SweepResult& r) {
+  r.limited_by = LimitedBy::unknown;
+  r.limit_busy_share.reset();
+  r.limit_ms_per_frame.reset();
+  if (!r.best_rate || *r.best_rate <= 0) return;
+  std::optional<double> compute_ms, in_ms, out_ms;
+  Duplex duplex = r.device.duplex;
+  if (const auto& c = r.device.declared_costs; c && c->bw_in > 0 && c->bw_out > 0) {
+    compute_ms = to_ms(c->compute);
+    in_ms = static_cast<double>(r.model.input_bytes()) / c->bw_in * 1e3;
+    out_ms = static_cast<double>(r.model.output_bytes()) / c->bw_out * 1e3;
+    duplex = c->duplex;
+  } else {
+    compute_ms = r.lone.hardware_ms.median;
+    in_ms = r.lone.transfer_in_ms.median;
+    out_ms = r.lone.transfer_out_ms.median;
+  }
+  std::vector<std::pair<LimitedBy, double>> busy;
+  const double rate = *r.best_rate;
+  if (compute_ms && rate * *compute_ms / 1e3 <= 1 + (1 - kSaturatedShare))
+    busy.emplace_back(LimitedBy::compute, *compute_ms);
+  if (duplex == Duplex::half && in_ms && out_ms) {
+    busy.emplace_back(LimitedBy::link_shared, *in_ms + *out_ms);
+  } else {
+    if (in_ms) busy.emplace_back(LimitedBy::link_in, *in_ms);
+    if (out_ms) busy.emplace_back(LimitedBy::link_out, *out_ms);
+  }
+  for (const auto& [what, ms] : busy) {
+    const double share = rate * ms / 1e3;
+    if (share >= kSaturatedShare && (!r.limit_busy_share || share > *r.limit_busy_share)) {
+      r.limited_by = what;
+      r.limit_busy_share = share;
+      r.limit_ms_per_frame = ms;
+    }
+  }
+}
+
 // The knee against the device's own queue depth (see KneeVsQueue); `hi` is
-// the deepest depth swept.
+// the deepest depth swept. A saturated resource (name_saturated, run first)
+// rules out the queue as the limit.
 KneeVsQueue classify_knee(const SweepResult& r, uint32_t hi) {
   if (!r.knee || r.points.size() < 2) return KneeVsQueue::unknown;
   const uint32_t q = r.queue_depth, knee = *r.knee;
@@ -80,7 +123,8 @@ KneeVsQueue classify_knee(const SweepResult& r, uint32_t hi) {
   if (knee > step_below_q) {
     // The sweep ends at Q: the rate reaching its best only there, or still
     // climbing into it, means the queue stopped it.
-    if (hi == q && (knee == hi || rising_at_top)) return KneeVsQueue::queue_limited;
+    const bool saturated = r.limit_busy_share.has_value();
+    if (hi == q && rising_at_top && !saturated) return KneeVsQueue::queue_limited;
     return KneeVsQueue::at_queue_depth;
   }
   if (hi < q && rising_at_top) return KneeVsQueue::still_rising;
@@ -102,6 +146,24 @@ std::string_view to_string(KneeVsQueue k) {
     case KneeVsQueue::still_rising:
       return "still_rising";
     case KneeVsQueue::unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(LimitedBy l) {
+  switch (l) {
+    case LimitedBy::compute:
+      return "compute";
+    case LimitedBy::link_in:
+      return "link_in";
+    case LimitedBy::link_out:
+      return "link_out";
+    case LimitedBy::link_shared:
+      return "link_shared";
+    case LimitedBy::queue:
+      return "queue";
+    case LimitedBy::unknown:
       return "unknown";
   }
   return "unknown";
@@ -208,10 +270,19 @@ void add_notes(SweepResult& r, uint32_t queue) {
       r.notes.push_back("depth " + std::to_string(p.result.depth) + ": " +
                         std::to_string(p.result.errors) +
                         " inference(s) failed; first: " + p.result.first_error->to_string());
-    else if (!p.result.stable)
+    else if (std::any_of(p.result.stability.begin(), p.result.stability.end(),
+                         [](const auto& j) { return j.state == Stability::unstable; }))
       r.notes.push_back("depth " + std::to_string(p.result.depth) +
                         ": a repeat was not stable; raise --duration");
   }
+  // The cpu device's queue is its depth= (2 x workers= by default): where
+  // the sweep reached it, say which setting raises it.
+  if (r.device.kind == "cpu" && r.effective.max_depth >= r.queue_depth &&
+      (r.knee_vs_queue == KneeVsQueue::queue_limited ||
+       r.knee_vs_queue == KneeVsQueue::at_queue_depth))
+    r.notes.push_back("the cpu device's queue depth is " + std::to_string(r.queue_depth) +
+                      ": cpu:workers=N raises it (its default depth is 2 x workers), "
+                      "cpu:depth=N sets it");
   if (r.round_trip_ms && *r.round_trip_ms < 0)
     r.notes.push_back("pipelining made frames slower than a single shot: contention, not overlap");
   add_clock_and_device_notes(r);
@@ -276,7 +347,9 @@ Result<SweepResult> run_sweep(Device& device, const ModelSource& model,
     return fail(ErrorCode::device, "the sweep completed no inferences at any depth");
   }
   if (s.refine && r.knee) refine_knee(r, device, ws, s);
+  name_saturated(r);
   r.knee_vs_queue = classify_knee(r, hi);
+  if (r.knee_vs_queue == KneeVsQueue::queue_limited) r.limited_by = LimitedBy::queue;
   round_trip(r);
   add_notes(r, queue);
   r.monitor = watch.monitor().finish();
@@ -298,6 +371,7 @@ Verdict judge(const SweepResult& r) {
   v.add(points_without_errors(points));
   v.add(no_errors(r.lone.errors, r.lone.first_error, "in lone frames", "no_lone_frame_errors"));
   v.add(points_stable(points));
+  v.add(points_stability_resolved(points, r.effective.point.stability_tolerance));
   v.add(points_within_declared_cap(points, cap_rounding(r.virtual_clock)));
   v.add(figures_consistent(r.device, r.model, &r.ttfo, &r.lone));
   add_confounds(v, r.environment, r.device, r.virtual_clock, kVirtualClockNote,

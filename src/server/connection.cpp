@@ -435,6 +435,9 @@ void Connection::reader_loop() {
       } else {
         answer_then_close = true;  // the client may have half-closed: answer what it asked
       }
+      // Close first, then drain: a loop of a client that is gone must not
+      // hold the device for its whole duration while its answer is awaited.
+      peer_ended();
       break;
     }
     Result<void> fed;

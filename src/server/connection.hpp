@@ -100,6 +100,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // No more frames will be dispatched: drop what place() holds for one that
   // will not be.
   virtual void reading_stopped() = 0;
+  // The peer ended its stream (end of stream, which a client that closed or
+  // died sends as well as one that half-closed): cut its loops, so that the
+  // device is free at the next slice; what it asked is still answered (a cut
+  // loop with the frames completed so far).
+  virtual void peer_ended() = 0;
   // The connection is closed (also after an exception in the reader): drop
   // everything the session holds for the client, placements included.
   virtual void closed() = 0;

@@ -233,11 +233,12 @@ Result<std::unique_ptr<Server>> Server::start(std::unique_ptr<Device> device,
     return fail(ErrorCode::internal, std::string("cannot start the device thread: ") + e.what());
   }
   const uint32_t device_depth = state->host->info().queue_depth;
-  state->depth =
-      state->settings.depth ? state->settings.depth : std::max<uint32_t>(2, 2 * device_depth);
+  state->depth = state->settings.depth
+                     ? state->settings.depth
+                     : std::clamp<uint32_t>(2 * std::min(device_depth, kMaxDepth), 2, kMaxDepth);
   state->memory_bytes = memory_of(state->host->info());
   if (endpoint) {
-    auto listener = wire::Listener::listen(*endpoint);
+    auto listener = wire::Listener::listen(*endpoint, state->settings.socket_group);
     if (!listener) return tl::unexpected(listener.error());
     state->listener = std::make_unique<wire::Listener>(std::move(*listener));
     state->address = state->listener->bound().to_string();

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "proto/transport.hpp"
@@ -46,6 +47,9 @@ struct ServerSettings {
   // HOST:PORT, :PORT, unix:PATH (see proto/transport.hpp); port 0 picks a
   // free port. Empty: no listener, connections come only through adopt().
   std::string listen = "127.0.0.1:5757";
+  // A unix socket is made mode 0600 whatever the umask; with a group id, it
+  // is given to that group and made 0660 (rig serve --socket-group).
+  std::optional<uint32_t> socket_group;
   std::string token;      // required in hello when set; required for a non-loopback listen
   std::string model_dir;  // root for load-by-name; empty disables it
   // Requests each connection may keep in flight, advertised in hello.

@@ -297,6 +297,10 @@ void Session::closed() {
   models_.clear();
 }
 
+void Session::peer_ended() {
+  if (server().host) server().host->cancel_loops(this);
+}
+
 void Session::wake() {
   { std::lock_guard lock(models_mu_); }  // a waiter is either asleep or sees gone()
   models_cv_.notify_all();

@@ -59,6 +59,7 @@ class Session final : public Connection {
   // a whole canonical ping: answered without the parser or protobuf.
   size_t take_whole(std::span<const std::byte> bytes) override;
   void reading_stopped() override { placed_.reset(); }
+  void peer_ended() override;
   void closed() override;
   void wake() override;
 

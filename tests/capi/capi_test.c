@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   rig_device* device = NULL;
   rig_model* model = NULL;
   rig_model* newer = NULL;
+  rig_model* failed = NULL;
   size_t inputs = 0, outputs = 0, in_bytes = 0, out_bytes = 0, rank = 0;
   const char* name = NULL;
   const char* dtype = NULL;
@@ -119,6 +120,16 @@ int main(int argc, char** argv) {
   EXPECT(strstr(rig_last_error(), "retired") != NULL);
   EXPECT(rig_model_run(newer, in_ptrs, in_sizes, 1, out_ptrs, out_sizes, 1) == RIG_OK);
   rig_model_free(model);
+  /* A failed load retires the current handle too (the device dropped its
+     model before loading), and the handle says why. */
+  EXPECT(rig_model_load(device, "/nonexistent/model.onnx", &failed) != RIG_OK);
+  EXPECT(rig_model_run(newer, in_ptrs, in_sizes, 1, out_ptrs, out_sizes, 1) ==
+         RIG_ERROR_INVALID_ARGUMENT);
+  EXPECT(strstr(rig_last_error(), "retired by a later load that failed") != NULL);
+  EXPECT(strstr(rig_last_error(), "/nonexistent/model.onnx") != NULL);
+  rig_model_free(newer);
+  EXPECT(rig_model_load(device, argv[1], &newer) == RIG_OK);
+  EXPECT(rig_model_run(newer, in_ptrs, in_sizes, 1, out_ptrs, out_sizes, 1) == RIG_OK);
   /* The device handle may go first: the model keeps the device alive. */
   rig_device_close(device);
   EXPECT(rig_model_run(newer, in_ptrs, in_sizes, 1, out_ptrs, out_sizes, 1) == RIG_OK);

@@ -110,6 +110,18 @@ class Binding(unittest.TestCase):
         self.assertIn("retired", caught.exception.message)
         newer.free()
 
+    def test_a_failed_load_retires_the_model_and_says_why(self):
+        # Issue 37, item 11: the device drops its model before loading, so
+        # a failed load retires the earlier handle; its run says why (before,
+        # "run: no model loaded").
+        with self.assertRaises(rig.Error):
+            self.device.load("/nonexistent.onnx")
+        with self.assertRaises(rig.Error) as caught:
+            self.model.run([pattern(1024, 1)])
+        self.assertEqual(caught.exception.status, 2)
+        self.assertIn("retired by a later load that failed", caught.exception.message)
+        self.assertIn("/nonexistent.onnx", caught.exception.message)
+
     def test_errors_carry_status_and_text(self):
         with self.assertRaises(rig.Error) as caught:
             rig.Device("warp:9")

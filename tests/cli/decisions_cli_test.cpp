@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "rig/report/document.hpp"
 
 namespace rig {
 namespace {
@@ -146,7 +147,7 @@ TEST_F(Decisions, PredictFitAndPlaceCarryTheirInputsVerdicts) {
       << p.output;
   EXPECT_NE(p.output.find("verdict: INVALID"), npos) << p.output;
   const auto pj = read_json(path("p.json"));
-  EXPECT_EQ(pj["schema_version"], 6);
+  EXPECT_EQ(pj["schema_version"], kJsonSchemaVersion);
   EXPECT_EQ(pj["verdict"]["status"], "INVALID");
   EXPECT_EQ(pj["verdict"]["rules"][0]["rule"], "input_valid");
   EXPECT_EQ(pj["inputs"][0]["status"], "INVALID");

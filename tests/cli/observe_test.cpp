@@ -255,11 +255,11 @@ TEST_F(CliFixture, ReportAndExportOnWhatTheCommandsWrote) {
   EXPECT_FALSE(std::filesystem::exists(path("x.html")));
   {
     std::ofstream bad(path("bad.json"));
-    bad << R"({"schema_version": 7, "tool": "rig bench"})";
+    bad << R"({"schema_version": 8, "tool": "rig bench"})";
   }
   r = rig("report " + path("bad.json") + " -o " + path("x.html"));
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("bad.json: schema_version 7 is not one this rig reads"),
+  EXPECT_NE(r.output.find("bad.json: schema_version 8 is not one this rig reads"),
             std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("x.html")));

@@ -399,7 +399,8 @@ TEST(Methodology, BuffersBeyondTheMemoryBudgetAreRefused) {
 
 TEST(Methodology, TenMinuteRunIsInstantAndBounded) {
   // 10 minutes at 10k inferences/s on the virtual clock: 6M completions,
-  // memory bounded by the reservoir.
+  // memory bounded by the reservoir (thinned by halves: at least half of
+  // it, never more than all of it, stays filled).
   auto dev = sim("compute=100us,bw=1000GB/s,depth=8");
   TransportSpec spec;
   spec.frame = {16, 16};
@@ -417,7 +418,8 @@ TEST(Methodology, TenMinuteRunIsInstantAndBounded) {
   auto rep = measure_steady(*dev, cold->workspace, ss);
   EXPECT_NEAR(rep.rate, 10000, 0.1);
   EXPECT_GE(rep.inferences, 6000000u);
-  EXPECT_EQ(rep.latency_ms.count, 1000u);
+  EXPECT_LE(rep.latency_ms.count, 1000u);
+  EXPECT_GE(rep.latency_ms.count, 500u);
   EXPECT_EQ(rep.windows.size(), 10u);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <span>
 #include <vector>
 
@@ -199,6 +200,122 @@ TEST(PercentileInterval, CoversTheQuantileAtLeastAsOftenAsPromised) {
     if (!(*ci.lower <= 0.9 && 0.9 <= *ci.upper)) ++misses;
   }
   EXPECT_LE(misses, 32);  // 5% of 400 = 20, expected fewer (discrete, conservative)
+}
+
+// ---------------------------------------------------------------------------
+// Intervals of series in time order (issue 36).
+
+// A seeded AR(1) series x_k = phi x_{k-1} + e_k, e_k ~ U(-0.5, 0.5): lag-1
+// autocorrelation phi.
+std::vector<double> ar1(size_t n, double phi, uint64_t seed) {
+  std::vector<double> v;
+  uint64_t state = seed;
+  double x = 0;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double e = static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
+    x = phi * x + e;
+    v.push_back(x);
+  }
+  return v;
+}
+
+TEST(SeriesIntervals, StudentTQuantilesMatchTheTables) {
+  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.7062, 1e-4);
+  EXPECT_NEAR(student_t_quantile(0.975, 7), 2.3646, 1e-4);
+  EXPECT_NEAR(student_t_quantile(0.95, 30), 1.6973, 1e-4);
+  EXPECT_NEAR(student_t_quantile(0.025, 7), -2.3646, 1e-4);
+  EXPECT_EQ(student_t_quantile(0.5, 3), 0);
+}
+
+TEST(SeriesIntervals, BinomialUpperIsClopperPearson) {
+  // 5 of 100: the exact 95% interval is [0.0164, 0.1128].
+  EXPECT_NEAR(binomial_upper(5, 100), 0.11284, 1e-4);
+  // None of n: 1 - 0.025^(1/n).
+  EXPECT_NEAR(binomial_upper(0, 368), 1 - std::pow(0.025, 1.0 / 368), 1e-9);
+  EXPECT_EQ(binomial_upper(3, 3), 1);
+  EXPECT_EQ(binomial_upper(0, 0), 1);
+}
+
+TEST(SeriesIntervals, Lag1AutocorrelationOfKnownSeries) {
+  const std::vector<double> alternating = {1, -1, 1, -1, 1, -1, 1, -1, 1, -1};
+  EXPECT_LT(*lag1_autocorrelation(alternating), -0.8);
+  EXPECT_NEAR(*lag1_autocorrelation(ar1(20000, 0.9, 7)), 0.9, 0.02);
+  EXPECT_NEAR(*lag1_autocorrelation(ar1(20000, 0.0, 7)), 0.0, 0.03);
+  const std::vector<double> constant(10, 2.0);
+  EXPECT_FALSE(lag1_autocorrelation(constant).has_value());
+  EXPECT_FALSE(lag1_autocorrelation(std::vector<double>{1, 2}).has_value());
+}
+
+TEST(SeriesIntervals, OrderedSampleThinsByHalvesInTimeOrder) {
+  OrderedSample s(8);
+  for (int i = 0; i < 20; ++i) s.add(i);
+  EXPECT_EQ(s.seen(), 20u);
+  EXPECT_EQ(s.stride(), 4u);  // 8 kept of 0..15, then every 4th
+  EXPECT_EQ(s.values(), (std::vector<double>{0, 4, 8, 12, 16}));
+  OrderedSample all(100);
+  for (int i = 0; i < 20; ++i) all.add(i);
+  EXPECT_EQ(all.values().size(), 20u);
+  EXPECT_EQ(all.stride(), 1u);
+}
+
+TEST(SeriesIntervals, BatchMinSamplesGrowsWithTheCorrelation) {
+  EXPECT_EQ(batch_min_samples(99, 0.0), 200u);   // 2 beyond the p99 per batch
+  EXPECT_EQ(batch_min_samples(99, 0.9), 1000u);  // 10 beyond it, the cap
+  EXPECT_EQ(batch_min_samples(50, 0.0), 20u);    // the floor
+}
+
+TEST(SeriesIntervals, IndependentSeriesUseOrderStatistics) {
+  const auto v = ar1(2000, 0.0, 11);
+  const PercentileInterval ci = series_percentile_interval(v, 90);
+  EXPECT_EQ(ci.method, IntervalMethod::order_statistics);
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  const PercentileInterval plain = percentile_interval(sorted, 90);
+  EXPECT_EQ(ci.lower, plain.lower);
+  EXPECT_EQ(ci.upper, plain.upper);
+  // A constant series (a deterministic device) has no lag-1 figure and is
+  // judged by order statistics: every interval of it is that value.
+  const std::vector<double> constant(400, 3.0);
+  const PercentileInterval c = series_percentile_interval(constant, 99);
+  EXPECT_EQ(c.method, IntervalMethod::order_statistics);
+  EXPECT_EQ(c.lower, 3.0);
+  EXPECT_EQ(c.upper, 3.0);
+}
+
+TEST(SeriesIntervals, CorrelatedSeriesUseEightBatchesOrSayTheyCannot) {
+  const auto v = ar1(40000, 0.9, 13);
+  const PercentileInterval ci = series_percentile_interval(v, 50);
+  EXPECT_EQ(ci.method, IntervalMethod::batch_quantiles);
+  EXPECT_EQ(ci.batches, 8u);
+  EXPECT_EQ(ci.batch_size, 5000u);
+  ASSERT_TRUE(ci.enough());
+  // Wider than order statistics would claim for 40000 independent values.
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  const PercentileInterval naive = percentile_interval(sorted, 50);
+  EXPECT_GT(*ci.upper - *ci.lower, 2 * (*naive.upper - *naive.lower));
+  // Too short for p99's 8 batches of 1000: not stated, with what it needs.
+  const auto shortv = ar1(4000, 0.9, 13);
+  const PercentileInterval p99 = series_percentile_interval(shortv, 99);
+  EXPECT_FALSE(p99.enough());
+  EXPECT_EQ(p99.method, IntervalMethod::none);
+  EXPECT_EQ(p99.needs, 8000u);
+  EXPECT_GT(p99.needs, p99.count);
+}
+
+TEST(SeriesIntervals, TheMeanOfACorrelatedSeriesIsWiderThanIndependence) {
+  const auto v = ar1(40000, 0.9, 17);
+  const MeanInterval m = series_mean_interval(v);
+  ASSERT_TRUE(m.stated());
+  EXPECT_EQ(m.batches, 8u);
+  // The AR(1) mean's sd is sigma_e / (1 - phi) / sqrt(n); independence
+  // would claim sigma_x / sqrt(n), sigma_x = sigma_e / sqrt(1 - phi^2):
+  // about 4.4 times narrower.
+  RunningStats rs;
+  for (double x : v) rs.add(x);
+  const double naive = 1.96 * *rs.stddev() / std::sqrt(40000.0);
+  EXPECT_GT(*m.upper - *m.mean, 2 * naive);
 }
 
 }  // namespace

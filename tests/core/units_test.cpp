@@ -92,5 +92,16 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_rate(290e6), "290.0 MB/s");
 }
 
+// "Gb" (bits) for "GB" names the byte unit rig reads (issue 38, item 9).
+TEST(Units, BitUnitsSuggestTheByteUnit) {
+  const auto bw = parse_bandwidth("10Gb/s");
+  ASSERT_FALSE(bw);
+  EXPECT_NE(bw.error().message.find("sizes are bytes: 'GB'"), std::string::npos)
+      << bw.error().message;
+  const auto size = parse_bytes("8Mb");
+  ASSERT_FALSE(size);
+  EXPECT_NE(size.error().message.find("'MB'"), std::string::npos) << size.error().message;
+}
+
 }  // namespace
 }  // namespace rig

@@ -125,8 +125,12 @@ TEST(AbFidelity, EachRunOfASideIsAnIndependentDraw) {
   const std::set<double> b(r->rates_b.begin(), r->rates_b.end());
   EXPECT_EQ(a.size(), r->rates_a.size()) << "A's runs replay one jitter sequence";
   EXPECT_EQ(b.size(), r->rates_b.size()) << "B's runs replay one jitter sequence";
-  EXPECT_GT(r->test.p_value, 0.05) << r->verdict_text;
-  EXPECT_FALSE(called_different(*r)) << r->verdict_text;
+  // Nine distinct draws a side give the U test its full range: p is not
+  // its least value (2 / C(18, 9), about 0.00004, the one replayed draws
+  // gave). Whether this one pair of seeds is called different is itself a
+  // 5% draw; the false-positive rate is
+  // IdenticallyDistributedSidesAreCalledDifferentAtMostAlphaOfTheTime.
+  EXPECT_GT(r->test.p_value, 0.001) << r->verdict_text;
   // The derivation: pair 1 opens the spec as given, later pairs a seed of their own.
   const DeviceSpec spec = *parse_device_spec(base + "1");
   EXPECT_EQ(ab_run_spec(spec, 0), spec);

@@ -24,6 +24,8 @@
 #include "fidelity/sim_case.hpp"
 #include "rig/engine.hpp"
 #include "rig/scenario/bench.hpp"
+#include "rig/scenario/loop.hpp"
+#include "rig/scenario/rate_search.hpp"
 
 namespace rig::fidelity {
 namespace {
@@ -107,9 +109,8 @@ struct Tally {
         ++covered[i];
       else
         std::cout << "  miss " << what << " p" << cis[i]->p << ": truth " << t[i] << " not in ["
-                  << *cis[i]->lower << ", " << *cis[i]->upper << "] ("
-                  << to_string(cis[i]->method) << ", " << cis[i]->batches << " x "
-                  << cis[i]->batch_size << ")\n";
+                  << *cis[i]->lower << ", " << *cis[i]->upper << "] (" << to_string(cis[i]->method)
+                  << ", " << cis[i]->batches << " x " << cis[i]->batch_size << ")\n";
     }
   }
   void expect(const char* what) const {
@@ -172,8 +173,7 @@ TEST(IntervalCoverage, ClosedLoopPipelinedPercentiles) {
   const ModelSource model = tiny_model();
   Tally tally;
   for (uint64_t seed : run_seeds()) {
-    auto dev = open_device(
-        compute_only("1ms", depth, ",jitter=0.5,seed=" + std::to_string(seed)));
+    auto dev = open_device(compute_only("1ms", depth, ",jitter=0.5,seed=" + std::to_string(seed)));
     ASSERT_TRUE(dev) << dev.error().to_string();
     auto cold = cold_start(**dev, model, depth, seed);
     ASSERT_TRUE(cold) << cold.error().to_string();
@@ -186,6 +186,105 @@ TEST(IntervalCoverage, ClosedLoopPipelinedPercentiles) {
     tally.add(r.latency_ms, truth, "seed " + std::to_string(seed));
   }
   tally.expect("closed loop depth 4");
+}
+
+// Issue 36 item 4: rig loop on sim:compute=1ms,jitter=0.5 for 1 s: the
+// count of a 1 s loop has sd ~9 frames, so the device rate's interval must
+// be about +/-1.8%, not the cut-off frame's +/-0.05%. Truth: 1 / E[compute]
+// = 1000/s.
+TEST(IntervalCoverage, LoopRateWithFrameTimeNoise) {
+  const ModelSource model = tiny_model();
+  int covered = 0, stated = 0;
+  for (uint64_t seed : run_seeds()) {
+    auto dev = open_device(compute_only("1ms", 1, ",jitter=0.5,seed=" + std::to_string(seed)));
+    ASSERT_TRUE(dev) << dev.error().to_string();
+    LoopSettings s;
+    s.device = "sim";
+    s.point.duration = std::chrono::seconds(1);
+    s.point.seed = seed;
+    s.monitor.enabled = false;
+    auto r = run_loop(**dev, model, s);
+    ASSERT_TRUE(r) << r.error().to_string();
+    if (!r->device_rate_lower || !r->device_rate_upper) continue;
+    ++stated;
+    const bool holds = *r->device_rate_lower <= 1000 && 1000 <= *r->device_rate_upper;
+    covered += holds ? 1 : 0;
+    if (!holds)
+      std::cout << "  miss seed " << seed << ": [" << *r->device_rate_lower << ", "
+                << *r->device_rate_upper << "]\n";
+  }
+  std::cout << "loop rate: " << covered << " of " << stated << " intervals hold 1000/s\n";
+  EXPECT_EQ(stated, kSeeds);
+  EXPECT_GE(covered, kMinCovered);
+}
+
+// The open loop at `rate` on a compute-only sim of compute `d_ms` and
+// queue depth `depth`, replayed from first principles over `n` Poisson
+// arrivals (a generator of its own): frame k is submitted when it arrives
+// and a slot is free (the frame `depth` ahead completed), starts when the
+// compute is free, completes d later. Its sojourn's p99 and the share of
+// frames submitted more than `late_ms` after their arrival.
+struct Replay {
+  double p99_ms = 0, late_share = 0;
+};
+Replay replay_open_loop(double rate, double d_ms, uint32_t depth, double late_ms, size_t n,
+                        uint64_t seed) {
+  CaseRandom r(seed);
+  std::vector<double> done(n), sojourn(n);
+  double arrival = 0;
+  size_t late = 0;
+  for (size_t k = 0; k < n; ++k) {
+    arrival += -std::log(1 - r.unit()) * 1000 / rate;
+    const double submit = k >= depth ? std::max(arrival, done[k - depth]) : arrival;
+    const double start = k >= 1 ? std::max(submit, done[k - 1]) : submit;
+    done[k] = start + d_ms;
+    sojourn[k] = done[k] - arrival;
+    late += submit - arrival > late_ms ? 1 : 0;
+  }
+  const auto at = sojourn.begin() + static_cast<std::ptrdiff_t>(0.99 * static_cast<double>(n));
+  std::nth_element(sojourn.begin(), at, sojourn.end());
+  return {*at, static_cast<double>(late) / static_cast<double>(n)};
+}
+
+// Issue 36 item 2: rig sweep --rate 100/s..490/s --latency-bound 20ms
+// --arrival poisson on sim:compute=2ms,depth=8, with 30 s probes (a
+// probe's p99 interval needs 8000 correlated frames: 2 s probes state
+// none, and the search says to raise --duration). The claimed
+// best rate must meet the bound (p99 <= 20 ms and at most 1% late, by the
+// replay) in all but at most 3 of 20 seeds: a method that holds alpha =
+// 0.05 misses more than 3 with probability 1.6%. Before: 8 of 20 claimed
+// rates above 385/s, where 1.29% of frames are late.
+TEST(IntervalCoverage, RateSearchClaimsRatesThatMeetTheBound) {
+  const ModelSource model = tiny_model();
+  int misses = 0, claims = 0;
+  uint64_t replay_seed = 77;
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t seed = 1000 * static_cast<uint64_t>(i + 1) + 11;
+    auto dev = open_device(compute_only("2ms", 8, ""));
+    ASSERT_TRUE(dev) << dev.error().to_string();
+    RateSweepSettings s;
+    s.min_rate = 100;
+    s.max_rate = 490;
+    s.latency_bound = std::chrono::milliseconds(20);
+    s.arrival = Arrival::poisson;
+    s.point.duration = std::chrono::seconds(30);
+    s.point.seed = seed;
+    s.latency_samples = 20;
+    s.monitor.enabled = false;
+    auto r = run_rate_sweep(**dev, model, s);
+    ASSERT_TRUE(r) << r.error().to_string();
+    if (!r->search.best_rate) continue;
+    ++claims;
+    const Replay truth =
+        replay_open_loop(*r->search.best_rate, 2.0, 8, 1.0, 1000000, ++replay_seed);
+    const bool miss = truth.p99_ms > 20 || truth.late_share > kLateShareLimit;
+    misses += miss ? 1 : 0;
+    std::cout << "seed " << seed << ": claims " << *r->search.best_rate << "/s; replay p99 "
+              << truth.p99_ms << " ms, late " << truth.late_share * 100 << "%"
+              << (miss ? "  MISSES the bound" : "") << "\n";
+  }
+  EXPECT_GE(claims, 10) << "most searches claim a rate";
+  EXPECT_LE(misses, 3) << misses << " of " << claims << " claimed rates miss the bound";
 }
 
 }  // namespace

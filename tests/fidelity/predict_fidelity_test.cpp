@@ -131,5 +131,59 @@ TEST(PredictFidelity, SameLinkUnchangedOtherLinkWithinTheStatedUncertainty) {
   EXPECT_LE(unbounded, 4) << "rig declined to bound too many predictions";
 }
 
+// Property: a --depth deeper than the target link's queue is predicted at
+// the queue's depth, as a bench on that link clamps it (issue 36, item 9:
+// `--link usb3-gen2 --depth 64` predicted depth 64 on a 32-deep queue and
+// said "a deeper queue would help"). The prediction at twice the queue's
+// depth agrees with a bench on the target within its stated uncertainty and
+// names the clamp.
+TEST(PredictFidelity, DepthBeyondTheLinksQueueIsClampedToIt) {
+  CaseRanges ranges;
+  ranges.compute_lo_s = 50e-6;
+  int cases = 0;
+  for (uint64_t seed : case_seeds(6, 41)) {
+    Drawn a = draw_case(seed, ranges);
+    SCOPED_TRACE(a.c.describe());
+    auto on_a = bench_on(a.c, a.model);
+    ASSERT_TRUE(on_a);
+    const Prediction at_queue = predict(on_a->source, link_of(a.c), a.c.depth);
+    const Prediction deeper = predict(on_a->source, link_of(a.c), 2 * a.c.depth);
+    const std::string text = format_prediction_text(on_a->source, deeper);
+    EXPECT_EQ(deeper.depth, a.c.depth) << text;
+    EXPECT_EQ(deeper.requested_depth, 2 * a.c.depth);
+    ASSERT_TRUE(deeper.depth_note) << text;
+    EXPECT_NE(text.find("deeper than the link's queue"), std::string::npos) << text;
+    EXPECT_DOUBLE_EQ(deeper.rate, at_queue.rate) << text;
+    EXPECT_FALSE(at_queue.depth_note);
+    int unbounded = 0;
+    expect_within_stated(deeper, *on_a, on_a->source, unbounded);
+    if (deeper.bound == Bottleneck::latency) {
+      EXPECT_EQ(text.find("a deeper queue would help"), std::string::npos) << text;
+    }
+    ++cases;
+  }
+  EXPECT_EQ(cases, 6);
+
+  // The issue's example: a 16x16 transport model (1 kB in, 256 B out) at
+  // 10 us of compute, predicted onto usb3-gen2 (queue depth 32) at --depth 64.
+  SimCase c;
+  c.compute = std::chrono::microseconds(10);
+  c.bw_in = c.bw_out = 1e9;
+  c.lat = Nanos(0);
+  c.depth = 8;
+  c.model.frame = {16, 16};
+  auto model = build_case_model(c);
+  ASSERT_TRUE(model);
+  auto bench = bench_on(c, *model);
+  ASSERT_TRUE(bench);
+  auto usb = parse_link_profile("usb3-gen2");
+  ASSERT_TRUE(usb) << usb.error().to_string();
+  const Prediction p = predict(bench->source, *usb, 64);
+  const Prediction at_32 = predict(bench->source, *usb, 32);
+  EXPECT_EQ(p.depth, usb->queue_depth);
+  EXPECT_DOUBLE_EQ(p.rate, at_32.rate);
+  EXPECT_TRUE(p.depth_note);
+}
+
 }  // namespace
 }  // namespace rig::fidelity

@@ -11,6 +11,7 @@
 
 #include "fidelity/sim_case.hpp"
 #include "rig/scenario/soak.hpp"
+#include "rig/sha256.hpp"
 
 namespace rig::fidelity {
 namespace {
@@ -89,6 +90,23 @@ TEST(SoakFidelity, ShortLongAndDriftRecoverTheSimsStepSlowdown) {
   }
   EXPECT_GE(slowed, 4) << "the draw should mostly slow down by a measurable step";
   EXPECT_GE(steady, 1) << "the draw should hold a sim that does not slow down";
+}
+
+// The document names the model it measured by its sha256, as rig bench's
+// does (issue 36, item 12: soak wrote "").
+TEST(SoakFidelity, RecordsTheModelsSha256) {
+  Drawn d = draw_case(case_seeds(1, 31).front(), CaseRanges{});
+  auto dev = open_device(d.c.spec());
+  ASSERT_TRUE(dev) << dev.error().to_string();
+  SoakSettings s = soak_settings();
+  s.duration = 1s;
+  s.short_span = 200ms;
+  s.long_span = 200ms;
+  s.window = 100ms;
+  auto res = run_soak(**dev, d.model, s);
+  ASSERT_TRUE(res) << res.error().to_string();
+  EXPECT_EQ(res->model.sha256, sha256_hex(d.model.bytes));
+  EXPECT_EQ(res->model.sha256.size(), 64u);
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ const std::vector<Component> kComponents = {
     "include/rig/stats.hpp", "include/rig/device.hpp", "include/rig/device_spec.hpp",
     "include/rig/environment.hpp", "include/rig/link_profile.hpp", "include/rig/engine.hpp",
     "include/rig/input_data.hpp", "include/rig/output_file.hpp",
-    "include/rig/sha256.hpp",
+    "include/rig/sha256.hpp", "include/rig/random.hpp", "include/rig/json_depth.hpp",
     "include/rig/fanout_observer.hpp",
     "include/rig/version.hpp"},  // generated into the build tree
    {"rig_core"},

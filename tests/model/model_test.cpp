@@ -514,6 +514,23 @@ TEST(Files, AFileOverTheLimitIsRefusedBeforeReading) {
   EXPECT_NE(read_file("").error().message.find("empty"), std::string::npos);
 }
 
+// Issue 37, item 15: a stream (a pipe, /dev/zero) is read one byte past the
+// limit at most, not a chunk (or, with the default limit, 2 GiB) more.
+TEST(Files, AStreamIsReadOneBytePastTheLimitAtMost) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string data(1000, 'z');
+  ASSERT_EQ(::write(fds[1], data.data(), data.size()), 1000);
+  ::close(fds[1]);
+  auto bytes = read_file("/proc/self/fd/" + std::to_string(fds[0]), 100);
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.error().code, ErrorCode::limit_exceeded) << bytes.error().to_string();
+  char rest[2000];
+  const ssize_t left = ::read(fds[0], rest, sizeof rest);
+  ::close(fds[0]);
+  EXPECT_EQ(left, 1000 - 101);  // what read_file left in the pipe
+}
+
 // Issue 26, item 11: a model or input path naming a FIFO no process writes
 // is an error at once, not a wait for ever.
 TEST(Files, AFifoWithoutAWriterIsAnErrorNotAWait) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
@@ -337,6 +338,60 @@ struct Counting final : EngineObserver {
   void phase_begin(EnginePhase, Nanos) override { ++phases; }
   void window_closed(const WindowFigure&, Nanos) override { ++windows; }
 };
+
+// A sim whose sensors are renamed at every read: 1000 new names each time
+// (a hostile server's read_sensors).
+class RenamingSensors final : public Device {
+ public:
+  explicit RenamingSensors(std::unique_ptr<Device> sim) : sim_(std::move(sim)) {}
+  DeviceInfo info() const override { return sim_->info(); }
+  Clock& clock() override { return sim_->clock(); }
+  Result<LoadTimings> load(const ModelSource& source) override { return sim_->load(source); }
+  const ModelInfo& model_info() const override { return sim_->model_info(); }
+  Result<BindingId> bind(const Bindings& buffers) override { return sim_->bind(buffers); }
+  Result<InferenceTimings> run(BindingId binding) override { return sim_->run(binding); }
+  Result<void> submit(BindingId binding, uint64_t tag) override {
+    return sim_->submit(binding, tag);
+  }
+  Result<Completion> wait_next(Nanos timeout) override { return sim_->wait_next(timeout); }
+  uint32_t in_flight() const override { return sim_->in_flight(); }
+  Result<DurationRun> run_for_duration(BindingId binding, Nanos duration, Nanos sleep) override {
+    return sim_->run_for_duration(binding, duration, sleep);
+  }
+  ByteCounters bytes() const override { return sim_->bytes(); }
+  std::map<std::string, double> read_sensors() override {
+    std::map<std::string, double> out;
+    for (int i = 0; i < 1000; ++i) out["s" + std::to_string(reads_ * 1000 + i)] = i;
+    ++reads_;
+    return out;
+  }
+
+ private:
+  std::unique_ptr<Device> sim_;
+  uint64_t reads_ = 0;
+};
+
+// Issue 37, item 3: the sensors a run keeps are bounded (the first 512
+// names), whatever the device names; the dropped readings are counted.
+TEST(MonitorOnSim, TheSensorsOfARunAreBoundedAndTheDroppedCounted) {
+  auto sim = open_device("sim:compute=1ms");
+  ASSERT_TRUE(sim.has_value()) << sim.error().to_string();
+  RenamingSensors device(std::move(*sim));
+  Monitor monitor(MonitorSettings{}, device);
+  monitor.start();
+  for (int i = 0; i < 10; ++i) monitor.sample("window");
+  const MonitorRecord r = monitor.finish();
+  std::set<std::string> names;
+  for (const auto& s : r.samples)
+    for (const auto& [k, v] : s.values)
+      if (k.rfind("device:", 0) == 0) names.insert(k);
+  EXPECT_EQ(names.size(), 512u);
+  uint64_t reads = r.samples.size();  // one read per sample (the probe's is not kept)
+  const std::string dropped = std::to_string(reads * 1000 - 512) + " readings of others";
+  bool said = false;
+  for (const auto& n : r.notes) said = said || n.find(dropped) != std::string::npos;
+  EXPECT_TRUE(said) << "no note of the " << dropped;
+}
 
 TEST(MonitorOnSim, SamplesAlignWithWindowsAndHostSourcesAreNotSampled) {
   auto device = open_device("sim:compute=1ms,temp=40:50:60,sensor_step=500ms,warn=low_power_mode");

@@ -2,7 +2,11 @@
 """Opens rig report's page in headless Chromium from file:// and checks what a
 person would see: the page is not blank (screenshot pixel variance), logs no
 console error or exception, makes no network request (only the page itself
-loads), and every <svg> has a non-zero size.
+loads), and every <svg> has a non-zero size. At 1400 px wide (issue 38): no
+element is wider than the window, and a bench's, a ladder's, a fit's and a
+place's page each opens with its headline (answer, the three quantities, the
+verdict and its reason) in the first screen, in figures a person reads. With
+RIG_REPORT_SCREENS=DIR, those first screens are saved there as PNG.
 
 Chromium is driven over the DevTools protocol through --remote-debugging-pipe
 (fd 3: commands in, fd 4: replies out, each message NUL-terminated JSON).
@@ -156,6 +160,103 @@ def inspect(browser, url):
     return errors, [u for u in requests if u != url], sizes, stddev
 
 
+# Issue 38: the page read at 1400 px wide. Each result opens with its headline
+# (the answer, the three quantities where the kind measures them, the verdict
+# and its reason) within the first screen, and nothing is wider than the
+# window. Per page: the words its headline must hold.
+LAYOUT_WIDTH, FIRST_SCREEN = 1400, 900
+LAYOUT_PAGES = {
+    # rig bench on sim:bw_in=400MB/s,bw_out=100MB/s,lat=0.45ms (a virtual clock)
+    "bench-sim-v7.json": ["time to first output", "steady-state rate", "bytes per inference",
+                          "verdict: VALID"],
+    # rig ladder on the same asymmetric half-duplex link
+    "ladder-asym-v7.json": ["the link: in 400 MB/s, out 100 MB/s", "half duplex",
+                            "latency 0.45 ms per transfer", "verdict:"],
+    # rig fit --params 12.0225e9 --device-memory 8GiB --link usb3-gen2
+    "fit-streamed-v7.json": ["4-bit weights (6.011 GB)", "2.579 GB spare", "verdict:"],
+    # rig place --workload fps=30,frame=64x64 over the bench above and one on cpu
+    "place-v7.json": ["choice: ", "verdict:"],
+}
+# What a person should never have to read in a headline: an exponent, a raw
+# byte count of many digits.
+UNREADABLE = ("e+", "e-0", "e-1")
+
+
+def layout(browser, url, shot_path=None):
+    """(page width, [elements wider than the window], headline texts, the first headline's top)."""
+    target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    browser.call("Page.enable", session=session)
+    browser.call("Emulation.setDeviceMetricsOverride",
+                 {"width": LAYOUT_WIDTH, "height": FIRST_SCREEN, "deviceScaleFactor": 1,
+                  "mobile": False}, session=session)
+    browser.call("Page.navigate", {"url": url}, session=session)
+    browser.wait_event("Page.loadEventFired", session)
+    value = browser.call("Runtime.evaluate", {
+        "expression": "(() => { const w = window.innerWidth;"
+                      " const wide = Array.from(document.querySelectorAll('body *'))"
+                      "  .filter(e => e.getBoundingClientRect().right > w + 1)"
+                      "  .slice(0, 5).map(e => e.tagName + '.' + e.className + ' right '"
+                      "   + Math.round(e.getBoundingClientRect().right));"
+                      " const h = Array.from(document.querySelectorAll('div.headline'));"
+                      " return [document.documentElement.scrollWidth, wide,"
+                      "  h.map(e => e.innerText),"
+                      "  h.length ? h[0].getBoundingClientRect().bottom : -1]; })()",
+        "returnByValue": True}, session=session)["result"]["value"]
+    if shot_path:
+        shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
+        with open(shot_path, "wb") as f:
+            f.write(base64.b64decode(shot))
+    browser.call("Target.closeTarget", {"targetId": target})
+    return value
+
+
+def layout_failures(browser, rig, fixtures, scratch, all_page):
+    """The layout checks, after a control page too wide for the window is caught."""
+    failures = []
+    control = os.path.join(scratch, "control-wide.html")
+    with open(control, "w") as f:
+        f.write("<!DOCTYPE html><html><head><title>c</title></head><body>"
+                "<div class='headline'>3.1e+05 B</div><table><tr><td style='min-width:3000px'>"
+                "x</td></tr></table></body></html>")
+    width, wide, _, _ = layout(browser, "file://" + control)
+    if width <= LAYOUT_WIDTH or not wide:
+        failures.append(f"the too-wide control page was not caught (width {width})")
+    shots = os.environ.get("RIG_REPORT_SCREENS")
+    pages = [(all_page, None)]
+    for name, words in LAYOUT_PAGES.items():
+        page = os.path.join(scratch, "layout-" + name.replace(".json", ".html"))
+        done = subprocess.run([rig, "report", os.path.join(fixtures, name), "-o", page],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            failures.append(f"rig report {name} failed: {done.stderr.strip()}")
+            continue
+        pages.append((page, (name, words)))
+    for page, expect in pages:
+        shot = None
+        if shots and expect:
+            os.makedirs(shots, exist_ok=True)
+            shot = os.path.join(shots, os.path.basename(page).replace(".html", ".png"))
+        width, wide, heads, bottom = layout(browser, "file://" + page, shot)
+        where = expect[0] if expect else "every fixture on one page"
+        if width > LAYOUT_WIDTH or wide:
+            failures.append(f"{where}: wider than {LAYOUT_WIDTH} px (page {width} px): {wide}")
+        if not heads:
+            failures.append(f"{where}: no headline")
+            continue
+        if expect:
+            if bottom > FIRST_SCREEN:
+                failures.append(f"{where}: the headline ends at {bottom:.0f} px, below the "
+                                f"first screen ({FIRST_SCREEN} px)")
+            missing = [w for w in expect[1] if w not in heads[0]]
+            if missing:
+                failures.append(f"{where}: the headline lacks {missing}: {heads[0]!r}")
+            odd = [u for u in UNREADABLE if u in heads[0]]
+            if odd:
+                failures.append(f"{where}: the headline shows {odd}: {heads[0]!r}")
+    return failures, len(pages)
+
+
 def main():
     rig, fixtures, scratch = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(scratch, exist_ok=True)
@@ -186,6 +287,8 @@ def main():
             if c_stddev >= 2:
                 failures.append(f"the blank control page has pixel stddev {c_stddev:.2f}")
             errors, requests, sizes, stddev = inspect(browser, "file://" + page)
+            layout_fails, layout_pages = layout_failures(browser, rig, fixtures, scratch, page)
+            failures += layout_fails
         finally:
             browser.close()
     if errors:
@@ -203,7 +306,9 @@ def main():
         return 1
     print(f"browser check passed: {len(results)} results, {len(sizes)} svgs, "
           f"pixel stddev {stddev:.1f}, no console errors, no network requests "
-          f"(control page: {len(c_errors)} errors, {len(c_requests)} requests caught)")
+          f"(control page: {len(c_errors)} errors, {len(c_requests)} requests caught); "
+          f"{layout_pages} pages at {LAYOUT_WIDTH} px: no horizontal overflow, each headline "
+          f"in the first screen with its figures")
     return 0
 
 

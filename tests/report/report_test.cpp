@@ -122,7 +122,7 @@ TEST(BenchReport, TextHasEveryQuantityWithItsUnit) {
         "load (read+parse+compile)", "steady state (pipelined, warm, depth 32)", "500.0 /s",
         "= 2.000 ms per frame", "lone-frame latency (depth 1, 200 samples)", "bus share of latency",
         "bytes per inference", "payload in / out", "16.38 kB", "10.24 MB/s", "rig overhead",
-        "verdict: VALID", "warning: virtual clock: figures are the sim device's model",
+        "verdict: VALID", "warning: real_clock: virtual clock: figures are the sim device's model",
         "rig round trip, no device", "on this link: median of 200 protocol pings, min 41.00 us"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle << " in\n" << text;
 }
@@ -292,12 +292,12 @@ TEST(BenchReport, ReaderAcceptsListedVersionsAndRefusesOthersByName) {
   ASSERT_TRUE(two.has_value()) << two.error().to_string();
   EXPECT_FALSE(two->device.link_floor);
   EXPECT_FALSE(two->latency.rig_round_trip_ms);
-  doc["schema_version"] = 7;
-  auto future = read_bench_json(doc.dump(), "v7.json");
+  doc["schema_version"] = 8;
+  auto future = read_bench_json(doc.dump(), "v8.json");
   ASSERT_FALSE(future.has_value());
-  EXPECT_NE(
-      future.error().message.find("schema_version 7 is not one this rig reads (1, 2, 3, 4, 5, 6)"),
-      std::string::npos)
+  EXPECT_NE(future.error().message.find(
+                "schema_version 8 is not one this rig reads (1, 2, 3, 4, 5, 6, 7)"),
+            std::string::npos)
       << future.error().message;
   auto text = read_bench_json("{ nope", "bad.json");
   ASSERT_FALSE(text.has_value());
@@ -562,7 +562,7 @@ TEST(AbReport, PairsAndVerdictText) {
   r.judgement = fixture_verdict();
   const std::string text = format_ab_text(r);
   for (const char* needle : {"rig ab: m, 3 interleaved pairs", "A: depth=1  ->  sim:",
-                             "B: depth=8  ->  sim:", "4.0000", "verdict: B (depth=8) is faster"})
+                             "B: depth=8  ->  sim:", "4.0000", "result: B (depth=8) is faster"})
     EXPECT_NE(text.find(needle), std::string::npos) << needle << " in\n" << text;
   const json doc = json::parse(ab_to_json(r));
   EXPECT_EQ(doc["tool"], "rig ab");

@@ -105,6 +105,12 @@ TEST_F(IoCli, RunFeedsExactBytesAndNamesMismatches) {
   EXPECT_NE(r.output.find("not a readable .npy file"), std::string::npos) << r.output;
   r = rig("run " + model_ + " --input " + path("missing.bin") + " -q");
   EXPECT_EQ(r.status, 2) << r.output;
+  // Issue 37 item 15: an endless stream is read one byte past what the
+  // input can take, then refused by name (before: 2 GiB read first).
+  r = rig("run " + model_ + " --input /dev/zero -q");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("input 'input'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("takes 16384 bytes"), std::string::npos) << r.output;
   r = rig("run " + model_ + " -d tcp://127.0.0.1:1 -q");
   EXPECT_EQ(r.status, 3) << r.output;
 }

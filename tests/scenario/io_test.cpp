@@ -12,6 +12,7 @@
 #include "rig/device.hpp"
 #include "rig/model.hpp"
 #include "rig/report/loop_report.hpp"
+#include "rig/report/run_report.hpp"
 #include "rig/scenario/check.hpp"
 #include "rig/scenario/compare.hpp"
 #include "rig/scenario/loop.hpp"
@@ -285,6 +286,27 @@ TEST(Compare, VariantsDifferAndARerunDoesNot) {
   EXPECT_NE(base.outputs[0].stats.sha256, other.outputs[0].stats.sha256);
 
   EXPECT_FALSE(run_compare(*device, std::vector<ModelSource>{cnn(1, "one")}, s));
+}
+
+// The sim does not compute the model (issue 38, item 6): two different
+// models' outputs are not reported as identical; the result says why.
+TEST(Compare, OnTheSimOutputsAreNotTheModelsAndNotCompared) {
+  auto device = open_device("sim");
+  ASSERT_TRUE(device) << device.error().to_string();
+  auto r = run_compare(**device, std::vector<ModelSource>{cnn(1, "base"), cnn(2, "other")}, {});
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(r->outputs_not_the_models);
+  EXPECT_NE(r->outputs_not_the_models->find("not the model's"), std::string::npos);
+  EXPECT_FALSE(r->variants[1].bytes_differing_from_first);
+  const std::string text = format_compare_text(*r);
+  EXPECT_NE(text.find("warning: the sim does not compute the model"), std::string::npos) << text;
+  EXPECT_NE(compare_to_json(*r).find("\"outputs_not_the_models\": \"the sim does not"),
+            std::string::npos);
+  // On the cpu device the outputs are the model's.
+  auto cpu_device = cpu();
+  auto on_cpu = run_compare(*cpu_device, std::vector<ModelSource>{cnn(1, "a"), cnn(2, "b")}, {});
+  ASSERT_TRUE(on_cpu) << on_cpu.error().to_string();
+  EXPECT_FALSE(on_cpu->outputs_not_the_models);
 }
 
 TEST(Compare, DifferentOutputSizesAreNotCompared) {

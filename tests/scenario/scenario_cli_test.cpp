@@ -137,14 +137,15 @@ TEST_F(AnalysisCli, SweepRateBadInput) {
 // device, missed once a backlog builds) the best rate lies in [400, 600).
 TEST_F(AnalysisCli, SweepRateFindsTheHighestRateMeetingTheBound) {
   const std::string out = path("rate.json");
-  const CliRun r = rig("sweep " + model_ +
-                       " -d sim:compute=2ms,bw=10GB/s,depth=8 -q --duration 2s --rate 10/s..1000/s "
-                       "--latency-bound 10ms --arrival constant --max-probes 12 --json " +
-                       out);
+  const CliRun r =
+      rig("sweep " + model_ +
+          " -d sim:compute=2ms,bw=10GB/s,depth=8 -q --duration 2s --rate 200/s..1000/s "
+          "--latency-bound 10ms --arrival constant --max-probes 12 --json " +
+          out);
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* needle : {"offered/s", "achieved/s", "p99 from arrival", "keeps up", "meets",
                              "best rate meeting the bound:", "first failing rate:",
-                             "not enough samples (n = 20, p99 needs >= 368)", "95% CI"})
+                             "not enough samples (n = 2000, p99 needs >= 8000)", "95% CI"})
     EXPECT_NE(r.output.find(needle), std::string::npos) << needle << " in\n" << r.output;
   expect_complete_json(out, "rig sweep");
   const auto doc = read_json(out);
@@ -163,7 +164,7 @@ TEST_F(AnalysisCli, SweepRateFindsTheHighestRateMeetingTheBound) {
   EXPECT_LE(probes.size(), 12u);
   EXPECT_EQ(probes[0]["offered_rate_per_s"], 1000.0);  // the top of the range first
   EXPECT_EQ(probes[0]["meets"], false);
-  EXPECT_EQ(probes[1]["offered_rate_per_s"], 10.0);
+  EXPECT_EQ(probes[1]["offered_rate_per_s"], 200.0);
   EXPECT_EQ(probes[1]["meets"], true);
   for (const auto& p : probes) {
     const double rate = p["offered_rate_per_s"].get<double>();
@@ -177,7 +178,7 @@ TEST_F(AnalysisCli, SweepRateFindsTheHighestRateMeetingTheBound) {
     }
     EXPECT_TRUE(p["latency_from_arrival_ms"]["intervals"]["p99"].contains("enough"));
   }
-  // The verdict names its rules; the 10/s probe's p99 lacks samples.
+  // The verdict names its rules; the 1000/s probe's p99 lacks samples.
   std::vector<std::string> rules;
   for (const auto& rule : doc["verdict"]["rules"]) rules.push_back(rule["rule"]);
   for (const char* name :
@@ -196,6 +197,19 @@ TEST_F(AnalysisCli, SweepRateFindsTheHighestRateMeetingTheBound) {
   EXPECT_NE(none.output.find("no rate in the range met p99 <= 1.000 ms"), std::string::npos)
       << none.output;
   EXPECT_TRUE(read_json(out)["results"]["best_rate_per_s"].is_null());
+
+  // Probes too short to state a p99 (20 frames at 10/s): judged by none,
+  // and said so, with what to change.
+  const CliRun unjudged = rig("sweep " + model_ +
+                              " -d sim:compute=2ms,bw=10GB/s,depth=8 -q --duration 2s --rate "
+                              "10/s..1000/s --latency-bound 10ms --arrival constant");
+  ASSERT_EQ(unjudged.status, 0) << unjudged.output;
+  EXPECT_NE(unjudged.output.find("best rate meeting the bound: none"), std::string::npos)
+      << unjudged.output;
+  EXPECT_NE(unjudged.output.find("no probe could be judged: at 10.00/s the p99's interval needs "
+                                 "368 frames, the probe had 20"),
+            std::string::npos)
+      << unjudged.output;
 }
 
 TEST_F(AnalysisCli, AbBadInput) {
@@ -222,7 +236,7 @@ TEST_F(AnalysisCli, AbWritesJson) {
   const CliRun r =
       rig("ab " + model_ + " " + kSim + " --a depth=1 --b depth=8 --pairs 4 --json " + out);
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("verdict: B (depth=8) is faster"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("result: B (depth=8) is faster"), std::string::npos) << r.output;
   expect_complete_json(out, "rig ab");
 }
 

@@ -21,6 +21,22 @@ const RuleOutcome* find_rule(const Verdict& v, std::string_view name) {
   return it == v.rules.end() ? nullptr : &*it;
 }
 
+// Windows of `frames` frames each at these rates.
+std::vector<WindowFigure> windows_of(const std::vector<double>& rates, uint64_t frames) {
+  std::vector<WindowFigure> windows;
+  double start = 0;
+  for (double rate : rates) {
+    WindowFigure w;
+    w.start_s = start;
+    w.inferences = frames;
+    w.duration_s = static_cast<double>(frames) / rate;
+    w.rate = rate;
+    start += w.duration_s;
+    windows.push_back(w);
+  }
+  return windows;
+}
+
 BenchResult good_bench() {
   BenchResult r;
   r.effective.point.repeats = 2;
@@ -57,6 +73,7 @@ TEST(Verdict, FailedRulesGiveReasonsWithWhatToChange) {
   r.steady.repeats[1].inferences = 7;
   r.steady.repeats[1].stable = false;
   r.steady.repeats[1].last_windows_spread = 0.2;
+  r.steady.repeats[1].windows = windows_of({100, 100, 100, 100, 120}, 100);
   r.steady.repeats[0].device_stuck = true;
   r.steady.repeats[0].errors = 2;
   r.steady.repeats[0].first_error = Error{ErrorCode::timeout, "no reply"};
@@ -113,6 +130,44 @@ TEST(Verdict, ADeviceOrLinkFailureDuringTheRunExits3) {
   EXPECT_EQ(v.failure->code, ErrorCode::disconnected);
   EXPECT_EQ(strict_exit_status(v, false), 3);
   EXPECT_EQ(strict_exit_status(v, true), 3);
+}
+
+// Issue 36 item 6: a spread the frame-time noise explains for windows this
+// short is not instability. Windows of 20 frames whose frame times vary by
+// 30% (sd / mean, at depth 1) differ by up to 5.063 x 0.3 / sqrt(20) = 34%
+// by chance: a 20% spread warns "too few frames per window (20)"; the same
+// spread over windows of 2000 frames (noise 3.4%) is unstable.
+TEST(Verdict, StabilityIsJudgedOnEnoughFrames) {
+  BenchResult r = good_bench();
+  SteadyRepeat& rep = r.steady.repeats[1];
+  rep.stable = false;
+  rep.depth = 1;
+  rep.last_windows_spread = 0.2;
+  rep.windows = windows_of({100, 100, 100, 100, 120}, 20);
+  rep.latency_ms.count = 1000;
+  rep.latency_ms.mean = 10.0;
+  rep.latency_ms.stddev = 3.0;
+  Verdict v = judge(r);
+  EXPECT_TRUE(v.valid) << (v.reasons.empty() ? "" : v.reasons[0]);
+  const auto warned = std::find_if(v.warnings.begin(), v.warnings.end(), [](const auto& w) {
+    return w.find("repeat 2: too few frames per window (20)") != std::string::npos;
+  });
+  ASSERT_NE(warned, v.warnings.end());
+  EXPECT_NE(warned->find("raise --duration"), std::string::npos) << *warned;
+  EXPECT_EQ(warned->find("throttling"), std::string::npos) << *warned;
+
+  rep.windows = windows_of({100, 100, 100, 100, 120}, 2000);
+  v = judge(r);
+  EXPECT_FALSE(v.valid);
+  EXPECT_TRUE(std::any_of(v.reasons.begin(), v.reasons.end(), [](const auto& s) {
+    return s.find("repeat 2: not stable") != std::string::npos &&
+           s.find("check for throttling") != std::string::npos;
+  }));
+
+  // Fewer than 3 windows: not judged, a warning.
+  rep.windows = windows_of({100, 120}, 4);
+  v = judge(r);
+  EXPECT_TRUE(v.valid) << (v.reasons.empty() ? "" : v.reasons[0]);
 }
 
 // Issue 26 item 9: a repeat a dead server cut short is said to be cut short

@@ -28,6 +28,14 @@ std::span<const int> readable_schema_versions();
 Result<InputVerdict> read_input_verdict(std::string_view text, std::string_view what,
                                         std::string_view reader);
 
+// Text that came from outside rig (a served device's warnings and
+// properties, file names, history labels, documents) made safe to print on
+// a terminal: C0 control characters other than newline and tab, DEL, and
+// the C1 controls U+0080-U+009F (as UTF-8) become visible escapes ("\x1b",
+// "\u009b"), so that no peer or file can move the cursor, rewrite a line
+// (CR), ring the bell or send an escape sequence. Everything else is kept.
+std::string terminal_safe(std::string_view text);
+
 // Writes a serialized document with write_output_file (rig/output_file.hpp):
 // atomically for a file, through for a FIFO, a device or "-".
 Result<void> write_json_file(const std::string& path, std::string_view document);

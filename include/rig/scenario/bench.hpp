@@ -46,9 +46,9 @@ struct BenchSettings {
   double confidence = kDefaultConfidence;  // of every percentile's interval
   OfferedLoad offered;
   size_t reservoir_capacity = 65536;  // latency samples kept, in time order (OrderedSample)
-  double overhead_limit = 0.05;  // flag the rig when its bookkeeping exceeds this share
-  MonitorSettings monitor;       // sampled beside the run (--no-monitor, --idle)
-  ConfoundSettings confounds;    // the confound rules' thresholds, --strict-confounds
+  double overhead_limit = 0.05;       // flag the rig when its bookkeeping exceeds this share
+  MonitorSettings monitor;            // sampled beside the run (--no-monitor, --idle)
+  ConfoundSettings confounds;         // the confound rules' thresholds, --strict-confounds
 };
 
 // Checks ranges (depth >= 1 once resolved, positive durations, ...); the

@@ -52,6 +52,10 @@ struct CompareResult {
   DeviceInfo device;
   Environment environment;
   bool virtual_clock = false;
+  // Why the outputs say nothing of the models, on a device that does not
+  // compute them (the sim, null, or a server hosting one): then no variant's
+  // outputs are compared with the first's. nullopt on a device that does.
+  std::optional<std::string> outputs_not_the_models;
   std::vector<VariantResult> variants;
 };
 

@@ -132,7 +132,9 @@ struct LadderResult {
   // The fixed latency of a frame's two crossings: the intercept of the
   // three-parameter lone fit, else of lone_fit.
   std::optional<double> round_trip_ms;
-  std::optional<double> per_transfer_ms;  // round trip / 2: one crossing
+  // One crossing of the device's link: (round trip - rig_round_trip_ms, at
+  // least 0) / 2; round trip / 2 where rig's own is not measured.
+  std::optional<double> per_transfer_ms;
   // Of round_trip_ms, the floor rig's protocol pays on this link with no
   // device (DeviceInfo::link_floor); remote devices only.
   std::optional<double> rig_round_trip_ms;
@@ -160,5 +162,14 @@ Result<LadderResult> run_ladder(Device& device, const LadderSettings& settings);
 // fitted), duplex (half when unknown), the device's queue depth; name
 // "measured". nullopt when a direction's bandwidth was not identified.
 std::optional<LinkProfile> measured_link(const LadderResult& result);
+
+// A fit whose points stray from its line by more than this share (the
+// largest |relative residual|) is poor: it states no bandwidth.
+inline constexpr double kLadderPoorFitResidual = 0.10;
+
+// Drops the bandwidths of a poor fit, each with a note saying so: then no
+// figure and no --link spec is given from it. run_ladder calls it once the
+// fits are made.
+void drop_poor_fits(LadderResult& result);
 
 }  // namespace rig

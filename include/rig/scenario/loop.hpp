@@ -58,13 +58,19 @@ struct LoopResult {
   // nothing after the loop runs.
   std::optional<Error> loop_error;
   SteadyRepeat steady;  // the host-observed pipelined run
-  // The device loop's rate: an interval that holds the true rate, and its
-  // midpoint. The device counts N frames completed in its elapsed T (the
-  // frame cut off at the end is not counted, but the time it ran is in T):
-  // N / (T + sleep) <= rate <= (N + 1) / T, exact (N / T) when no frame was
-  // cut off and there is no sleep; a truncated rate (DurationRun::rate_step)
-  // lies in [frames_per_second, + rate_step). nullopt when none completed.
+  // The device loop's rate (1 / (frame + sleep)): an interval that holds
+  // the true rate, and its midpoint. The device counts N frames completed
+  // in its elapsed T: none cut off, N / (T + sleep) <= rate <= N / T (exact
+  // with no sleep); one cut off (it ran, uncounted), N / T < rate < (N + 1)
+  // / (T + sleep); unknown, the union; a truncated rate
+  // (DurationRun::rate_step) lies in [frames_per_second, + rate_step). Then
+  // widened by the frame-time noise (device_rate_noise). nullopt when none
+  // completed.
   std::optional<double> device_rate, device_rate_lower, device_rate_upper;
+  // The frame-time noise's share of the rate over the loop's length, from
+  // the pipelined run's window rates: t(k-1) x cv x sqrt(window / loop);
+  // nullopt below 3 windows (docs/methodology.md, "Device loop").
+  std::optional<double> device_rate_noise;
   // The interval's half-width over its midpoint: above kLoopRateResolution
   // the loop held too few frames to state the rate (the verdict says so).
   std::optional<double> device_rate_uncertainty;

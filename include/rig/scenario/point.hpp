@@ -11,6 +11,7 @@
 #include "rig/device.hpp"
 #include "rig/engine.hpp"
 #include "rig/scenario/settings.hpp"
+#include "rig/scenario/stability.hpp"
 #include "rig/stats.hpp"
 
 namespace rig {
@@ -30,6 +31,11 @@ struct PointResult {
   Summary little_rate;
   std::optional<double> ms_per_frame;  // 1000 / median rate
   bool stable = false;                 // every repeat stable
+  // Each counted repeat's stability judged on enough data (stability.hpp):
+  // the verdict tells a repeat too short to judge from an unstable one. Not
+  // in the document: the verdict's points_stable and
+  // points_stability_resolved rules state it.
+  std::vector<StabilityJudgement> stability;
   // The cap the device's declared costs imply at this depth (frames/s;
   // SteadyRepeat::declared_cap); nullopt when it declares none.
   std::optional<double> declared_cap;

@@ -56,7 +56,12 @@ inline constexpr double kPredictRateRounding = 0.01;
 
 struct Prediction {
   LinkProfile link;
-  uint32_t depth = 0;                              // requests in flight on the target
+  uint32_t depth = 0;  // requests in flight on the target: at most link.queue_depth
+  // The depth asked for (0: the profile's queue depth); when it is deeper
+  // than the link's queue, `depth` is clamped to the queue and depth_note
+  // says so (a bench on that link clamps the same way).
+  uint32_t requested_depth = 0;
+  std::optional<std::string> depth_note;
   double transfer_in_ms = 0, transfer_out_ms = 0;  // channel occupancy per frame
   double lone_ms = 0;                              // in + lat + compute + out + lat
   double bus_ms_per_frame = 0;                     // busiest channel's occupancy per frame
@@ -86,7 +91,8 @@ struct Prediction {
 };
 
 // The model: the sim device's (docs/methodology.md), with the compute stage's
-// time per frame as above. `depth` 0 takes the profile's queue depth. On a
+// time per frame as above. `depth` 0 takes the profile's queue depth, and a
+// deeper one is clamped to it (depth_note). On a
 // half-duplex link with depth <= kMaxSimulatedDepth the rate comes from the
 // event simulation; elsewhere from the closed form, which is exact at depth
 // 1, on a full-duplex link, and on a half-duplex one where one term is at

@@ -36,8 +36,11 @@ struct RateProbe {
   std::optional<double> p99_ms;  // latency from arrival
   bool p99_enough = false;       // its interval exists (PercentileInterval::enough)
   bool keeps_up = false;
-  bool meets = false;  // keeps up and p99 <= bound
-  OfferedRun run;      // the probe's whole offered-load run
+  // Keeps up, and the upper ends of the p99's interval and of the late
+  // share's are within the bound and kLateShareLimit (an unstated p99
+  // interval does not meet: the claim would not hold its confidence).
+  bool meets = false;
+  OfferedRun run;  // the probe's whole offered-load run
 };
 
 // Why the search stopped.

@@ -47,14 +47,29 @@ enum class KneeVsQueue {
                       // there: the depths beyond Q that a connection takes, or the last step
                       // into Q, add no rate
   queue_limited,      // the knee is within one step of Q, the sweep ends at Q (the deepest the
-                      // device takes) and the rate is still rising there: a deeper queue would
-                      // raise it
+                      // device takes), the rate is still rising there (more than half of
+                      // linear scaling) and no resource saturates (LimitedBy): a deeper
+                      // queue would raise it
   above_queue_depth,  // the knee is above Q (a remote device's connection takes more than Q):
                       // the requests the server holds cover the link's round trip
   still_rising,       // --depth stopped the sweep below Q while the rate was still rising
   unknown,            // no knee, or fewer than two depths measured
 };
 std::string_view to_string(KneeVsQueue k);
+
+// The resource that limits the best rate, named from what saturates there:
+// a resource whose time per frame x the best rate reaches kSaturatedShare of
+// its time (compute; the link's shared channel on half duplex, each
+// direction on full) limits it, and no queue would raise the rate; the queue
+// limits it only when none saturates and the rate was still rising (more
+// than half of linear scaling) at the device's queue depth. The times per
+// frame are the device's declared costs (the sim) or, without them, the lone
+// frames' device-reported compute and transfers.
+enum class LimitedBy { compute, link_in, link_out, link_shared, queue, unknown };
+std::string_view to_string(LimitedBy l);
+// Busy share at which a resource counts as saturated: the rate's counting
+// rounding (kDeclaredCapRounding) and the lone frames' own spread fit inside it.
+inline constexpr double kSaturatedShare = 0.97;
 
 struct SweepPoint {
   PointResult result;
@@ -78,6 +93,11 @@ struct SweepResult {
   std::optional<uint32_t> best_depth;
   std::optional<double> best_rate;  // frames/s
   KneeVsQueue knee_vs_queue = KneeVsQueue::unknown;
+  LimitedBy limited_by = LimitedBy::unknown;
+  // The limiting resource's busy share at the best rate (best rate x its
+  // time per frame); nullopt for the queue and when none is named.
+  std::optional<double> limit_busy_share;
+  std::optional<double> limit_ms_per_frame;  // that resource's time per frame
   // Single-shot time: depth-1 time per frame (the lone-frame median when depth
   // 1 was not swept); pipelined: 1000 / best rate. Their difference is the part
   // of a lone frame that pipelining hides: the round trip, plus every stage but

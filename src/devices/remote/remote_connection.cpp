@@ -146,6 +146,18 @@ Result<void> RemoteConnection::open() {
     return fail(ErrorCode::protocol, "server chose protocol version " +
                                          std::to_string(r.version()) + ", outside 1 to " +
                                          std::to_string(wire::kMaxVersion));
+  struct Bound {
+    const char* what;
+    uint32_t declared;
+    uint32_t limit;
+  };
+  for (const Bound& b : {Bound{"queue_depth", r.queue_depth(), kMaxServerQueueDepth},
+                         Bound{"device_queue_depth", r.device_queue_depth(), kMaxDeviceQueueDepth}})
+    if (b.declared > b.limit)
+      return fail(ErrorCode::protocol, std::string("the server's hello declares a ") + b.what +
+                                           " of " + std::to_string(b.declared) +
+                                           "; a client accepts at most " + std::to_string(b.limit) +
+                                           " (the client allocates a buffer set per slot)");
   depth_ = std::max<uint32_t>(1, r.queue_depth());
   if (r.has_limits()) server_limits_ = wire::from_pb(r.limits());
   // Runs skip protobuf when the server takes run_compact (an older one

@@ -46,6 +46,19 @@ Nanos add_saturating(Nanos a, Nanos b);
 // also how often a pending cancel is passed on while a loop is awaited.
 constexpr std::chrono::microseconds kBlockingSlice{100'000};
 
+// Bounds on what a server declares, checked before anything is allocated
+// from the figure (docs/protocol.md "Limits"): a server past one is at
+// fault, a protocol failure (exit 3), never the user's.
+// hello's queue_depth and device_queue_depth: the client allocates a buffer
+// set per slot of the queue depth.
+constexpr uint32_t kMaxServerQueueDepth = 4096;
+// hello's device_queue_depth (the hosted device's own depth, the most a
+// sweep goes to): the sim's own bound.
+constexpr uint32_t kMaxDeviceQueueDepth = 65536;
+// Readings kept from one read_sensors reply (the first ones, in the reply's
+// order); the remote device counts the rest and says so in a warning.
+constexpr size_t kMaxSensorReadings = 256;
+
 // What the spec says: tcp://HOST:PORT[?token=T&timeout=DUR&calibrate=0|1&compact=0|1]
 // or unix:PATH[?...] (remote_device.hpp).
 struct RemoteOptions {
@@ -76,6 +89,8 @@ class RemoteConnection {
   const RemoteOptions& options() const { return options_; }
   bool compact() const { return compact_; }  // runs go as run_compact
   uint32_t depth() const { return depth_; }  // the server's per-connection queue depth
+  // The receive limits the server advertised (the defaults when it did not).
+  const wire::Limits& server_limits() const { return server_limits_; }
 
   // Times pings (at most kCalibrationPings within kCalibrationBudget).
   // nullopt: the server does not answer ping.

@@ -46,8 +46,9 @@ class RemoteDevice final : public DeviceBase {
                         ": " + h.device_description();
     info_.queue_depth = conn_.depth();
     info_.in_process = false;
-    // The typed facts describe the hosted device. Duplex stays unknown: the
-    // network between here and the server declares none.
+    // The typed facts describe the hosted device. Duplex is the hosted
+    // device's own (its "duplex" property, as the sim declares it), unknown
+    // when it declares none: the network to the server declares none.
     info_.own_queue_depth = h.device_queue_depth();
     info_.clock = h.virtual_clock() ? ClockKind::virtual_time : ClockKind::real;
     info_.paced_clock = h.paced_clock();
@@ -80,11 +81,17 @@ class RemoteDevice final : public DeviceBase {
     for (const auto& s : h.sensors()) sensors += (sensors.empty() ? "" : ",") + s;
     info_.properties["server.sensors"] = sensors;
     for (const auto& p : h.properties()) info_.properties["server." + p.key()] = p.value();
+    if (const auto d = info_.properties.find("server.duplex"); d != info_.properties.end())
+      info_.duplex = d->second == "full"   ? Duplex::full
+                     : d->second == "half" ? Duplex::half
+                                           : Duplex::unknown;
     for (const auto& w : h.warnings()) info_.warnings.push_back("server: " + w);
-    if (h.virtual_clock())
+    // A paced clock (the sim's realtime=1) is timed like a real device.
+    if (h.virtual_clock() && !h.paced_clock())
       info_.warnings.push_back(
-          "the server's device runs on a virtual clock: its compute times are simulated while "
-          "client-side times are real, so the bus share is not meaningful");
+          "serve the sim with realtime=1: the server's device runs on a virtual clock not paced "
+          "to the wall clock, its compute times are simulated while client-side times are real, "
+          "so the bus share is not meaningful");
     if (!o.calibrate) return {};
     auto floor = conn_.calibrate();
     if (!floor) return tl::unexpected(floor.error());
@@ -111,7 +118,15 @@ class RemoteDevice final : public DeviceBase {
     if (!reply || !reply->frame.body.has_read_sensors_reply()) return {};
     std::map<std::string, double> readings;
     const auto& m = reply->frame.body.read_sensors_reply();
-    for (const auto& r : m.readings()) readings[r.name()] = r.value();
+    // A bounded number kept per reply; the rest counted and said
+    // (take_warnings), not kept.
+    const size_t kept = std::min<size_t>(m.readings_size(), remote::kMaxSensorReadings);
+    for (size_t i = 0; i < kept; ++i)
+      readings[m.readings(static_cast<int>(i)).name()] = m.readings(static_cast<int>(i)).value();
+    if (kept < static_cast<size_t>(m.readings_size())) {
+      readings_dropped_.fetch_add(m.readings_size() - kept);
+      largest_reply_.store(std::max<uint64_t>(largest_reply_.load(), m.readings_size()));
+    }
     // How the server's device is shared (counts since it started: the
     // monitor's samples give their differences over a run).
     readings["server.model_reloads"] = static_cast<double>(m.model_reloads());
@@ -128,10 +143,22 @@ class RemoteDevice final : public DeviceBase {
     pb::Body body;
     body.mutable_read_sensors_request()->set_take_warnings(true);
     auto reply = conn_.call(Action::read_sensors, body, {}, Nanos(0), std::nullopt, false);
-    if (!reply || !reply->frame.body.has_read_sensors_reply()) return {};
     std::vector<std::string> out;
-    for (const auto& w : reply->frame.body.read_sensors_reply().warnings())
+    if (const uint64_t dropped = readings_dropped_.exchange(0); dropped > 0)
+      out.push_back("the server's read_sensors replies carried more readings than the " +
+                    std::to_string(remote::kMaxSensorReadings) + " a reply may hold (the largest " +
+                    std::to_string(largest_reply_.load()) + "): " + std::to_string(dropped) +
+                    " readings were dropped");
+    if (!reply || !reply->frame.body.has_read_sensors_reply()) return out;
+    const auto& warnings = reply->frame.body.read_sensors_reply().warnings();
+    for (const auto& w : warnings) {
+      if (out.size() == remote::kMaxSensorReadings) {
+        out.push_back("server: " + std::to_string(warnings.size() - remote::kMaxSensorReadings) +
+                      " more warnings in one reply were dropped");
+        break;
+      }
       out.push_back("server: " + w);
+    }
     return out;
   }
 
@@ -184,9 +211,12 @@ class RemoteDevice final : public DeviceBase {
         conn_.call(Action::load_model, body, buffers, conn_.options().timeout, std::nullopt, false);
     if (!reply) return tl::unexpected(reply.error());
     if (!reply->frame.body.has_load_model_reply()) return conn_.wrong_reply(reply->frame);
+    const Nanos elapsed = now() - t0;
     const auto& m = reply->frame.body.load_model_reply();
     auto info = wire::from_pb(m.info());
     if (!info) return tl::unexpected(info.error());
+    if (auto bad = unreceivable(*info)) return tl::unexpected(std::move(*bad));
+    if (auto bad = implausible_load(m, elapsed)) return tl::unexpected(std::move(*bad));
     handle_ = m.handle();
     model_info = std::move(*info);
     if (uploaded_normalization) model_info.normalization = std::move(*uploaded_normalization);
@@ -194,7 +224,7 @@ class RemoteDevice final : public DeviceBase {
     t.parse = Nanos(m.parse_ns());
     t.compile = Nanos(m.compile_ns());
     // Reading here, the upload and the server's own read are all "read".
-    t.read = std::max(Nanos(0), now() - t0 - t.parse - t.compile);
+    t.read = std::max(Nanos(0), elapsed - t.parse - t.compile);
     return t;
   }
 
@@ -227,6 +257,7 @@ class RemoteDevice final : public DeviceBase {
     // (action cancel, repeated until the loop's reply comes back).
     cancel_.store(false);
     Nanos cancel_sent{0};
+    const Nanos started = now();
     auto reply = conn_.call(Action::run_for_duration, body, bound(binding).inputs,
                             add_saturating(duration, sleep_between_frames),
                             remote::Outputs(bound(binding).outputs), true, [&] {
@@ -244,15 +275,108 @@ class RemoteDevice final : public DeviceBase {
     if (!reply->frame.body.has_run_for_duration_reply()) return conn_.wrong_reply(reply->frame);
     auto run = wire::from_pb(reply->frame.body.run_for_duration_reply());
     if (!run) return tl::unexpected(run.error());
+    if (auto bad = implausible_loop(*run, now() - started)) return tl::unexpected(std::move(*bad));
     conn_.bytes().payload_out += model_info().output_bytes();
     return *run;
   }
 
  private:
+  // The server's clock is the host's real one (not a virtual clock, whose
+  // durations take no real time): its durations fit in the client's.
+  bool real_clock() const { return !conn_.hello().virtual_clock(); }
+
+  // A model whose tensors could never cross: an output over the client's
+  // receive limits, an input over the server's advertised ones. Refused at
+  // load, before a buffer is allocated for it.
+  std::optional<Error> unreceivable(const ModelInfo& info) const {
+    const wire::Limits mine;  // the client's parser takes replies within these
+    const wire::Limits& theirs = conn_.server_limits();
+    auto check = [](const std::vector<TensorInfo>& tensors, const wire::Limits& limits,
+                    const char* what, const char* whose) -> std::optional<Error> {
+      if (tensors.size() > limits.max_buffers)
+        return Error{ErrorCode::protocol,
+                     "the server's model declares " + std::to_string(tensors.size()) + " " + what +
+                         "s; max_buffers is " + std::to_string(limits.max_buffers) + " (" + whose +
+                         "): a run of it could never cross"};
+      uint64_t total = 0;
+      for (const auto& t : tensors) {
+        if (t.bytes > limits.max_buffer_bytes)
+          return Error{ErrorCode::protocol, "the server's model declares " + std::string(what) +
+                                                " '" + t.name + "' of " + std::to_string(t.bytes) +
+                                                " bytes; max_buffer_bytes is " +
+                                                std::to_string(limits.max_buffer_bytes) + " (" +
+                                                whose + "): it could never cross"};
+        total += t.bytes;  // at most 64 x 2^64 / 2^34: no overflow past the check above
+      }
+      if (total > limits.max_frame_bytes)
+        return Error{ErrorCode::protocol, "the server's model declares " + std::to_string(total) +
+                                              " bytes of " + what + "s; max_frame_bytes is " +
+                                              std::to_string(limits.max_frame_bytes) + " (" +
+                                              whose + "): a run of it could never cross"};
+      return std::nullopt;
+    };
+    if (auto bad = check(info.outputs, mine, "output", "the client's receive limit")) return bad;
+    return check(info.inputs, theirs, "input", "the server's own limit");
+  }
+
+  // Durations a load reply reports: non-negative, and on a real clock
+  // within the time the client waited for it.
+  std::optional<Error> implausible_load(const pb::LoadModelReply& m, Nanos elapsed) const {
+    const Nanos bound = real_clock() ? elapsed : kMaxDuration;
+    const int64_t figures[] = {m.read_ns(), m.parse_ns(), m.compile_ns()};
+    const char* names[] = {"read_ns", "parse_ns", "compile_ns"};
+    int64_t sum = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      if (figures[i] < 0 || figures[i] > bound.count() || figures[i] > bound.count() - sum)
+        return Error{
+            ErrorCode::protocol,
+            "implausible load timings from the server: " + std::string(names[i]) + " " +
+                std::to_string(figures[i]) +
+                (figures[i] < 0
+                     ? " is negative"
+                     : " (with the other durations) exceeds the " + std::to_string(bound.count()) +
+                           " ns " + (real_clock() ? "the load took" : "a duration may be"))};
+      sum += figures[i];
+    }
+    return std::nullopt;
+  }
+
+  // A loop's figures: its elapsed time on a real clock within the time the
+  // client waited for it, and at most one frame per nanosecond in each slot
+  // the server declared (the connection's depth or its device's, whichever
+  // is larger).
+  std::optional<Error> implausible_loop(const DurationRun& run, Nanos waited) const {
+    if (run.elapsed > (real_clock() ? waited : kMaxDuration))
+      return Error{ErrorCode::protocol,
+                   "implausible loop figures from the server: elapsed_ns " +
+                       std::to_string(run.elapsed.count()) + " exceeds the " +
+                       std::to_string((real_clock() ? waited : kMaxDuration).count()) + " ns " +
+                       (real_clock() ? "the loop took" : "a duration may be")};
+    const double slots = std::max<double>(
+        {1.0, static_cast<double>(conn_.depth()), static_cast<double>(info_.own_queue_depth)});
+    const double most = slots * (static_cast<double>(run.elapsed.count()) + 1);
+    const double frames = static_cast<double>(run.frames_completed.value_or(0)) +
+                          static_cast<double>(run.frames_aborted.value_or(0));
+    if (frames > most)
+      return Error{ErrorCode::protocol,
+                   "implausible loop figures from the server: " + std::to_string(frames) +
+                       " frames in " + std::to_string(run.elapsed.count()) +
+                       " ns (at most one frame per ns in each of " + std::to_string(slots) +
+                       " slots)"};
+    if (!run.frames_completed && run.frames_per_second > slots * 1e9)
+      return Error{ErrorCode::protocol, "implausible loop figures from the server: " +
+                                            std::to_string(run.frames_per_second) +
+                                            " frames/s (at most one frame per ns in each of " +
+                                            std::to_string(slots) + " slots)"};
+    return std::nullopt;
+  }
+
   RemoteConnection conn_;
   DeviceInfo info_;
-  uint32_t handle_ = 0;              // the server's handle of the loaded model; 0: none
-  std::atomic<bool> cancel_{false};  // cancel() was called during a loop
+  uint32_t handle_ = 0;                        // the server's handle of the loaded model; 0: none
+  std::atomic<bool> cancel_{false};            // cancel() was called during a loop
+  std::atomic<uint64_t> readings_dropped_{0};  // over kMaxSensorReadings, since the last take
+  std::atomic<uint64_t> largest_reply_{0};     // readings in the largest reply over it
 };
 
 }  // namespace

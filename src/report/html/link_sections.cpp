@@ -37,15 +37,17 @@ void ladder_section(Context& c, const Typed& t) {
   PlotSpec p = plot_spec("Link ladder: MB/s against frame size, with the fitted link model",
                          "bytes per frame, in + out (B)", "throughput (MB/s, 10^6 B/s)");
   p.setup = "set logscale x\nset yrange [0:*]\n";
-  p.plot = "$rungs using 1:2 with points pointtype 7 pointsize 1.2 title \"measured rungs\"";
+  p.plot = "$rungs using 1:2 with points pointtype 7 pointsize 1.2 title 'measured rungs'";
   const auto fixed = l.pipelined_fit.fixed_ms;
   const auto bw = l.pipelined_fit.bandwidth_bytes_per_s;
   if (fixed && bw && *bw > 0) {
     // time_ms = fixed_ms + bytes / bw  ->  MB/s = bytes / time / 1e6
     p.setup += report::line("fit_mbps(x) = x / (%.9g/1000.0 + x/%.9g) / 1e6\n", *fixed, *bw);
     p.setup += "set samples 200\n";
-    p.plot += report::line(", fit_mbps(x) with lines title \"fit: %.4g ms fixed + %.4g MB/s\"",
-                           *fixed, *bw / 1e6);
+    // A fixed cost within float noise of zero (1 ns) is shown as 0.
+    p.plot += ", fit_mbps(x) with lines title " +
+              gp_quote("fit: " + num(std::fabs(*fixed) < 1e-6 ? 0.0 : *fixed, "ms") + " fixed + " +
+                       num(*bw / 1e6, "MB/s"));
   }
   p.data.push_back(std::move(pts));
   c.out += c.plots.draw(std::move(p));
@@ -90,18 +92,18 @@ void rate_sweep_section(Context& c, const Typed& t) {
   std::string plot;
   auto add = [&](const std::string& part) { plot += (plot.empty() ? "" : ", ") + part; };
   if (!ci.rows.empty())
-    add("$ci using 1:2:3:4 with yerrorbars pointtype 0 linecolor rgb \"#7f7f7f\" "
-        "title \"p99 interval\"");
+    add("$ci using 1:2:3:4 with yerrorbars pointtype 0 linecolor rgb '#7f7f7f' "
+        "title 'p99 interval'");
   if (!meets.rows.empty())
-    add("$meets using 1:2 with points pointtype 7 pointsize 1.3 linecolor rgb \"#2ca02c\" "
-        "title \"meets the bound\"");
+    add("$meets using 1:2 with points pointtype 7 pointsize 1.3 linecolor rgb '#2ca02c' "
+        "title 'meets the bound'");
   if (!fails.rows.empty())
-    add("$fails using 1:2 with points pointtype 5 pointsize 1.3 linecolor rgb \"#d62728\" "
-        "title \"does not\"");
+    add("$fails using 1:2 with points pointtype 5 pointsize 1.3 linecolor rgb '#d62728' "
+        "title 'does not'");
   if (bound > 0)
     add(
-        report::line("%.9g with lines dashtype 2 linewidth 2 linecolor rgb \"#1f77b4\" "
-                     "title \"bound %.4g ms\"",
+        report::line("%.9g with lines dashtype 2 linewidth 2 linecolor rgb '#1f77b4' "
+                     "title 'bound %.4g ms'",
                      bound, bound));
   p.plot = plot;
   for (auto* b : {&ci, &meets, &fails})
@@ -139,14 +141,14 @@ void sweep_section(Context& c, const Typed& t) {
   PlotSpec p = plot_spec("Depth sweep: rate against requests in flight",
                          "depth (requests in flight)", "rate (inferences/s)");
   p.setup = "set yrange [0:*]\nset offsets 0.5, 0.5, 0, 0\n";
-  p.plot = "$pts using 1:2:3:4 with yerrorlines title \"median rate (bars: min..max)\"";
+  p.plot = "$pts using 1:2:3:4 with yerrorlines title 'median rate (bars: min..max)'";
   // A vertical line at x, labelled (the knee, the device's queue depth).
   const auto marker = [&](double x, const char* label, int dashtype, const char* color,
                           double height) {
     p.setup += report::line(
         "set arrow from %.9g, graph 0 to %.9g, graph 1 nohead dashtype %d linewidth 2 linecolor "
-        "rgb \"%s\"\nset label \"%s %.0f\" at %.9g, graph %.2f offset 0.5,0 textcolor rgb "
-        "\"%s\"\n",
+        "rgb '%s'\nset label '%s %.0f' at %.9g, graph %.2f offset 0.5,0 textcolor rgb "
+        "'%s'\n",
         x, x, dashtype, color, label, x, x, height, color);
   };
   if (knee) marker(*knee, "knee", 2, "#d62728", 0.95);
@@ -208,13 +210,13 @@ void ab_section(Context& c, const Typed& t) {
   p.setup =
       "set xtics 1\nset offsets 0.5, 0.5, 0, 0\nset style fill transparent solid 0.15 noborder\n";
   p.plot = report::line(
-               "(1-%.9g) with filledcurves y1=%.9g linecolor rgb \"#1f77b4\" title "
-               "\"noise band 1 ± %.3g\", ",
+               "(1-%.9g) with filledcurves y1=%.9g linecolor rgb '#1f77b4' title "
+               "'noise band 1 ± %.3g', ",
                n, 1 + n, n) +
-           "1 with lines dashtype 2 linecolor rgb \"#1f77b4\" notitle, "
-           "$pairs using 1:2 with linespoints pointtype 7 title \"B / A\", "
-           "$pairs using 1:3 axes x1y2 with points pointtype 4 title \"A rate\", "
-           "$pairs using 1:4 axes x1y2 with points pointtype 6 title \"B rate\"";
+           "1 with lines dashtype 2 linecolor rgb '#1f77b4' notitle, "
+           "$pairs using 1:2 with linespoints pointtype 7 title 'B / A', "
+           "$pairs using 1:3 axes x1y2 with points pointtype 4 title 'A rate', "
+           "$pairs using 1:4 axes x1y2 with points pointtype 6 title 'B rate'";
   p.data.push_back(std::move(pts));
   c.out += c.plots.draw(std::move(p));
 }
@@ -231,12 +233,32 @@ void predict_section(Context& c, const Typed& t) {
   table_end(c.out);
 }
 
+// The link as the text states it: each direction's bandwidth, the duplex
+// and the latency of one crossing (the pipelined fit's intercept is float
+// noise on a link whose latency pipelining hides, and its slope is neither
+// direction's bandwidth on an asymmetric link: neither leads).
 std::string ladder_answer(const Typed& t) {
-  const LinkFit& f = as<LadderResult>(t)->pipelined_fit;
-  if (!f.bandwidth_bytes_per_s) return "the ladder fitted no bandwidth";
-  return "the link: " + num(f.fixed_ms, "ms") + " fixed + " +
-         num(*f.bandwidth_bytes_per_s / 1e6, "MB/s") + " (fitted over pipelined time per frame, " +
-         count(t, f.points) + " points)";
+  const LadderResult& l = *as<LadderResult>(t);
+  const auto mb = [](const std::optional<double>& b) { return b ? Opt(*b / 1e6) : std::nullopt; };
+  std::string out = "the link: ";
+  if (l.bw_in_bytes_per_s || l.bw_out_bytes_per_s)
+    out += "in " + num(mb(l.bw_in_bytes_per_s), "MB/s") + ", out " +
+           num(mb(l.bw_out_bytes_per_s), "MB/s");
+  else if (l.bandwidth_bytes_per_s)
+    out += num(mb(l.bandwidth_bytes_per_s), "MB/s") + " of in + out bytes (no direction fitted)";
+  else
+    out += "no bandwidth fitted";
+  if (!t.absent(l.duplex) && l.duplex != Duplex::unknown)
+    out += "; " + std::string(to_string(l.duplex)) + " duplex (" +
+           (l.duplex_from_device ? "the device says so" : "inferred") + ")";
+  else
+    out += "; duplex unknown";
+  if (l.per_transfer_ms)
+    out += "; latency " + num(*l.per_transfer_ms, "ms") + " per transfer" +
+           (l.round_trip_ms ? " (" + num(*l.round_trip_ms, "ms") + " round trip)" : "");
+  else if (l.round_trip_ms)
+    out += "; round trip " + num(*l.round_trip_ms, "ms");
+  return out;
 }
 
 std::string sweep_answer(const Typed& t) {

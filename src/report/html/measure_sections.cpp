@@ -91,8 +91,8 @@ void loop_section(Context& c, const Typed& t) {
     p.ylabel = "rate (frames/s)";
     p.data.push_back({"r", {{0, *device}, {1, *host}}});
     p.setup =
-        "set style fill solid 0.6\nset boxwidth 0.5\nset xtics (\"device loop\" 0, \"host "
-        "pipelined\" 1)\nset xrange [-0.75:1.75]\nset yrange [0:*]\n";
+        "set style fill solid 0.6\nset boxwidth 0.5\nset xtics ('device loop' 0, 'host "
+        "pipelined' 1)\nset xrange [-0.75:1.75]\nset yrange [0:*]\n";
     p.plot = "$r using 1:2 with boxes notitle";
     c.out += c.plots.draw(std::move(p));
   }

@@ -1,6 +1,7 @@
 // The shared parts of rig report's page (page.hpp).
 #include "report/html/page.hpp"
 
+#include <cctype>
 #include <functional>
 
 #include "report/schema_fields.hpp"
@@ -39,20 +40,79 @@ std::string esc(std::string_view s) {
   return out;
 }
 
-// A string for a gnuplot double-quoted literal.
+// A string for gnuplot: single-quoted, a quote doubled. gnuplot
+// interprets nothing inside single quotes (no backquoted commands, no
+// backslash escapes, no macros); a control character (a newline would end the
+// command) becomes a space. gnuplot 5.4's scanner misreads a doubled quote
+// right after the opening quote or after another doubled quote ('''a',
+// 'a''''b'): there a zero-width space goes first, which nobody sees.
 std::string gp_quote(std::string_view s) {
-  std::string out = "\"";
+  std::string out = "'";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+    if (c == '\'') {
+      if (out.back() == '\'') out += "\xE2\x80\x8B";
+      out += "''";
+    } else {
+      out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
+    }
   }
-  return out + "\"";
+  return out + "'";
+}
+
+std::string gp_script_fault(std::string_view script) {
+  size_t line_no = 0;
+  bool in_block = false;
+  for (size_t start = 0; start < script.size();) {
+    const size_t end = std::min(script.find('\n', start), script.size());
+    const std::string_view line = script.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    const auto fault = [&](const char* what) {
+      return report::line("line %zu: %s", line_no, what);
+    };
+    if (in_block) {
+      if (line == "EOD") {
+        in_block = false;
+        continue;
+      }
+      // Numbers only: a label in a block could read as its end marker.
+      for (char c : line)
+        if (!(std::isdigit(static_cast<unsigned char>(c)) || c == ' ' || c == '.' || c == '-' ||
+              c == '+' || c == 'e' || c == 'N' || c == 'a'))
+          return fault("a data block holds something other than numbers");
+      continue;
+    }
+    if (line.size() > 1 && line[0] == '$' && line.ends_with(" << EOD")) {
+      in_block = true;
+      continue;
+    }
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '\'') {
+        quoted = !quoted;  // a doubled quote toggles twice: still inside
+        continue;
+      }
+      if (quoted) continue;
+      if (c == '"') return fault("a double-quoted string (gnuplot runs `...` inside one)");
+      if (c == '`') return fault("a backquote outside a single-quoted string");
+      if (c == '@') return fault("a macro outside a single-quoted string");
+      if (static_cast<unsigned char>(c) < 0x20 && c != '\t') return fault("a control character");
+    }
+    if (quoted) return fault("a string that does not end on its line");
+  }
+  return in_block ? "a data block without its end marker" : "";
 }
 
 std::string num(Opt v, const char* unit) {
   if (!v || !std::isfinite(*v)) return "n/a";
-  if (std::string_view(unit) == "B") return format_bytes(*v);
-  std::string s = report::line("%.4g", *v);
+  const std::string_view u(unit);
+  // Bytes scaled (a negative count, a shortfall, with its sign); a time of
+  // ten seconds or more in seconds, and of an hour or more in hours.
+  if (u == "B") return (*v < 0 ? "-" : "") + format_bytes(std::fabs(*v));
+  if (u == "ms" && std::fabs(*v) >= 3.6e6) return num(*v / 3.6e6, "h");
+  if (u == "ms" && std::fabs(*v) >= 1e4) return num(*v / 1e3, "s");
+  // No exponent for a large figure: whole units read better than 1.72e+07.
+  std::string s = report::line(std::fabs(*v) >= 1e4 ? "%.0f" : "%.4g", *v);
   if (*unit) s += std::string(" ") + unit;
   return s;
 }

@@ -45,8 +45,16 @@ using Opt = std::optional<double>;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string esc(std::string_view s);
-// A string for a gnuplot double-quoted literal.
+// A string for gnuplot: single-quoted with a quote doubled, the only
+// quoting in which gnuplot runs nothing (it runs `...` inside double quotes).
+// Every string of a plot's script goes through it; data (numbers only) goes
+// in data blocks.
 std::string gp_quote(std::string_view s);
+// Why a plot's script is not safe to give gnuplot, or "" when it is: each
+// string single-quoted on its line, no double quote, backquote or macro
+// outside one, and only numbers in its data blocks. Checked before every
+// run: a result file is data and reading one must never run anything.
+std::string gp_script_fault(std::string_view script);
 // A number at 4 significant digits with its unit ("B": bytes, scaled); "n/a"
 // when absent or not finite.
 std::string num(Opt v, const char* unit = "");
@@ -87,7 +95,7 @@ class Plotter {
     if (!unavailable_.empty()) return skip(unavailable_);
     // noenhanced: titles hold key names ("temperature_c"), not markup.
     std::string script =
-        "set terminal svg size 720,400 noenhanced font \"sans,11\" background \"#ffffff\"\n";
+        "set terminal svg size 720,400 noenhanced font 'sans,11' background '#ffffff'\n";
     script += "set output\nset encoding utf8\nset grid\nset key outside top center horizontal\n";
     script += "set title " + gp_quote(spec.title) + "\n";
     script +=
@@ -107,6 +115,8 @@ class Plotter {
     }
     script += spec.setup;
     script += "plot " + spec.plot + "\n";
+    if (const std::string fault = gp_script_fault(script); !fault.empty())
+      return skip("its gnuplot script failed rig's quoting check (" + fault + "; a bug in rig)");
     auto svg = report::run_gnuplot(program_, script, settings_.gnuplot_timeout);
     if (!svg) return skip(svg.error().message);
     const size_t start = svg->find("<svg");
