@@ -239,7 +239,12 @@ TEST(RealClient, LoopOnTheDeviceAtTheScriptedRate) {
     // HailoRT's integer fps: the completed rate lies in [fps - queue/T, fps + 1).
     EXPECT_EQ(j["loop"]["includes_transfers"], false) << j["loop"].dump(2);
     EXPECT_EQ(number_at(j, "loop.frames_per_second"), 300.0 - 4.0) << j["loop"].dump(2);
-    EXPECT_EQ(number_at(j, "loop.frames_per_second_upper"), 301.0) << j["loop"].dump(2);
+    // The upper end is fps + 1, widened by the frame-time noise the host
+    // pipeline's windows show (loop.rate_noise, a relative half-width;
+    // methodology.md "Device loop").
+    const double noise = j["loop"]["rate_noise"].is_number() ? number_at(j, "loop.rate_noise") : 0;
+    EXPECT_NEAR(number_at(j, "loop.frames_per_second_upper"), 301.0 * (1 + noise), 0.01)
+        << j["loop"].dump(2);
     EXPECT_EQ(notes.find("HAILO_RPC_FAILED"), std::string::npos) << notes;
   }
   fake.process.stop();
