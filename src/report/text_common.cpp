@@ -10,6 +10,9 @@ namespace rig::report {
 std::string percentile_ms(const std::optional<double>& value, const PercentileInterval& ci) {
   if (!value) return "n/a";
   const std::string p = "p" + format_fixed(ci.p, 0);
+  if (!ci.enough() && ci.needs > 0 && ci.count >= ci.needs)
+    return "not stated (n = " + std::to_string(ci.count) + ", correlated even in 8 batches of " +
+           std::to_string(ci.batch_size) + ")";
   if (!ci.enough())
     return "not enough samples (n = " + std::to_string(ci.count) + ", " + p +
            " needs >= " + std::to_string(ci.needs) + ")";

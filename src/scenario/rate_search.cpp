@@ -301,12 +301,9 @@ RuleOutcome probe_percentiles_resolved(const RateSweepResult& r) {
     // device falls behind).
     const double per_s = p.run.achieved_rate > 0 ? p.run.achieved_rate : p.rate;
     const double seconds = per_s > 0 ? static_cast<double>(ci.needs) / per_s : 0;
-    finding(o, probe_name(p) + ": p99 from arrival: not enough samples (n = " +
-                   std::to_string(ci.count) + ", p99 needs >= " + std::to_string(ci.needs) +
-                   " for a " + format_fixed(ci.confidence * 100, 0) + "% interval); " +
-                   std::to_string(ci.more_needed()) +
-                   " more samples needed (raise --duration to at least " +
-                   format_fixed(std::ceil(seconds), 0) + "s)");
+    finding(o, probe_name(p) + ": p99 from arrival: " +
+                   unstated_percentile(ci, "raise --duration to at least " +
+                                               format_fixed(std::ceil(seconds), 0) + "s"));
   }
   return o;
 }

@@ -332,6 +332,19 @@ RuleOutcome enough_lone_frames(uint64_t samples) {
   return o;
 }
 
+std::string unstated_percentile(const PercentileInterval& ci, const std::string& raise) {
+  const std::string p = "p" + format_fixed(ci.p, 0);
+  if (ci.count >= ci.needs && ci.needs > 0)
+    return "not stated: the " + std::to_string(ci.count) + " samples are correlated (lag-1 " +
+           (ci.lag1 ? format_fixed(*ci.lag1, 2) : std::string("n/a")) +
+           ") and even their 8 batches of " + std::to_string(ci.batch_size) +
+           " were, so no interval holds its confidence (" + raise + " for longer batches)";
+  return "not enough samples (n = " + std::to_string(ci.count) + ", " + p +
+         " needs >= " + std::to_string(ci.needs) + " for a " +
+         format_fixed(ci.confidence * 100, 0) + "% interval); " + std::to_string(ci.more_needed()) +
+         " more samples needed (" + raise + ")";
+}
+
 // Percentiles whose interval needs more samples than were taken: reported as
 // "not enough samples", with how many more the rule needs.
 RuleOutcome percentiles_resolved(const Summary& s, const std::string& what,
@@ -343,11 +356,7 @@ RuleOutcome percentiles_resolved(const Summary& s, const std::string& what,
   RuleOutcome o = outcome(std::move(rule), Severity::warns, evidence);
   for (const auto* ci : cis)
     if (s.count > 0 && !ci->enough())
-      finding(o, what + " p" + format_fixed(ci->p, 0) +
-                     ": not enough samples (n = " + std::to_string(ci->count) + ", p" +
-                     format_fixed(ci->p, 0) + " needs >= " + std::to_string(ci->needs) + " for a " +
-                     format_fixed(ci->confidence * 100, 0) + "% interval); " +
-                     std::to_string(ci->more_needed()) + " more samples needed (" + raise + ")");
+      finding(o, what + " p" + format_fixed(ci->p, 0) + ": " + unstated_percentile(*ci, raise));
   return o;
 }
 

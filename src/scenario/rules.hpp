@@ -134,6 +134,12 @@ RuleOutcome pipelined_run_stable(const SteadyRepeat& steady, double tolerance);
 
 // enough_lone_frames (invalidates): at least 10 lone frames.
 RuleOutcome enough_lone_frames(uint64_t samples);
+// Why a percentile's interval is not stated, after "p99: ": "not enough
+// samples (n = 200, p99 needs >= 368 for a 95% interval); 168 more samples
+// needed (RAISE)", or, where the count sufficed but its 8 batches were
+// still correlated, that, with the lag-1 figure and what to raise.
+std::string unstated_percentile(const PercentileInterval& ci, const std::string& raise);
+
 // percentiles_resolved (warns; `rule` renames it): percentiles whose
 // interval needs more samples than were taken are reported as "not enough
 // samples", with how many more; `what` names the figure, `raise` what to
