@@ -9,6 +9,10 @@
 // settings and the environment are a generic walk over the document's tree,
 // folded away, so an unknown kind still shows every figure (and its
 // per-window series, if it has any).
+//
+// One file on purpose, just over 600 lines: the page's frame (kinds, typed
+// reads, the caveats grouped by cause) is one job; the sections are in
+// html/*_sections.cpp.
 #include "rig/report/html_report.hpp"
 
 #include <algorithm>
